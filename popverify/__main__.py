@@ -1,0 +1,3 @@
+from popverify.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""z3 proofs about the reference model's rules (allocation, checkpoint encoding, offsets)."""

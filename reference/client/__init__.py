@@ -1,0 +1,1 @@
+"""The client half of the reference model: allocation, push consumer, ProcessQueue, offset stores, POP client."""

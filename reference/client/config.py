@@ -1,0 +1,17 @@
+"""DefaultMQPushConsumer / ClientConfig values the model reads, per profile."""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class ClientConfig:
+    """Client-side configuration and profile switches (see spec/profiles.md)."""
+
+    profile: str
+
+    @classmethod
+    def for_profile(cls, name: str) -> "ClientConfig":
+        """The configuration of profile ``name`` ("v5.0" or "develop")."""
+        return cls(profile=name)

@@ -1,0 +1,1 @@
+"""Pieces shared by the broker and client models: Java semantics, virtual time, profiles."""

@@ -1,0 +1,114 @@
+"""Java value semantics the model needs to match RocketMQ byte for byte.
+
+Python ints are unbounded and its str compares code points; Java's int/long wrap, its
+integer division truncates toward zero and String.compareTo compares UTF-16 code units.
+"""
+
+from __future__ import annotations
+
+INT_MIN = -(1 << 31)
+INT_MAX = (1 << 31) - 1
+LONG_MIN = -(1 << 63)
+LONG_MAX = (1 << 63) - 1
+
+
+def to_int(value: int) -> int:
+    """Narrow to a Java int (two's complement wrap), as a cast or int overflow does."""
+    return ((value + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def to_long(value: int) -> int:
+    """Narrow to a Java long (two's complement wrap)."""
+    return ((value + (1 << 63)) & 0xFFFFFFFFFFFFFFFF) - (1 << 63)
+
+
+def to_short(value: int) -> int:
+    """Narrow to a Java short."""
+    return ((value + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def to_byte(value: int) -> int:
+    """Narrow to a Java byte."""
+    return ((value + (1 << 7)) & 0xFF) - (1 << 7)
+
+
+def java_div(a: int, b: int) -> int:
+    """Java integer division ``a / b``: truncates toward zero; b == 0 raises ArithmeticError."""
+    if b == 0:
+        raise ArithmeticError("/ by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def java_mod(a: int, b: int) -> int:
+    """Java ``a % b``: the sign follows the dividend."""
+    return a - java_div(a, b) * b
+
+
+def utf16_units(text: str) -> list[int]:
+    """The UTF-16 code units of a string, as Java's char[] holds them."""
+    data = text.encode("utf-16-be", "surrogatepass")
+    return [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
+
+
+def string_compare(a: str, b: str) -> int:
+    """Java ``a.compareTo(b)``: first differing UTF-16 unit difference, else length difference."""
+    ua, ub = utf16_units(a), utf16_units(b)
+    for x, y in zip(ua, ub):
+        if x != y:
+            return x - y
+    return len(ua) - len(ub)
+
+
+def string_sort_key(text: str) -> tuple[int, ...]:
+    """A key with which Python's sorted() orders strings as Java's Collections.sort does."""
+    return tuple(utf16_units(text))
+
+
+def string_hash(text: str) -> int:
+    """Java ``String.hashCode()``."""
+    h = 0
+    for unit in utf16_units(text):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return to_int(h)
+
+
+class JavaRandom:
+    """java.util.Random: the same 48-bit LCG, so a seed gives Java's exact sequence."""
+
+    _MULTIPLIER = 0x5DEECE66D
+    _ADDEND = 0xB
+    _MASK = (1 << 48) - 1
+
+    def __init__(self, seed: int) -> None:
+        self._seed = (seed ^ self._MULTIPLIER) & self._MASK
+
+    def _next(self, bits: int) -> int:
+        self._seed = (self._seed * self._MULTIPLIER + self._ADDEND) & self._MASK
+        return to_int(self._seed >> (48 - bits))
+
+    def next_int(self, bound: int | None = None) -> int:
+        """``nextInt()`` or ``nextInt(bound)`` with Java's rejection loop."""
+        if bound is None:
+            return self._next(32)
+        if bound <= 0:
+            raise ValueError("bound must be positive")
+        if bound & (-bound) == bound:  # power of two
+            return to_int((bound * self._next(31)) >> 31)
+        while True:
+            bits = self._next(31)
+            val = bits % bound
+            if bits - val + (bound - 1) < (1 << 31):
+                return val
+
+    def next_long(self) -> int:
+        """``nextLong()``."""
+        return to_long((self._next(32) << 32) + self._next(32))
+
+    def next_boolean(self) -> bool:
+        """``nextBoolean()``."""
+        return self._next(1) != 0
+
+    def next_double(self) -> float:
+        """``nextDouble()``."""
+        return ((self._next(26) << 27) + self._next(27)) * (1.0 / (1 << 53))

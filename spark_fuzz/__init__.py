@@ -1,0 +1,1 @@
+"""Distributed fuzz campaigns of the reference model on Apache Spark."""
