@@ -1,4 +1,8 @@
-"""BrokerConfig / MessageStoreConfig values the model reads, per profile."""
+"""BrokerConfig / MessageStoreConfig values the model reads, per profile.
+
+Every v5.0 vs develop difference is a field here (see spec/profiles.md); code never tests
+the profile name.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,67 @@ import attrs
 
 @attrs.frozen
 class BrokerConfig:
-    """Broker-side configuration and profile switches (see spec/profiles.md)."""
+    """Broker-side configuration and profile switches (see spec/profiles.md).
+
+    Defaults are RocketMQ's (BrokerConfig / MessageStoreConfig at rocketmq-all-5.0.0).
+    """
 
     profile: str
+    broker_name: str = "broker-a"
+    cluster_name: str = "DefaultCluster"
+    # BrokerConfig#reviveQueueNum, reviveInterval, reviveScanTime, reviveMaxSlow
+    revive_queue_num: int = 8
+    revive_interval: int = 1000
+    revive_scan_time: int = 10000
+    # PopBufferMergeService thresholds
+    enable_pop_buffer_merge: bool = False
+    pop_ck_stay_buffer_time: int = 10 * 1000
+    pop_ck_stay_buffer_time_out: int = 3 * 1000
+    pop_ck_max_buffer_size: int = 200000
+    pop_ck_offset_max_queue_size: int = 20000
+    # PopBufferMergeService scan period (ms): the driver calls scan on it.
+    pop_buffer_merge_scan_interval: int = 5
+    # Long polling (PopMessageProcessor#polling)
+    pop_polling_size: int = 1024
+    max_pop_polling_size: int = 100000
+    # ConsumerOffsetManager persistence (BrokerController flush period)
+    flush_consumer_offset_interval: int = 1000 * 5
+    # PopMessageProcessor: maxMsgNums limit
+    pop_max_msg_nums: int = 32
+    # Retry-first rule: v5.0 `randomQ % 5 == 0`; develop `randomQ < popFromRetryProbability`.
+    retry_first_by_probability: bool = False
+    pop_from_retry_probability: int = 20
+    # develop adds BATCH_ACK_MESSAGE (AckMessageProcessor#processBatchAck); v5.0 lacks it.
+    supports_batch_ack: bool = False
+    # AckMsg JSON: develop annotates short names ("ao", "so", ...); v5.0 uses bean names.
+    ack_json_short_names: bool = False
+    # PopCheckPoint gains "rp" (rePutTimes) on develop; null is omitted by fastjson anyway.
+    ck_has_reput_times: bool = False
+    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on develop.
+    ck_queue_id_is_byte: bool = True
+    # MessageStoreConfig: nextOffsetCorrection inputs
+    broker_role_slave: bool = False
+    offset_check_in_slave: bool = False
+    # DefaultMessageStore MAX_PULL_MSG_SIZE
+    max_pull_msg_size: int = 128 * 1024 * 1024
+    # PopReviveService#reviveMsgFromCk "skip ck from last epoch" (popTime < storeTimestamp):
+    # present at rocketmq-all-5.0.0, gone on develop.
+    revive_skips_last_epoch: bool = True
+    # Timer wheel precision (TimerMessageStore timerPrecisionMs): deliveries happen at the
+    # slot, i.e. deliver time rounded down to a multiple of it.
+    timer_precision_ms: int = 1000
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
         """The configuration of profile ``name`` ("v5.0" or "develop")."""
+        if name == "develop":
+            return cls(
+                profile=name,
+                retry_first_by_probability=True,
+                supports_batch_ack=True,
+                ack_json_short_names=True,
+                ck_has_reput_times=True,
+                ck_queue_id_is_byte=False,
+                revive_skips_last_epoch=False,
+            )
         return cls(profile=name)

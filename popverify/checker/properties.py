@@ -1,0 +1,35 @@
+"""The property catalogue: IDs, titles and the faults each property's assumptions exclude.
+
+Definitions are in spec/properties.md. A violation observed after a fault the property
+does not assume away is reported; one observed after a fault its assumptions exclude is not
+a violation of that property (it is counted as ``excused`` instead).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Property:
+    """One checked property."""
+
+    pid: str
+    title: str
+    excluded_faults: frozenset[str] = frozenset()
+
+
+PROPERTIES: dict[str, Property] = {p.pid: p for p in (
+    Property("ALO-1", "every stored, unexpired message of a live topic is eventually delivered"),
+    Property("ALO-2", "every such message is eventually acked when consumers ack everything"),
+    Property("NSR-1", "a message acked before its invisibility deadline is not delivered again",
+             frozenset({"restart", "delete_recreate"})),
+    Property("INV-1", "a popped message is not delivered again before its (possibly changed) invisible time",
+             frozenset({"restart", "delete_recreate"})),
+    Property("OFF-1", "a committed offset never passes a message neither acked, revived nor under a live checkpoint",
+             frozenset({"delete_recreate"})),
+    Property("OFF-2", "committed offsets never move backwards",
+             frozenset({"restart", "delete_recreate"})),
+    Property("CKM-1", "revive re-sends only messages not acked before their deadline",
+             frozenset({"restart", "delete_recreate"})),
+)}

@@ -1,0 +1,99 @@
+"""Deliberately broken variants of the reference model, to show each check can fail.
+
+A mutant is applied by name (so a Spark task or a subprocess can apply it too) and patches
+one model function for the duration of a ``with applied(name):`` block. ``expected_catch``
+names the properties whose checks must report it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+from reference.broker import ack_processor, checkpoint, offset_manager, revive
+
+
+@attrs.frozen
+class Mutant:
+    """A named model defect: what it breaks and how to apply it."""
+
+    name: str
+    description: str
+    expected_catch: tuple[str, ...]
+    patches: Callable[[], list[tuple[Any, str, Any]]]  # (owner, attribute, replacement)
+
+
+def _ack_wrong_bit() -> list[tuple[Any, str, Any]]:
+    original = checkpoint.PopCheckPoint.index_of_ack
+
+    def index_of_ack(self: checkpoint.PopCheckPoint, ack_offset: int) -> int:
+        index = original(self, ack_offset)
+        return (index + 1) % self.num if index >= 0 and self.num > 1 else index
+
+    return [(checkpoint.PopCheckPoint, "index_of_ack", index_of_ack)]
+
+
+def _drop_ack() -> list[tuple[Any, str, Any]]:
+    def put_ack(broker: Any, ack: Any, revive_qid: int, invisible_time: int) -> None:
+        broker.acks_received.append(ack)  # answered SUCCESS, never merged nor stored
+
+    return [(ack_processor, "put_ack", put_ack)]
+
+
+def _revive_skips_message() -> list[tuple[Any, str, Any]]:
+    def revive_retry(self: Any, point: Any, msg: Any, msg_offset: int) -> None:
+        return None  # the un-acked message is never re-sent
+
+    return [(revive.PopReviveService, "revive_retry", revive_retry)]
+
+
+def _early_revive() -> list[tuple[Any, str, Any]]:
+    return [(checkpoint.PopCheckPoint, "revive_time", property(lambda self: self.pop_time))]
+
+
+def _commit_skips_offset() -> list[tuple[Any, str, Any]]:
+    original = offset_manager.ConsumerOffsetManager.commit_offset
+
+    def commit_offset(self: Any, client_host: str, group: str, topic: str, queue_id: int, offset: int) -> None:
+        bump = 0 if topic.startswith("rmq_sys_") or topic.startswith("%RETRY%") else 1
+        original(self, client_host, group, topic, queue_id, offset + bump)
+
+    return [(offset_manager.ConsumerOffsetManager, "commit_offset", commit_offset)]
+
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    Mutant("ack-wrong-bit", "an ack marks the bit of the next message of its checkpoint",
+           ("CKM-1", "NSR-1"), _ack_wrong_bit),
+    Mutant("drop-ack", "the broker answers an ack with SUCCESS but neither merges nor stores it",
+           ("CKM-1", "NSR-1"), _drop_ack),
+    Mutant("revive-skips-message", "revive never re-sends un-acked messages to the retry topic",
+           ("ALO-2",), _revive_skips_message),
+    Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
+           ("INV-1",), _early_revive),
+    Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",
+           ("OFF-1", "ALO-1"), _commit_skips_offset),
+)}
+
+
+@contextlib.contextmanager
+def applied(name: str | None) -> Iterator[None]:
+    """Apply mutant ``name`` for the block (no-op for None); ValueError for an unknown name."""
+    if name is None:
+        yield
+        return
+    mutant = MUTANTS.get(name)
+    if mutant is None:
+        raise ValueError(f"unknown mutant {name!r}; known mutants: {', '.join(MUTANTS)}")
+    patches = mutant.patches()
+    saved = [(owner, attr, owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr))
+             for owner, attr, _ in patches]
+    try:
+        for owner, attr, replacement in patches:
+            setattr(owner, attr, replacement)
+        yield
+    finally:
+        for owner, attr, value in reversed(saved):
+            setattr(owner, attr, value)

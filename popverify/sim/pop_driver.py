@@ -1,0 +1,441 @@
+"""The POP-mode scenario driver: producers, POP consumers, broker services and faults.
+
+Every step is one action, drawn by a seeded JavaRandom from the kinds the ScenarioConfig
+enables (or taken from a given schedule). A POP request is begun by ``pop`` and advanced
+queue by queue by ``pop_step``, so puts, acks, scans and revive passes interleave between
+the queues of one request as the Java lock regions allow. After the steps, an optional
+drain (consumers pop and ack to quiescence while time and services advance) gives the
+eventual properties (ALO) their fairness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from popverify.checker.pop import PopChecker
+from popverify.sim.scenario import FAULT_WEIGHT, FAULTS, POP_ACTIONS, Action, RunResult, ScenarioConfig
+from reference.broker import response_code as rc
+from reference.broker.ack_processor import AckEntry
+from reference.broker.broker import Broker
+from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.broker.pop_processor import PopOperation, PopRequest
+from reference.common.clock import VirtualClock
+from reference.common.javalang import JavaRandom
+from reference.common.profile import get_profile
+
+TOPIC = "TopicTest"
+GROUP = "GID_popverify"
+DRAIN_ROUNDS = 400
+# Longest gap, in virtual ms, between two runs of a periodic broker service while time passes.
+SERVICE_SLICE = 100
+
+
+@attrs.define
+class InFlight:
+    """A delivered message the consumer holds: its receipt handle and invisibility deadline."""
+
+    uniq: str
+    ack_topic: str
+    queue_id: int
+    offset: int
+    extra_info: str
+    deadline: int
+
+
+@attrs.define
+class Consumer:
+    """A POP consumer client: one outstanding request at most, and what it holds."""
+
+    name: str
+    op: PopOperation | None = None
+    held: list[InFlight] = attrs.Factory(list)
+
+
+class PopDriver:
+    """One POP scenario over a fresh broker."""
+
+    def __init__(self, profile: str, seed: int, config: ScenarioConfig, check: bool, record_trace: bool) -> None:
+        prof = get_profile(profile)
+        self.profile = profile
+        self.seed = seed
+        self.config = config
+        self.clock = VirtualClock()
+        self.rng = JavaRandom(seed)
+        broker_config = attrs.evolve(prof.broker, enable_pop_buffer_merge=config.enable_pop_buffer_merge)
+        self.broker = Broker(broker_config, self.clock, JavaRandom(seed * 0x9E3779B1 + 1))
+        self.broker.create_topic(TOPIC, config.queues)
+        self.broker.create_group(GROUP)
+        self.consumers = [Consumer(f"c{i}") for i in range(config.consumers)]
+        self.checker = PopChecker(TOPIC, GROUP, enabled=check)
+        self.counts: dict[str, int] = {k: 0 for k in ("produced", "popped", "acked", "revived", "redelivered",
+                                                      "changed_invisible", "restarts", "faults", "skipped")}
+        self.coverage: set[str] = set()
+        self.schedule: list[Action] = []
+        self.record_trace = record_trace
+        self.states: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []
+        self.step_no = 0
+        weights = [(k, w) for k, w in POP_ACTIONS.items() if k in config.actions]
+        weights += [(f, FAULT_WEIGHT) for f in config.faults]
+        self._kinds = [k for k, _ in weights]
+        self._cumulative: list[int] = []
+        total = 0
+        for _, w in weights:
+            total += w
+            self._cumulative.append(total)
+        self._total = total
+
+    # -- drawing -----------------------------------------------------------------------------
+    def draw(self) -> Action:
+        """Draw the next action and its arguments from the run's generator."""
+        r = self.rng.next_int(self._total)
+        kind = next(k for k, c in zip(self._kinds, self._cumulative) if r < c)
+        cfg, rng = self.config, self.rng
+        if kind == "produce":
+            return Action(kind, (rng.next_int(cfg.queues),))
+        if kind == "pop":
+            qid = -1 if rng.next_int(3) == 0 else rng.next_int(cfg.queues)
+            return Action(kind, (rng.next_int(cfg.consumers), qid, rng.next_int(4) == 0))
+        if kind in ("pop_step", "consumer_crash", "batch_ack"):
+            return Action(kind, (rng.next_int(cfg.consumers),))
+        if kind == "ack":
+            return Action(kind, (rng.next_int(cfg.consumers), rng.next_int(64)))
+        if kind == "change_invisible":
+            return Action(kind, (rng.next_int(cfg.consumers), rng.next_int(64), 1000 * (1 + rng.next_int(30))))
+        if kind == "advance":
+            return Action(kind, (1 + rng.next_int(1500),))
+        if kind == "revive":
+            return Action(kind, (rng.next_int(self.broker.config.revive_queue_num),))
+        if kind == "expire":
+            return Action(kind, (rng.next_int(cfg.queues), 1 + rng.next_int(3)))
+        if kind == "clock_jump":
+            return Action(kind, (30_000 + rng.next_int(90_000),))
+        return Action(kind)
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self, steps: int, schedule: Sequence[Action] | None) -> None:
+        """Run ``steps`` drawn actions, or the given schedule, then the drain."""
+        plan = list(schedule) if schedule is not None else None
+        total = len(plan) if plan is not None else steps
+        for i in range(total):
+            action = plan[i] if plan is not None else self.draw()
+            self.step_no = i
+            self.events = []
+            applied = self.apply(action)
+            if not applied:
+                self.counts["skipped"] += 1
+            self.schedule.append(action)
+            self.checker.check_offsets(i, self.broker, self.config.queues)
+            if self.record_trace:
+                self._record(action, applied)
+        self.step_no = total
+        drained = False
+        if self.config.drain:
+            self.events = []
+            drained = self.drain()
+            if self.record_trace:
+                self._record(Action("drain"), drained)
+        self.checker.finish(drained, total)
+
+    def apply(self, action: Action) -> bool:
+        """Perform one action; False when it does not apply in this state (a no-op)."""
+        handler = getattr(self, f"_do_{action.kind}", None)
+        if handler is None:
+            return False
+        try:
+            ok = handler(*action.args)
+        except (TypeError, IndexError, ValueError):
+            return False  # a foreign schedule entry with the wrong arguments: skipped
+        if ok and action.kind in FAULTS:
+            self.counts["faults"] += 1
+        self.coverage.add(f"action:{action.kind}:{'ok' if ok else 'skip'}")
+        return bool(ok)
+
+    def _consumer(self, c: int) -> Consumer:
+        return self.consumers[c % len(self.consumers)]
+
+    # -- producers ---------------------------------------------------------------------------
+    def _do_produce(self, queue_id: int) -> bool:
+        qid = queue_id % self.config.queues
+        result = self.broker.put_message(TOPIC, qid, body=b"x" * 16)
+        if result.code != rc.SUCCESS:
+            return False
+        self.counts["produced"] += 1
+        self.checker.on_produce(result.uniq_key or "", qid, result.queue_offset)
+        self._event("produce", queue=qid, offset=result.queue_offset, uniq=result.uniq_key)
+        return True
+
+    # -- consumers ---------------------------------------------------------------------------
+    def _do_pop(self, c: int, queue_id: int, long_poll: bool) -> bool:
+        consumer = self._consumer(c)
+        if consumer.op is not None:
+            return False
+        qid = -1 if queue_id < 0 else queue_id % self.config.queues
+        request = PopRequest(topic=TOPIC, group=GROUP, queue_id=qid, max_msg_nums=self.config.max_msg_nums,
+                             invisible_time=self.config.invisible_time, poll_time=5000 if long_poll else 0,
+                             client=consumer.name)
+        consumer.op = self.broker.begin_pop(request)
+        self._event("pop_begin", consumer=consumer.name, queue=qid)
+        return self._advance_op(consumer)
+
+    def _do_pop_step(self, c: int) -> bool:
+        consumer = self._consumer(c)
+        if consumer.op is None:
+            return False
+        return self._advance_op(consumer)
+
+    def _advance_op(self, consumer: Consumer) -> bool:
+        op = consumer.op
+        assert op is not None
+        progressed = op.step()
+        if op.done:
+            self._collect(consumer, op)
+            consumer.op = None
+        elif not progressed and not op.parked:
+            consumer.op = None  # aborted by a restart: the response never comes
+        return progressed or op.done
+
+    def _collect(self, consumer: Consumer, op: PopOperation) -> None:
+        result = op.result
+        assert result is not None
+        self.coverage.add(f"pop:{rc.NAMES.get(result.code, result.code)}:{min(len(result.messages), 2)}")
+        now = self.clock.now()
+        for popped in result.messages:
+            uniq = popped.message.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "")
+            deadline = result.pop_time + result.invisible_time
+            rec = self.checker.messages.get(uniq)
+            if rec is not None and rec.deliveries > 0:
+                self.counts["redelivered"] += 1
+            self.checker.on_deliver(self.step_no, now, uniq, deadline)
+            consumer.held.append(InFlight(uniq, popped.ack_topic, popped.queue_id, popped.queue_offset,
+                                          popped.extra_info, deadline))
+            self.counts["popped"] += 1
+            retry = popped.ack_topic != TOPIC
+            self.coverage.add(f"deliver:{'retry' if retry else 'normal'}")
+            self._event("deliver", consumer=consumer.name, uniq=uniq, topic=popped.ack_topic,
+                        queue=popped.queue_id, offset=popped.queue_offset, pop_time=result.pop_time,
+                        invisible_time=result.invisible_time, handle=popped.extra_info)
+
+    def _take(self, c: int, index: int) -> tuple[Consumer, InFlight] | None:
+        consumer = self._consumer(c)
+        if not consumer.held:
+            return None
+        return consumer, consumer.held.pop(index % len(consumer.held))
+
+    def _do_ack(self, c: int, index: int) -> bool:
+        taken = self._take(c, index)
+        if taken is None:
+            return False
+        consumer, held = taken
+        self._ack(consumer, held)
+        return True
+
+    def _ack(self, consumer: Consumer, held: InFlight) -> int:
+        code = self.broker.ack(GROUP, held.ack_topic, held.queue_id, held.offset, held.extra_info)
+        self.checker.on_ack(self.step_no, self.clock.now(), held.uniq, code, held.deadline)
+        if code == rc.SUCCESS:
+            self.counts["acked"] += 1
+        self.coverage.add(f"ack:{rc.NAMES.get(code, code)}:{'late' if self.clock.now() >= held.deadline else 'intime'}")
+        self._event("ack", consumer=consumer.name, uniq=held.uniq, topic=held.ack_topic, queue=held.queue_id,
+                    offset=held.offset, code=code, handle=held.extra_info)
+        return code
+
+    def _do_batch_ack(self, c: int) -> bool:
+        consumer = self._consumer(c)
+        if not consumer.held:
+            return False
+        held, consumer.held = consumer.held, []
+        entries = [AckEntry(h.ack_topic, h.queue_id, h.offset, h.extra_info) for h in held]
+        codes = self.broker.batch_ack(GROUP, entries)
+        for h, code in zip(held, codes):
+            self.checker.on_ack(self.step_no, self.clock.now(), h.uniq, code, h.deadline)
+            if code == rc.SUCCESS:
+                self.counts["acked"] += 1
+            self._event("ack", consumer=consumer.name, uniq=h.uniq, topic=h.ack_topic, queue=h.queue_id,
+                        offset=h.offset, code=code, handle=h.extra_info)
+        self.coverage.add(f"batch_ack:{rc.NAMES.get(codes[0], codes[0]) if codes else 'none'}")
+        return True
+
+    def _do_change_invisible(self, c: int, index: int, invisible_time: int) -> bool:
+        consumer = self._consumer(c)
+        if not consumer.held:
+            return False
+        held = consumer.held[index % len(consumer.held)]
+        result = self.broker.change_invisible_time(GROUP, held.ack_topic, held.queue_id, held.offset,
+                                                   held.extra_info, invisible_time)
+        new_deadline = result.pop_time + result.invisible_time
+        self.checker.on_change_invisible(held.uniq, result.code, new_deadline)
+        if result.code == rc.SUCCESS and result.extra_info is not None:
+            held.extra_info = result.extra_info
+            held.deadline = new_deadline
+            self.counts["changed_invisible"] += 1
+        self.coverage.add(f"change_invisible:{rc.NAMES.get(result.code, result.code)}")
+        self._event("change_invisible", consumer=consumer.name, uniq=held.uniq, code=result.code,
+                    invisible_time=invisible_time, handle=held.extra_info)
+        return True
+
+    def _do_consumer_crash(self, c: int) -> bool:
+        consumer = self._consumer(c)
+        if not consumer.held and consumer.op is None:
+            return False
+        consumer.held.clear()
+        if consumer.op is not None:
+            # The broker thread serving the request goes on (and releases its queue lock);
+            # only the response is lost with the client.
+            consumer.op.run_to_end()
+            consumer.op = None
+        self._event("consumer_crash", consumer=consumer.name)
+        return True
+
+    # -- time and services -------------------------------------------------------------------
+    def _do_advance(self, ms: int) -> bool:
+        self._pass_time(ms)
+        self._event("advance", ms=ms, now=self.clock.now())
+        return True
+
+    def _pass_time(self, ms: int) -> None:
+        """Let ``ms`` of virtual time pass.
+
+        With ``services_on_period`` the broker's own threads keep their periods while time
+        passes: PopBufferMergeService#scan (every 5 ms) and the timer's delivery run at
+        least every SERVICE_SLICE ms, so a CK leaves the buffer within that slice of its
+        threshold. Without it, only the scheduler's explicit service actions run them (a
+        starved or paused service thread).
+        """
+        if not self.config.services_on_period:
+            self.clock.advance(ms)
+            return
+        while ms > 0:
+            chunk = min(ms, SERVICE_SLICE)
+            self.clock.advance(chunk)
+            ms -= chunk
+            self.broker.buffer_merge_scan()
+            self.broker.timer_step()
+
+    def _do_scan(self) -> bool:
+        self.broker.buffer_merge_scan()
+        return True
+
+    def _do_timer(self) -> bool:
+        n = self.broker.timer_step()
+        self.coverage.add(f"timer:{min(n, 2)}")
+        return True
+
+    def _do_revive(self, qid: int) -> bool:
+        revived = self.broker.revive_step(qid % self.broker.config.revive_queue_num)
+        for r in revived:
+            self.counts["revived"] += 1
+            self.checker.on_revive(self.step_no, r.uniq_key, r.ck_queue_id, r.msg_offset, r.ck_topic == TOPIC)
+            self._event("revive", uniq=r.uniq_key, topic=r.ck_topic, queue=r.ck_queue_id, offset=r.msg_offset,
+                        retry_offset=r.retry_offset)
+        self.coverage.add(f"revive:{min(len(revived), 2)}")
+        return True
+
+    def _do_flush(self) -> bool:
+        return self.broker.offset_flush_step() or True
+
+    def _do_long_poll(self) -> bool:
+        self.broker.long_polling_step()
+        return True
+
+    # -- faults ------------------------------------------------------------------------------
+    def _do_restart(self) -> bool:
+        self.broker.restart()
+        self.checker.on_restart()
+        self.checker.on_fault("restart")
+        self.counts["restarts"] += 1
+        self._event("restart")
+        return True
+
+    def _do_expire(self, queue_id: int, count: int) -> bool:
+        qid = queue_id % self.config.queues
+        below = min(self.broker.min_offset(TOPIC, qid) + count, self.broker.max_offset(TOPIC, qid))
+        if below <= self.broker.min_offset(TOPIC, qid):
+            return False
+        self.checker.on_expire(qid, below)
+        self.checker.on_fault("expire")
+        self.broker.expire(TOPIC, qid, below)
+        self._event("expire", queue=qid, below=below)
+        return True
+
+    def _do_delete_recreate(self) -> bool:
+        self.checker.on_delete_topic()
+        self.checker.on_fault("delete_recreate")
+        self.broker.delete_topic(TOPIC)
+        self.broker.create_topic(TOPIC, self.config.queues)
+        self._event("delete_recreate")
+        return True
+
+    def _do_clock_jump(self, ms: int) -> bool:
+        self.checker.on_fault("clock_jump")
+        self.clock.advance(ms)  # a jump: no service runs in between
+        self._event("clock_jump", ms=ms, now=self.clock.now())
+        return True
+
+    # -- drain -------------------------------------------------------------------------------
+    def drain(self) -> bool:
+        """Consumers pop and ack everything while time and services run; True at quiescence."""
+        for consumer in self.consumers:
+            if consumer.op is not None:
+                consumer.op.run_to_end()
+                if consumer.op.done:
+                    self._collect(consumer, consumer.op)
+                consumer.op = None
+        quiet = 0
+        drainer = self.consumers[0]
+        for _ in range(DRAIN_ROUNDS):
+            for consumer in self.consumers:
+                while consumer.held:
+                    self._ack(consumer, consumer.held.pop(0))
+            self._pass_time(1000)
+            self.broker.timer_step()
+            self.broker.buffer_merge_scan()
+            for qid in range(self.broker.config.revive_queue_num):
+                self._do_revive(qid)
+            self.broker.offset_flush_step()
+            self.broker.long_polling_step()
+            request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
+                                 invisible_time=self.config.invisible_time, client=drainer.name)
+            op = self.broker.pop(request)
+            got = bool(op.result and op.result.messages)
+            if op.done:
+                self._collect(drainer, op)
+            busy = got or self.broker.timer_pending() or self.broker.buffered_checkpoints() \
+                or self.broker.stored_checkpoints()
+            quiet = 0 if busy else quiet + 1
+            if quiet >= 5:
+                return True
+        return False
+
+    # -- trace -------------------------------------------------------------------------------
+    def _event(self, kind: str, **fields: Any) -> None:
+        if self.record_trace:
+            self.events.append({"type": kind, **fields})
+
+    def _record(self, action: Action, applied: bool) -> None:
+        self.states.append({"step": self.step_no, "now": self.clock.now(),
+                            "action": {"kind": action.kind, "args": list(action.args), "applied": applied},
+                            "events": self.events})
+
+    def result(self, mutant: str | None) -> RunResult:
+        """The RunResult of the finished run (trace in ITF when recorded)."""
+        result = RunResult(seed=self.seed, profile=self.profile, mode="pop", steps=len(self.schedule),
+                           config=self.config, counts=dict(self.counts),
+                           violations=tuple(self.checker.violations), coverage=frozenset(self.coverage),
+                           schedule=tuple(self.schedule), mutant=mutant)
+        if self.record_trace:
+            from popverify.trace.itf import trace_of
+            result = attrs.evolve(result, trace=trace_of(result, self.states))
+        return result
+
+
+def run(profile: str, seed: int, steps: int, *, config: ScenarioConfig | None, schedule: Sequence[Action] | None,
+        check: bool, mutant: str | None, record_trace: bool) -> RunResult:
+    """run_scenario for mode "pop"."""
+    driver = PopDriver(profile, seed, config or ScenarioConfig(), check, record_trace)
+    driver.run(steps, schedule)
+    return driver.result(mutant)
+

@@ -1,0 +1,1 @@
+"""Run traces in the Informal Trace Format (ITF) of the TLA+ tool ecosystem."""

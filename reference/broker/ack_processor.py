@@ -1,0 +1,100 @@
+"""AckMessageProcessor (single ack) and, where the profile has it, batch ack.
+
+Checks run in Java's order: topic exists (TOPIC_NOT_EXIST), queueId in range
+(MESSAGE_ILLEGAL), offset within [minOffset, maxOffset] (NO_MESSAGE); then the receipt handle
+is parsed. A malformed handle throws in Java; the remoting layer answers SYSTEM_ERROR and
+nothing was written -- the model does the same. The consumer group is NOT checked (v5.0).
+An ack the buffer accepts only sets a bit; otherwise an ACK message goes to the revive topic
+through the timer, delivered at popTime + invisibleTime of the handle. Double acks and acks
+after revive answer SUCCESS (they only add an ACK message nobody matches).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+
+from reference.broker import extra_info as ei
+from reference.broker import response_code as rc
+from reference.broker.checkpoint import AckMsg
+from reference.broker.keys import ACK_TAG, POP_ORDER_REVIVE_QUEUE
+from reference.broker.message import MessageExt
+
+if TYPE_CHECKING:
+    from reference.broker.broker import Broker
+
+
+@attrs.frozen
+class AckEntry:
+    """One ack of a batch (topic, queueId, offset, extraInfo)."""
+
+    topic: str
+    queue_id: int
+    offset: int
+    extra_info: str
+
+
+def check_queue_and_offset(broker: "Broker", topic: str, queue_id: int, offset: int) -> int:
+    """The checks shared by ack and changeInvisibleTime; SUCCESS when they pass."""
+    read_queue_nums = broker.topics.get(topic)
+    if read_queue_nums is None:
+        return rc.TOPIC_NOT_EXIST
+    if queue_id >= read_queue_nums or queue_id < 0:
+        return rc.MESSAGE_ILLEGAL
+    min_offset = broker.store.get_min_offset_in_queue(topic, queue_id)
+    max_offset = broker.store.get_max_offset_in_queue(topic, queue_id)
+    if offset < min_offset or offset > max_offset:
+        return rc.NO_MESSAGE
+    return rc.SUCCESS
+
+
+def parse_ack(group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> tuple[AckMsg, int, int]:
+    """Build the AckMsg from the handle; returns (ack, reviveQid, invisibleTime).
+
+    Raises ExtraInfoError on a malformed handle, before anything is written.
+    """
+    parts = ei.split(extra_info)
+    ack = AckMsg(ack_offset=offset, start_offset=ei.get_ck_queue_offset(parts), consumer_group=group, topic=topic,
+                 queue_id=queue_id, pop_time=ei.get_pop_time(parts), broker_name=ei.get_broker_name(parts))
+    revive_qid = ei.get_revive_qid(parts)
+    invisible_time = ei.get_invisible_time(parts)
+    return ack, revive_qid, invisible_time
+
+
+def ack_message(broker: "Broker", group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> int:
+    """processRequest of ACK_MESSAGE; returns the response code."""
+    code = check_queue_and_offset(broker, topic, queue_id, offset)
+    if code != rc.SUCCESS:
+        return code
+    try:
+        ack, revive_qid, invisible_time = parse_ack(group, topic, queue_id, offset, extra_info)
+    except ValueError:
+        return rc.SYSTEM_ERROR
+    if revive_qid == POP_ORDER_REVIVE_QUEUE:
+        # Orderly POP (ConsumerOrderInfoManager) is not modelled; see spec/broker.md.
+        return rc.SYSTEM_ERROR
+    put_ack(broker, ack, revive_qid, invisible_time)
+    return rc.SUCCESS
+
+
+def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int) -> None:
+    """Merge the ack in the buffer, or write an ACK message (timer: popTime + invisibleTime)."""
+    broker.acks_received.append(ack)
+    if broker.buffer_merge.add_ak(revive_qid, ack):
+        return
+    msg = MessageExt(topic=broker.revive_topic, queue_id=revive_qid, body=broker.ack_json(ack).encode(), tags=ACK_TAG,
+                     deliver_time_ms=ack.pop_time + invisible_time, born_timestamp=broker.clock.now())
+    broker.put_revive_message(msg)
+
+
+def batch_ack(broker: "Broker", group: str, entries: list[AckEntry]) -> list[int]:
+    """BATCH_ACK_MESSAGE (develop): every entry processed as a single ack; codes per entry.
+
+    The model keeps one ACK message per offset instead of develop's BatchAckMsg body; the
+    revive matching outcome is the same (spec/broker.md). v5.0 has no such request:
+    REQUEST_CODE_NOT_SUPPORTED for each entry.
+    """
+    if not broker.config.supports_batch_ack:
+        return [rc.REQUEST_CODE_NOT_SUPPORTED for _ in entries]
+    return [ack_message(broker, group, e.topic, e.queue_id, e.offset, e.extra_info) for e in entries]

@@ -1,0 +1,311 @@
+"""Broker: the facade the driver and checkers use over the whole broker model.
+
+Construction: ``Broker(profile_name_or_config, clock, rng)``. All randomness comes from the
+one JavaRandom passed in, all time from the VirtualClock.
+
+Requests (each returns the RocketMQ response code or a result carrying it):
+  put_message, begin_pop (→ PopOperation, advanced with ``step()``), ack, batch_ack,
+  change_invisible_time.
+Background service steps (the driver schedules them):
+  buffer_merge_scan (every 5 ms), revive_step(qid), timer_step, offset_flush_step,
+  long_polling_step.
+Admin and faults:
+  create_topic, create_group, delete_topic, expire(topic, qid, below), restart.
+Read-only inspection (copies or views; never mutate what they return):
+  buffered_checkpoints, stored_checkpoints, committed_offset(s), revive_offsets,
+  retry_messages, min_offset / max_offset, revived, timer_pending.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from reference.broker import response_code as rc
+from reference.broker.ack_processor import AckEntry, ack_message, batch_ack
+from reference.broker.buffer_merge import PopBufferMergeService, PopCheckPointWrapper
+from reference.broker.change_invisible_processor import ChangeInvisibleResult, change_invisible_time
+from reference.broker.checkpoint import AckMsg, PopCheckPoint
+from reference.broker.config import BrokerConfig
+from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
+                                   build_cluster_revive_topic, build_pop_retry_topic)
+from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
+from reference.broker.offset_manager import ConsumerOffsetManager
+from reference.broker.pop_processor import PopLongPollingService, PopOperation, PopRequest
+from reference.broker.queue_lock import QueueLockManager
+from reference.broker.revive import PopReviveService, RevivedMessage
+from reference.broker.store import MessageStore
+from reference.broker.timer import TimerService
+from reference.common.clock import VirtualClock
+from reference.common.javalang import JavaRandom
+
+
+@attrs.frozen
+class PutResult:
+    """Response of a put: code and, on success, where the message went."""
+
+    code: int
+    queue_offset: int = -1
+    uniq_key: str | None = None
+
+
+@attrs.frozen
+class StoredCheckpoint:
+    """A CK message in the revive topic (or still in the timer) not yet consumed by revive."""
+
+    ck: PopCheckPoint
+    revive_queue_id: int
+    revive_offset: int  # -1 while in the timer
+    in_timer: bool
+
+
+class Broker:
+    """One broker: store, timer, offsets, POP processors, buffer merge and revive services."""
+
+    def __init__(self, config: BrokerConfig | str, clock: VirtualClock, rng: JavaRandom) -> None:
+        self.config = BrokerConfig.for_profile(config) if isinstance(config, str) else config
+        self.clock = clock
+        self.rng = rng
+        cfg = self.config
+        self.revive_topic = build_cluster_revive_topic(cfg.cluster_name)
+        # TopicConfigManager: topic → readQueueNums (= writeQueueNums in the model)
+        self.topics: dict[str, int] = {self.revive_topic: cfg.revive_queue_num}
+        self.groups: set[str] = set()
+        self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size)
+        self.store.put_listeners.append(self._on_put)
+        self.timer = TimerService(self.store, cfg.timer_precision_ms)
+        self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now())
+        self.acks_received: list[AckMsg] = []
+        self.revived: list[RevivedMessage] = []
+        self._ck_message_number = 0
+        self._uniq_seq = 0
+        self._op_seq = 0
+        self.restarts = 0
+        self._start_memory_services()
+
+    def _start_memory_services(self) -> None:
+        """(Re)create everything that lives only in memory."""
+        self.queue_locks = QueueLockManager()
+        self.buffer_merge = PopBufferMergeService(self.config, self.clock.now, self.offsets, self.queue_locks,
+                                                  self.put_ck_message, self.put_revive_message, self.ack_json)
+        self.pop_polling = PopLongPollingService(self)
+        self._ops: list[PopOperation] = []
+        self.revive_services = [
+            PopReviveService(qid, self.revive_topic, self.config, self.clock.now, self.store, self.timer, self.offsets,
+                             self._normal_topic_exists, self.groups.__contains__, self._ensure_retry_topic)
+            for qid in range(self.config.revive_queue_num)
+        ]
+
+    # -- admin ----------------------------------------------------------------------------------
+    def create_topic(self, topic: str, queue_nums: int) -> int:
+        """Create (or update) a topic with ``queue_nums`` read/write queues."""
+        if queue_nums <= 0 or not topic:
+            return rc.SYSTEM_ERROR
+        self.topics[topic] = queue_nums
+        return rc.SUCCESS
+
+    def create_group(self, group: str) -> int:
+        """Create a subscription group."""
+        if not group:
+            return rc.SYSTEM_ERROR
+        self.groups.add(group)
+        return rc.SUCCESS
+
+    def delete_topic(self, topic: str) -> int:
+        """AdminBrokerProcessor#deleteTopic: config, consumer offsets and queues removed.
+
+        A later create_topic of the same name starts its queues at offset 0 again; CKs of the
+        old incarnation still in the revive topic meet that (the epoch-skip check).
+        """
+        if topic == self.revive_topic:
+            return rc.SYSTEM_ERROR
+        self.topics.pop(topic, None)
+        self.offsets.remove_topic(topic)
+        self.store.delete_topic(topic)
+        return rc.SUCCESS
+
+    def expire(self, topic: str, queue_id: int, below: int) -> None:
+        """Retention expiry: offsets < ``below`` of the queue are gone (min offset moves)."""
+        self.store.expire_queue(topic, queue_id, below)
+
+    def _normal_topic_exists(self, topic: str) -> bool:
+        return topic in self.topics
+
+    def _ensure_retry_topic(self, topic: str) -> None:
+        """addRetryTopicIfNoExit: retry topics get PopAckConstants.retryQueueNum (1) queue."""
+        self.topics.setdefault(topic, RETRY_QUEUE_NUM)
+
+    # -- requests -------------------------------------------------------------------------------
+    def put_message(self, topic: str, queue_id: int, body: bytes = b"", tags: str | None = None,
+                    properties: dict[str, str] | None = None, uniq_key: str | None = None) -> PutResult:
+        """SendMessageProcessor: store a message; UNIQ_KEY assigned if absent (deterministic)."""
+        queues = self.topics.get(topic)
+        if queues is None:
+            return PutResult(rc.TOPIC_NOT_EXIST)
+        if queue_id < 0 or queue_id >= queues:
+            return PutResult(rc.SYSTEM_ERROR)
+        props = dict(properties or {})
+        if uniq_key is None:
+            uniq_key = props.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+        if uniq_key is None:
+            self._uniq_seq += 1
+            uniq_key = f"{self._uniq_seq:032X}"
+        props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = uniq_key
+        msg = MessageExt(topic=topic, queue_id=queue_id, body=body, tags=tags, properties=props,
+                         born_timestamp=self.clock.now())
+        stored = self.store.put_message(msg)
+        return PutResult(rc.SUCCESS, stored.queue_offset, uniq_key)
+
+    def begin_pop(self, request: PopRequest) -> PopOperation:
+        """Start a POP; call ``op.step()`` until ``op.done`` (or ``op.parked`` waiting to be woken)."""
+        self._op_seq += 1
+        op = PopOperation(self, request, self._op_seq)
+        self._ops.append(op)
+        if len(self._ops) > 64:
+            self._ops = [o for o in self._ops if not o.done]
+        return op
+
+    def pop(self, request: PopRequest) -> PopOperation:
+        """begin_pop and run it to completion or parking in one go (no interleaving)."""
+        op = self.begin_pop(request)
+        op.run_to_end()
+        return op
+
+    def ack(self, group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> int:
+        """ACK_MESSAGE; returns the response code."""
+        return ack_message(self, group, topic, queue_id, offset, extra_info)
+
+    def batch_ack(self, group: str, entries: list[AckEntry]) -> list[int]:
+        """BATCH_ACK_MESSAGE (develop profile); one code per entry."""
+        return batch_ack(self, group, entries)
+
+    def change_invisible_time(self, group: str, topic: str, queue_id: int, offset: int, extra_info: str | None,
+                              invisible_time: int) -> ChangeInvisibleResult:
+        """CHANGE_MESSAGE_INVISIBLETIME."""
+        return change_invisible_time(self, group, topic, queue_id, offset, extra_info, invisible_time)
+
+    # -- background steps -----------------------------------------------------------------------
+    def buffer_merge_scan(self) -> None:
+        """One PopBufferMergeService scan (Java: every 5 ms)."""
+        self.buffer_merge.scan()
+
+    def revive_step(self, queue_id: int) -> list[RevivedMessage]:
+        """One round of the revive service of revive queue ``queue_id``."""
+        out = self.revive_services[queue_id].revive_step()
+        self.revived.extend(out)
+        return out
+
+    def timer_step(self) -> int:
+        """Deliver due timer messages (CK/ACK into the revive topic)."""
+        return self.timer.timer_step(self.clock.now())
+
+    def offset_flush_step(self) -> bool:
+        """The consumer-offset persist timer (flushConsumerOffsetInterval)."""
+        return self.offsets.flush_step(self.clock.now())
+
+    def long_polling_step(self) -> int:
+        """PopLongPollingService: wake parked requests that have timed out (they re-run)."""
+        return self.pop_polling.timeout_step(self.clock.now())
+
+    # -- faults -----------------------------------------------------------------------------------
+    def restart(self) -> None:
+        """Broker restart: memory buffers, locks, polling and in-flight pops lost; store, timer
+        log, topics and groups kept; consumer offsets as of the last flush."""
+        for op in self._ops:
+            op.abort()
+        self.pop_polling.clear()
+        self.offsets.restart()
+        self._start_memory_services()
+        self.restarts += 1
+
+    # -- writes used by processors --------------------------------------------------------------
+    def next_ck_message_number(self) -> int:
+        """ckMessageNumber.getAndIncrement()."""
+        n = self._ck_message_number
+        self._ck_message_number += 1
+        return n
+
+    def ack_json(self, ack: AckMsg) -> str:
+        """The ACK message body in this profile's JSON form."""
+        return ack.to_json(self.config.ack_json_short_names)
+
+    def put_revive_message(self, msg: MessageExt) -> None:
+        """Put into the revive topic: through the timer when it carries a deliver time."""
+        msg.topic = self.revive_topic
+        if msg.deliver_time_ms > 0:
+            self.timer.put(msg)
+        else:
+            self.store.put_message(msg)
+
+    def put_ck_message(self, ck: PopCheckPoint, revive_qid: int) -> int:
+        """buildCkMsg + put: delivered at reviveTime - 1 s; returns a non-negative marker offset.
+
+        With the timer the real put result's logicsOffset is the timer topic's; the model
+        returns the timer sequence number (only its sign matters to the buffer).
+        """
+        msg = MessageExt(topic=self.revive_topic, queue_id=revive_qid,
+                         body=ck.to_json(self.config.ck_has_reput_times).encode(), tags=CK_TAG,
+                         deliver_time_ms=ck.revive_time - ACK_TIME_INTERVAL, born_timestamp=self.clock.now())
+        self.put_revive_message(msg)
+        return self._ck_message_number
+
+    def _on_put(self, msg: MessageExt) -> None:
+        """ReputMessageService → notifyMessageArriving for long polling."""
+        self.pop_polling.notify_topic_queue(msg.topic, msg.queue_id)
+
+    # -- inspection ---------------------------------------------------------------------------------
+    def buffered_checkpoints(self) -> list[PopCheckPointWrapper]:
+        """CKs in the merge buffer with their acked bits (``bits``) and stored state."""
+        return self.buffer_merge.live_wrappers()
+
+    def stored_checkpoints(self) -> list[StoredCheckpoint]:
+        """CK messages in the timer or in a revive queue beyond that queue's committed revive offset."""
+        out: list[StoredCheckpoint] = []
+        for m in self.timer.pending():
+            if m.tags == CK_TAG:
+                out.append(StoredCheckpoint(PopCheckPoint.from_json(m.body.decode()), m.queue_id, -1, True))
+        for qid in range(self.config.revive_queue_num):
+            committed = self.offsets.query_offset(REVIVE_GROUP, self.revive_topic, qid)
+            for m in self.store.snapshot_queue(self.revive_topic, qid):
+                if m.tags == CK_TAG and m.queue_offset > committed:
+                    out.append(StoredCheckpoint(PopCheckPoint.from_json(m.body.decode()), qid, m.queue_offset, False))
+        return out
+
+    def stored_acks(self) -> list[AckMsg]:
+        """ACK messages in the timer or in the revive topic (all of them, consumed or not)."""
+        out = [AckMsg.from_json(m.body.decode()) for m in self.timer.pending() if m.tags == ACK_TAG]
+        for qid in range(self.config.revive_queue_num):
+            out.extend(AckMsg.from_json(m.body.decode()) for m in self.store.snapshot_queue(self.revive_topic, qid)
+                       if m.tags == ACK_TAG)
+        return out
+
+    def committed_offset(self, group: str, topic: str, queue_id: int) -> int:
+        """The consumer offset as queryOffset returns it (-1 when none)."""
+        return self.offsets.query_offset(group, topic, queue_id)
+
+    def committed_offsets(self) -> dict[tuple[str, str, int], int]:
+        """Every committed offset: {(group, topic, queueId): offset}."""
+        return self.offsets.offsets()
+
+    def revive_offsets(self) -> dict[int, int]:
+        """Committed revive offset per revive queue."""
+        return {q: self.offsets.query_offset(REVIVE_GROUP, self.revive_topic, q) for q in range(self.config.revive_queue_num)}
+
+    def retry_messages(self, group: str, topic: str) -> list[MessageExt]:
+        """Live messages of the POP retry topic of (group, topic)."""
+        retry = build_pop_retry_topic(topic, group)
+        out: list[MessageExt] = []
+        for qid in range(self.topics.get(retry, 0)):
+            out.extend(self.store.snapshot_queue(retry, qid))
+        return out
+
+    def min_offset(self, topic: str, queue_id: int) -> int:
+        """getMinOffsetInQueue."""
+        return self.store.get_min_offset_in_queue(topic, queue_id)
+
+    def max_offset(self, topic: str, queue_id: int) -> int:
+        """getMaxOffsetInQueue."""
+        return self.store.get_max_offset_in_queue(topic, queue_id)
+
+    def timer_pending(self) -> list[MessageExt]:
+        """Messages waiting in the timer."""
+        return self.timer.pending()

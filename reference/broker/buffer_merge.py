@@ -1,0 +1,250 @@
+"""PopBufferMergeService: checkpoints and acks merged in memory before they reach the revive topic.
+
+A checkpoint (CK) from a pop waits in ``buffer``; acks arriving while it waits only set bits
+(addAk). ``scan`` (every 5 ms; the driver calls it) drops fully-acked CKs without writing
+anything, and writes a CK plus its acked bits (as ACK messages) to the revive topic when the
+CK has stayed too long or is close to its revive time. ``commit_offsets`` keeps, per
+``{topic}@{group}@{queueId}``, the pops in order; ``scan_commit_offset`` commits a queue's
+consumer offset up to the first pop that is not yet safe. All of it is memory: a broker
+restart loses it (and the consumer offset only advances through it).
+
+Java iterates ConcurrentHashMaps here; the model iterates in insertion order (documented in
+spec/broker.md). Every method is one model step (Java runs each in one thread, with CAS on
+the bit sets).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+import attrs
+
+from reference.broker.checkpoint import AckMsg, PopCheckPoint, get_bit, set_bit
+from reference.broker.config import BrokerConfig
+from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
+from reference.broker.message import MessageExt
+from reference.broker.offset_manager import ConsumerOffsetManager
+from reference.broker.queue_lock import QueueLockManager
+from reference.common.javalang import LONG_MAX
+
+
+@attrs.define(slots=True, eq=False)
+class PopCheckPointWrapper:
+    """PopCheckPointWrapper: a CK, its acked bits and what has been written to the store."""
+
+    revive_queue_id: int
+    revive_queue_offset: int
+    ck: PopCheckPoint
+    next_begin_offset: int
+    just_offset: bool = False
+    ck_stored: bool = False
+    bits: int = 0
+    to_store_bits: int = 0
+
+    @property
+    def merge_key(self) -> str:
+        """topic + cid + queueId + startOffset + popTime (no separators, as Java)."""
+        ck = self.ck
+        return build_ck_merge_key(ck.topic or "", ck.cid or "", ck.queue_id, ck.start_offset, ck.pop_time)
+
+    @property
+    def lock_key(self) -> str:
+        """topic@cid@queueId."""
+        return build_lock_key(self.ck.topic or "", self.ck.cid or "", self.ck.queue_id)
+
+
+def is_ck_done(w: PopCheckPointWrapper) -> bool:
+    """isCkDone: every one of the CK's ``num`` bits acked."""
+    return all(get_bit(w.bits, i) for i in range(w.ck.num))
+
+
+def is_ck_done_for_finish(w: PopCheckPointWrapper) -> bool:
+    """isCkDoneForFinish: every acked bit has been written to the store."""
+    diff = w.bits ^ w.to_store_bits
+    return not any(get_bit(diff, i) for i in range(w.ck.num))
+
+
+class PopBufferMergeService:
+    """The merge buffer, the per-queue offset queues and the scan service."""
+
+    def __init__(self, config: BrokerConfig, now: Callable[[], int], offsets: ConsumerOffsetManager,
+                 locks: QueueLockManager, put_ck: Callable[[PopCheckPoint, int], int],
+                 put_revive: Callable[[MessageExt], None], ack_json: Callable[[AckMsg], str]) -> None:
+        self._cfg = config
+        self._now = now
+        self._offsets = offsets
+        self._locks = locks
+        self._put_ck = put_ck  # writes the CK message, returns its revive queue offset
+        self._put_revive = put_revive
+        self._ack_json = ack_json
+        self.buffer: dict[str, PopCheckPointWrapper] = {}
+        self.commit_offsets: dict[str, deque[PopCheckPointWrapper]] = {}
+        self.counter = 0
+        self.serving = True
+
+    # -- adding -------------------------------------------------------------------------
+    def add_ck(self, point: PopCheckPoint, revive_queue_id: int, revive_queue_offset: int, next_begin_offset: int) -> bool:
+        """addCk: buffer the CK (True) or refuse (False: switch off, too close to revive, full)."""
+        if not self._cfg.enable_pop_buffer_merge or not self.serving:
+            return False
+        if point.revive_time - self._now() < self._cfg.pop_ck_stay_buffer_time_out + 1500:
+            return False
+        if self.counter > self._cfg.pop_ck_max_buffer_size:
+            return False
+        w = PopCheckPointWrapper(revive_queue_id, revive_queue_offset, point, next_begin_offset)
+        if not self._check_queue_ok(w):
+            return False
+        self._put_offset_queue(w)
+        self.buffer[w.merge_key] = w
+        self.counter += 1
+        return True
+
+    def add_ck_just_offset(self, point: PopCheckPoint, revive_queue_id: int, revive_queue_offset: int,
+                           next_begin_offset: int) -> None:
+        """addCkJustOffset: write the CK to the store now; keep it only for offset ordering."""
+        w = PopCheckPointWrapper(revive_queue_id, revive_queue_offset, point, next_begin_offset, just_offset=True)
+        self._put_ck_to_store(w)
+        self._put_offset_queue(w)
+        self.buffer[w.merge_key] = w
+        self.counter += 1
+
+    def add_ck_mock(self, group: str, topic: str, queue_id: int, start_offset: int, invisible_time: int,
+                    pop_time: int, revive_queue_id: int, next_begin_offset: int, broker_name: str,
+                    queue_id_is_byte: bool) -> None:
+        """addCkMock: an empty CK (num 0) that only carries nextBeginOffset to the offset queue."""
+        from reference.common.javalang import to_byte
+
+        ck = PopCheckPoint(start_offset=start_offset, pop_time=pop_time, invisible_time=invisible_time, num=0,
+                           queue_id=to_byte(queue_id) if queue_id_is_byte else queue_id, topic=topic, cid=group,
+                           broker_name=broker_name)
+        w = PopCheckPointWrapper(revive_queue_id, LONG_MAX, ck, next_begin_offset, just_offset=True, ck_stored=True)
+        self._put_offset_queue(w)
+
+    def add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
+        """addAk: set the ack's bit on a buffered CK (True) or let the caller store it (False)."""
+        if not self._cfg.enable_pop_buffer_merge or not self.serving:
+            return False
+        w = self.buffer.get(ack.merge_key)
+        if w is None or w.just_offset:
+            return False
+        point = w.ck
+        now = self._now()
+        if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500:
+            return False
+        if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500:
+            return False
+        index = point.index_of_ack(ack.ack_offset)
+        if index > -1:
+            w.bits = set_bit(w.bits, index)
+        # An offset outside the CK is logged and swallowed (returns True): the ack is lost.
+        return True
+
+    def get_latest_offset(self, lock_key: str) -> int:
+        """getLatestOffset: nextBeginOffset of the newest pop still queued for the queue, or -1."""
+        q = self.commit_offsets.get(lock_key)
+        if not q:
+            return -1
+        return q[-1].next_begin_offset
+
+    def clear_offset_queue(self, lock_key: str) -> None:
+        """clearOffsetQueue (consumer offset reset)."""
+        self.commit_offsets.pop(lock_key, None)
+
+    # -- scanning -------------------------------------------------------------------------
+    def scan(self) -> None:
+        """One scan pass (PopBufferMergeService#scan) followed by scanCommitOffset."""
+        now = self._now()
+        for key in list(self.buffer):
+            w = self.buffer[key]
+            if (w.just_offset and w.ck_stored) or is_ck_done(w) or (is_ck_done_for_finish(w) and w.ck_stored):
+                del self.buffer[key]
+                self.counter -= 1
+                continue
+            point = w.ck
+            remove_ck = not self.serving
+            if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out:
+                remove_ck = True
+            if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time:
+                remove_ck = True
+            if w.just_offset:
+                if w.revive_queue_offset < 0:
+                    self._put_ck_to_store(w)
+                continue
+            if remove_ck:
+                if w.revive_queue_offset < 0:
+                    self._put_ck_to_store(w)
+                if not w.ck_stored:
+                    continue
+                for i in range(point.num):
+                    if get_bit(w.bits, i) and not get_bit(w.to_store_bits, i):
+                        self._put_ack_to_store(w, i)
+                        w.to_store_bits = set_bit(w.to_store_bits, i)
+                if is_ck_done_for_finish(w) and w.ck_stored:
+                    del self.buffer[key]
+                    self.counter -= 1
+        self.scan_commit_offset()
+        if not self.serving and not self.buffer and not any(self.commit_offsets.values()):
+            self.serving = True
+
+    def scan_commit_offset(self) -> int:
+        """scanCommitOffset: per queue, commit offsets of the leading pops that are safe."""
+        count = 0
+        for q in self.commit_offsets.values():
+            while q:
+                w = q[0]
+                if (w.just_offset and w.ck_stored) or is_ck_done(w) or (is_ck_done_for_finish(w) and w.ck_stored):
+                    if self._commit_offset(w):
+                        q.popleft()
+                    else:
+                        break
+                else:
+                    break
+            count += len(q)
+        return count
+
+    # -- internals --------------------------------------------------------------------------
+    def _commit_offset(self, w: PopCheckPointWrapper) -> bool:
+        """commitOffset: under the queue lock, commit nextBeginOffset (even if it moves back)."""
+        if w.next_begin_offset < 0:
+            return True
+        lock_key = w.lock_key
+        if not self._locks.try_lock(lock_key):
+            return False
+        try:
+            self._offsets.commit_offset("PopBufferMergeService", w.ck.cid or "", w.ck.topic or "", w.ck.queue_id,
+                                        w.next_begin_offset)
+        finally:
+            self._locks.unlock(lock_key)
+        return True
+
+    def _put_offset_queue(self, w: PopCheckPointWrapper) -> None:
+        self.commit_offsets.setdefault(w.lock_key, deque()).append(w)
+
+    def _check_queue_ok(self, w: PopCheckPointWrapper) -> bool:
+        q = self.commit_offsets.get(w.lock_key)
+        return q is None or len(q) < self._cfg.pop_ck_offset_max_queue_size
+
+    def _put_ck_to_store(self, w: PopCheckPointWrapper) -> None:
+        """putCkToStore: write the CK message once; remember where it went."""
+        if w.revive_queue_offset >= 0:
+            return
+        w.revive_queue_offset = self._put_ck(w.ck, w.revive_queue_id)
+        w.ck_stored = True
+
+    def _put_ack_to_store(self, w: PopCheckPointWrapper, index: int) -> None:
+        """putAckToStore: an ACK message for bit ``index``, delivered at the CK's revive time.
+
+        Java does not set brokerName on this AckMsg (it stays null).
+        """
+        point = w.ck
+        ack = AckMsg(point.ack_offset_by_index(index), point.start_offset, point.cid or "", point.topic or "",
+                     point.queue_id, point.pop_time, None)
+        self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=self._ack_json(ack).encode(),
+                                    tags=ACK_TAG, deliver_time_ms=point.revive_time, born_timestamp=self._now()))
+
+    def live_wrappers(self) -> list[PopCheckPointWrapper]:
+        """Buffered CKs (inspection; do not mutate)."""
+        return list(self.buffer.values())
+
+

@@ -1,0 +1,48 @@
+"""MessageExt: the stored message record the store, POP and revive paths pass around."""
+
+from __future__ import annotations
+
+import attrs
+
+# MessageConst property keys the model uses.
+PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX = "UNIQ_KEY"
+PROPERTY_POP_CK = "POP_CK"
+PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"
+PROPERTY_TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
+PROPERTY_REAL_TOPIC = "REAL_TOPIC"
+PROPERTY_REAL_QUEUE_ID = "REAL_QID"
+
+
+@attrs.define(slots=True)
+class MessageExt:
+    """One message as the store holds it (MessageExt / MessageExtBrokerInner).
+
+    ``queue_offset`` and ``store_timestamp`` are assigned by the store on put; ``properties``
+    carries UNIQ_KEY (message identity, preserved into the retry topic) and 1ST_POP_TIME.
+    ``deliver_time_ms`` > 0 routes the put through the timer (Message#setDeliverTimeMs).
+    """
+
+    topic: str
+    queue_id: int
+    body: bytes = b""
+    tags: str | None = None
+    properties: dict[str, str] = attrs.field(factory=dict)
+    reconsume_times: int = 0
+    deliver_time_ms: int = 0
+    queue_offset: int = -1
+    store_timestamp: int = 0
+    born_timestamp: int = 0
+
+    @property
+    def size(self) -> int:
+        """Stored size; the model counts body bytes only."""
+        return len(self.body)
+
+    @property
+    def uniq_key(self) -> str | None:
+        """The message's identity (UNIQ_KEY property)."""
+        return self.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)
+
+    def copy(self) -> "MessageExt":
+        """A shallow copy with its own properties dict (what a read hands out)."""
+        return attrs.evolve(self, properties=dict(self.properties))

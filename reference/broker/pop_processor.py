@@ -1,0 +1,354 @@
+"""PopMessageProcessor: processRequest, popMsgFromQueue, getPopOffset, appendCheckPoint, polling.
+
+A pop is a ``PopOperation`` advanced by ``step()``. Its steps follow the points where the Java
+thread can be overtaken by other threads:
+1. validation, ``random.nextInt(100)``, reviveQid and ``popTime = now`` (nothing read yet);
+2. each queue visit (popMsgFromQueue) under that queue's lock, which stays held until
+3. the next step releases it (so a concurrent pop or offset commit sees it held).
+After the last visit the response is built; an empty result either answers at once
+(POLLING_TIMEOUT / POLLING_FULL) or parks the request for long polling. A parked request is
+woken by notifyMessageArriving (a put) or by the polling service's timeout check, and then
+runs processRequest again from step 1 with a new popTime, exactly as Java re-executes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+import attrs
+
+from reference.broker import response_code as rc
+from reference.broker.checkpoint import PopCheckPoint
+from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
+from reference.broker.keys import build_lock_key, build_polling_key, build_pop_retry_topic
+from reference.broker.message import MessageExt
+from reference.broker.store import GetMessageStatus
+from reference.common.javalang import to_byte, to_int, to_long
+
+if TYPE_CHECKING:
+    from reference.broker.broker import Broker
+
+INIT_MODE_MIN = 0  # ConsumeInitMode.MIN (the header's default value 0)
+INIT_MODE_MAX = 1  # ConsumeInitMode.MAX
+
+
+@attrs.frozen
+class PopRequest:
+    """PopMessageRequestHeader fields the model uses. ``tags`` None = no filter."""
+
+    topic: str
+    group: str
+    queue_id: int = -1
+    max_msg_nums: int = 32
+    invisible_time: int = 60_000
+    poll_time: int = 0
+    init_mode: int = INIT_MODE_MIN
+    tags: frozenset[str] | None = None
+    client: str = "client"
+
+
+@attrs.frozen
+class PoppedMessage:
+    """A message handed to the consumer with the receipt handle the client builds for it.
+
+    ``ack_topic`` is the topic the ack must name (the retry topic for retry messages: the
+    client uses ExtraInfoUtil#getRealTopic); ``extra_info`` is the 8-field handle.
+    """
+
+    message: MessageExt
+    ack_topic: str
+    queue_id: int
+    queue_offset: int
+    extra_info: str
+
+
+@attrs.frozen
+class PopResult:
+    """The pop response: code, messages and response header fields."""
+
+    code: int
+    messages: tuple[PoppedMessage, ...] = ()
+    pop_time: int = 0
+    invisible_time: int = 0
+    revive_qid: int = 0
+    rest_num: int = 0
+    start_offset_info: str = ""
+    msg_offset_info: str = ""
+
+
+class PopOperation:
+    """One POP request in flight; ``step()`` runs it to its next interleaving point."""
+
+    def __init__(self, broker: "Broker", request: PopRequest, op_id: int) -> None:
+        self.broker = broker
+        self.request = request
+        self.op_id = op_id
+        self.born_time = broker.clock.now()
+        self.result: PopResult | None = None
+        self.parked = False
+        self.pop_time: int | None = None
+        self._held_lock: str | None = None
+        self._gen: Iterator[None] | None = self._process_request()
+
+    @property
+    def done(self) -> bool:
+        """The response has been produced (``result`` is set)."""
+        return self.result is not None
+
+    @property
+    def expired(self) -> int:
+        """PopRequest#getExpired: bornTime + pollTime."""
+        return self.born_time + self.request.poll_time
+
+    def is_timeout(self, now: int) -> bool:
+        """PopRequest#isTimeout: ``now > expired - 50``."""
+        return now > self.expired - 50
+
+    def step(self) -> bool:
+        """Run to the next interleaving point; False when there is nothing to run (done/parked)."""
+        if self._gen is None:
+            return False
+        if self._held_lock is not None:
+            self.broker.queue_locks.unlock(self._held_lock)
+            self._held_lock = None
+        try:
+            next(self._gen)
+        except StopIteration:
+            self._gen = None
+        return True
+
+    def run_to_end(self) -> PopResult | None:
+        """Step until done or parked (tests and simple drivers)."""
+        while self.step():
+            pass
+        return self.result
+
+    def wake(self) -> None:
+        """wakeUp: run processRequest again (from step 1)."""
+        self.parked = False
+        self._gen = self._process_request()
+
+    def abort(self) -> None:
+        """Broker restart: the request and any lock it holds are gone."""
+        if self._held_lock is not None:
+            self.broker.queue_locks.unlock(self._held_lock)
+            self._held_lock = None
+        self._gen = None
+        self.parked = False
+
+    # -- processRequest ---------------------------------------------------------------------
+    def _finish(self, code: int, **fields: object) -> None:
+        self.result = PopResult(code, **fields)  # type: ignore[arg-type]
+
+    def _process_request(self) -> Iterator[None]:
+        b, req, cfg = self.broker, self.request, self.broker.config
+        if req.max_msg_nums > cfg.pop_max_msg_nums:
+            self._finish(rc.SYSTEM_ERROR)
+            return
+        topic_cfg = b.topics.get(req.topic)
+        if topic_cfg is None:
+            self._finish(rc.TOPIC_NOT_EXIST)
+            return
+        if req.queue_id >= topic_cfg:
+            self._finish(rc.SYSTEM_ERROR)
+            return
+        if req.group not in b.groups:
+            self._finish(rc.SUBSCRIPTION_GROUP_NOT_EXIST)
+            return
+        random_q = b.rng.next_int(100)
+        # (int) Math.abs(ckMessageNumber.getAndIncrement() % reviveQueueNum)
+        revive_qid = to_int(abs(to_long(b.next_ck_message_number()) % cfg.revive_queue_num))
+        messages: list[PoppedMessage] = []
+        start_info: list[str] = []
+        msg_info: list[str] = []
+        rest = [0]
+        pop_time = b.clock.now()
+        self.pop_time = pop_time
+        yield  # popTime taken; queues not read yet
+
+        if cfg.retry_first_by_probability:
+            need_retry = random_q < cfg.pop_from_retry_probability
+        else:
+            need_retry = random_q % 5 == 0
+        retry_topic = build_pop_retry_topic(req.topic, req.group)
+
+        def visit(is_retry: bool, queue_id: int) -> None:
+            self._pop_msg_from_queue(is_retry, messages, queue_id, rest, revive_qid, pop_time, start_info, msg_info)
+
+        if need_retry:
+            retry_queues = b.topics.get(retry_topic)
+            if retry_queues is not None:
+                for i in range(retry_queues):
+                    visit(True, (random_q + i) % retry_queues)
+                    yield
+        if req.queue_id < 0:
+            n = topic_cfg
+            for i in range(n):
+                visit(False, (random_q + i) % n)
+                yield
+        else:
+            visit(False, req.queue_id)
+            yield
+        if not need_retry and len(messages) < req.max_msg_nums:
+            retry_queues = b.topics.get(retry_topic)
+            if retry_queues is not None:
+                for i in range(retry_queues):
+                    visit(True, (random_q + i) % retry_queues)
+                    yield
+        header = dict(pop_time=pop_time, invisible_time=req.invisible_time, revive_qid=revive_qid,
+                      rest_num=rest[0], start_offset_info=joined(start_info), msg_offset_info=joined(msg_info))
+        if messages:
+            self._finish(rc.SUCCESS, messages=tuple(messages), **header)
+            if rest[0] > 0:
+                b.pop_polling.notify_message_arriving(req.topic, req.group, req.queue_id)
+            return
+        polling = b.pop_polling.polling(self)
+        if polling == "SUC":
+            self.parked = True
+            return
+        code = rc.POLLING_FULL if polling == "FULL" else rc.POLLING_TIMEOUT
+        self._finish(code, **header)
+
+    # -- popMsgFromQueue ----------------------------------------------------------------------
+    def _pop_msg_from_queue(self, is_retry: bool, messages: list[PoppedMessage], queue_id: int, rest: list[int],
+                            revive_qid: int, pop_time: int, start_info: list[str], msg_info: list[str]) -> None:
+        b, req = self.broker, self.request
+        topic = build_pop_retry_topic(req.topic, req.group) if is_retry else req.topic
+        lock_key = build_lock_key(topic, req.group, queue_id)
+        offset = self._get_pop_offset(topic, queue_id, False, lock_key)
+        if not b.queue_locks.try_lock(lock_key):
+            rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
+            return
+        self._held_lock = lock_key
+        offset = self._get_pop_offset(topic, queue_id, True, lock_key)
+        if len(messages) >= req.max_msg_nums:
+            rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
+            return
+        filt = None if req.tags is None else (lambda m, tags=req.tags: m.tags in tags)
+        r = b.store.get_message(req.group, topic, queue_id, offset, req.max_msg_nums - len(messages), filt)
+        if r.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY,
+                        GetMessageStatus.OFFSET_FOUND_NULL):
+            offset = r.next_begin_offset
+            b.offsets.commit_offset(req.client, req.group, topic, queue_id, offset)
+            r = b.store.get_message(req.group, topic, queue_id, offset, req.max_msg_nums - len(messages), filt)
+        rest[0] = r.max_offset - r.next_begin_offset + rest[0]
+        if r.messages:
+            self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
+                                     r.next_begin_offset, pop_time)
+            build_start_offset_info(start_info, is_retry, queue_id, offset)
+            build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
+            for m in r.messages:
+                # The client's handle: MQClientAPIImpl#processPopResponse builds it from the
+                # response header (startOffsetInfo for this queue, popTime, reviveQid...).
+                handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic,
+                                          b.config.broker_name, queue_id, m.queue_offset)
+                messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
+        elif r.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
+                          GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \
+                and r.next_begin_offset > -1:
+            b.buffer_merge.add_ck_mock(req.group, topic, queue_id, offset, req.invisible_time, pop_time, revive_qid,
+                                       r.next_begin_offset, b.config.broker_name, b.config.ck_queue_id_is_byte)
+
+    def _get_pop_offset(self, topic: str, queue_id: int, init: bool, lock_key: str) -> int:
+        """getPopOffset: committed offset (or the init-mode start), raised to the buffer's latest."""
+        b, req = self.broker, self.request
+        offset = b.offsets.query_offset(req.group, topic, queue_id)
+        if offset < 0:
+            if req.init_mode == INIT_MODE_MIN:
+                offset = b.store.get_min_offset_in_queue(topic, queue_id)
+            else:
+                offset = b.store.get_max_offset_in_queue(topic, queue_id) - 1
+                if offset < 0:
+                    offset = 0
+                if init:
+                    b.offsets.commit_offset("getPopOffset", req.group, topic, queue_id, offset)
+        buffer_offset = b.buffer_merge.get_latest_offset(lock_key)
+        if buffer_offset < 0:
+            return offset
+        return buffer_offset if buffer_offset > offset else offset
+
+    def _append_check_point(self, topic: str, revive_qid: int, queue_id: int, offset: int,
+                            queue_offsets: list[int], next_begin_offset: int, pop_time: int) -> None:
+        """appendCheckPoint: build the CK (diffs narrowed to int); buffer it or store it now."""
+        b, req = self.broker, self.request
+        ck = PopCheckPoint(bit_map=0, num=to_byte(len(queue_offsets)), pop_time=pop_time,
+                           invisible_time=req.invisible_time, start_offset=offset, cid=req.group, topic=topic,
+                           queue_id=to_byte(queue_id) if b.config.ck_queue_id_is_byte else queue_id,
+                           broker_name=b.config.broker_name)
+        for qo in queue_offsets:
+            ck.add_diff(to_int(qo - offset))
+        if b.buffer_merge.add_ck(ck, revive_qid, -1, next_begin_offset):
+            return
+        b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
+
+
+class PopLongPollingService:
+    """pollingMap / topicCidMap / totalPollingNum of PopMessageProcessor and its timeout scan."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self._broker = broker
+        self.polling_map: dict[str, list[PopOperation]] = {}
+        self.topic_cid_map: dict[str, dict[str, None]] = {}
+        self.total_polling_num = 0
+
+    def polling(self, op: PopOperation) -> str:
+        """polling(): "NOT" (no pollTime), "FULL", "TIMEOUT" or "SUC" (parked)."""
+        req, cfg = op.request, self._broker.config
+        if req.poll_time <= 0:
+            return "NOT"
+        self.topic_cid_map.setdefault(req.topic, {}).setdefault(req.group, None)
+        if self.total_polling_num >= cfg.max_pop_polling_size:
+            return "FULL"
+        if op.is_timeout(self._broker.clock.now()):
+            return "TIMEOUT"
+        key = build_polling_key(req.topic, req.group, req.queue_id)
+        queue = self.polling_map.get(key)
+        if queue is None:
+            queue = self.polling_map[key] = []
+        elif len(queue) > cfg.pop_polling_size:
+            return "FULL"
+        queue.append(op)
+        # ConcurrentSkipListSet ordered by (expired, op sequence)
+        queue.sort(key=lambda o: (o.expired, o.op_id))
+        self.total_polling_num += 1
+        return "SUC"
+
+    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> None:
+        """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key."""
+        queue = self.polling_map.get(build_polling_key(topic, cid, queue_id))
+        if not queue:
+            return
+        op = queue.pop(0)
+        self.total_polling_num -= 1
+        op.wake()
+
+    def notify_topic_queue(self, topic: str, queue_id: int) -> None:
+        """notifyMessageArriving(topic, queueId): called on every put (ReputMessageService)."""
+        cids = self.topic_cid_map.get(topic)
+        if cids is None:
+            return
+        for cid in list(cids):
+            if queue_id >= 0:
+                self.notify_message_arriving(topic, cid, -1)
+            self.notify_message_arriving(topic, cid, queue_id)
+
+    def timeout_step(self, now: int) -> int:
+        """PopLongPollingService#run: wake every parked request whose expiry has passed."""
+        woken = 0
+        for key in list(self.polling_map):
+            queue = self.polling_map[key]
+            while queue and queue[0].is_timeout(now):
+                op = queue.pop(0)
+                self.total_polling_num -= 1
+                op.wake()
+                woken += 1
+        return woken
+
+    def clear(self) -> None:
+        """Restart: every parked request is dropped (the channels are gone)."""
+        for queue in self.polling_map.values():
+            for op in queue:
+                op.abort()
+        self.polling_map.clear()
+        self.topic_cid_map.clear()
+        self.total_polling_num = 0

@@ -1,0 +1,207 @@
+"""PopReviveService: reads one revive queue, matches ACKs to CKs and re-sends what was not acked.
+
+One ``revive_step`` is one round of the service thread: consumeReviveMessage then
+mergeAndRevive. The Java thread sleeps 100 ms on an empty read and gives up after 4 s of
+emptiness; the model does not let virtual time pass inside a step, so an empty read ends
+the scan at once (after applying the endTime move rule). The driver advances time between
+rounds (reviveInterval). Everything else -- the map keyed by the merge key, the endTime /
+firstRt windows, the 2 s margin of mergeAndRevive, the epoch-skip check, the offset commit
+-- follows rocketmq-all-5.0.0 PopReviveService.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from reference.broker.checkpoint import AckMsg, PopCheckPoint, get_bit, set_bit
+from reference.broker.config import BrokerConfig
+from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GROUP, SECOND,
+                                   build_ck_merge_key, build_pop_retry_topic, is_retry_topic, parse_normal_topic)
+from reference.broker.message import PROPERTY_FIRST_POP_TIME, MessageExt
+from reference.broker.offset_manager import ConsumerOffsetManager
+from reference.broker.store import GetMessageStatus, MessageStore
+from reference.broker.timer import TimerService
+
+
+@attrs.define(slots=True)
+class ConsumeReviveObj:
+    """ConsumeReviveObj: the CKs of one round and its time window."""
+
+    map: dict[str, PopCheckPoint] = attrs.field(factory=dict)
+    start_time: int = 0
+    end_time: int = 0
+    old_offset: int = 0
+    new_offset: int = 0
+
+    def gen_sort_list(self) -> list[PopCheckPoint]:
+        """CKs by revive-queue offset (genSortList)."""
+        return sorted(self.map.values(), key=lambda ck: ck.revive_offset)
+
+
+@attrs.frozen
+class RevivedMessage:
+    """One message re-sent to the retry topic by a revive round (for the checker)."""
+
+    ck_topic: str
+    ck_queue_id: int
+    msg_offset: int
+    retry_topic: str
+    retry_offset: int
+    uniq_key: str | None
+
+
+class PopReviveService:
+    """The service of one revive queue ``queue_id``."""
+
+    def __init__(self, queue_id: int, revive_topic: str, config: BrokerConfig, now: Callable[[], int],
+                 store: MessageStore, timer: TimerService, offsets: ConsumerOffsetManager,
+                 topic_exists: Callable[[str], bool], group_exists: Callable[[str], bool],
+                 ensure_retry_topic: Callable[[str], None]) -> None:
+        self.queue_id = queue_id
+        self.revive_topic = revive_topic
+        self._cfg = config
+        self._now = now
+        self._store = store
+        self._timer = timer
+        self._offsets = offsets
+        self._topic_exists = topic_exists
+        self._group_exists = group_exists
+        self._ensure_retry_topic = ensure_retry_topic
+        self.revive_offset = offsets.query_offset(REVIVE_GROUP, revive_topic, queue_id)
+        self.should_run = True
+        self.last_round: ConsumeReviveObj | None = None
+        self.revived: list[RevivedMessage] = []
+
+    def revive_step(self) -> list[RevivedMessage]:
+        """One round: consumeReviveMessage + mergeAndRevive; returns the messages re-sent."""
+        obj = ConsumeReviveObj()
+        self.consume_revive_message(obj)
+        before = len(self.revived)
+        self.merge_and_revive(obj)
+        self.last_round = obj
+        return self.revived[before:]
+
+    def _get_revive_message(self, offset: int) -> list[MessageExt]:
+        """getReviveMessage: up to 32 messages; an illegal offset commits nextBeginOffset - 1.
+
+        PopReviveService#getMessage maps store statuses to PullStatus: NO_MESSAGE_IN_QUEUE is
+        NO_NEW_MSG, NO_MATCHED_MESSAGE is NO_MATCHED_MSG, the rest (OFFSET_OVERFLOW_ONE
+        included) OFFSET_ILLEGAL; reachTail is NO_NEW_MSG, or OFFSET_ILLEGAL at offset == maxOffset.
+        """
+        r = self._store.get_message(REVIVE_GROUP, self.revive_topic, self.queue_id, offset, 32)
+        if r.status is GetMessageStatus.FOUND:
+            return r.messages
+        no_new = r.status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
+        no_matched = r.status is GetMessageStatus.NO_MATCHED_MESSAGE
+        illegal = not no_new and not no_matched
+        reach_tail = no_new or (illegal and offset == r.max_offset)
+        if not reach_tail and (illegal or no_matched) and self.should_run:
+            self._offsets.commit_offset("revive", REVIVE_GROUP, self.revive_topic, self.queue_id, r.next_begin_offset - 1)
+        return []
+
+    def consume_revive_message(self, obj: ConsumeReviveObj) -> None:
+        """consumeReviveMessage: read from oldOffset + 1, building the CK map and the window."""
+        now = self._now()
+        obj.start_time = now
+        end_time = 0
+        old_offset = self._offsets.query_offset(REVIVE_GROUP, self.revive_topic, self.queue_id)
+        obj.old_offset = old_offset
+        offset = old_offset + 1
+        first_rt = 0
+        while True:
+            if not self.should_run:
+                break
+            msgs = self._get_revive_message(offset)
+            if not msgs:
+                # Timer caught up (no overdue delivery) and nothing came for 3 s: move endTime.
+                if end_time != 0 and now - end_time > 3 * SECOND and not self._timer.has_due(now):
+                    end_time = now
+                # Java: break if endTime - firstRt > ackTimeInterval + 1 s, else sleep 100 ms
+                # and retry until 4 s of emptiness; with frozen virtual time both end the scan.
+                break
+            if now - obj.start_time > self._cfg.revive_scan_time:
+                break
+            for m in msgs:
+                if m.tags == CK_TAG:
+                    point = PopCheckPoint.from_json(m.body.decode())
+                    if point.topic is None or point.cid is None:
+                        continue
+                    key = build_ck_merge_key(point.topic, point.cid, point.queue_id, point.start_offset, point.pop_time)
+                    obj.map[key] = point
+                    point.revive_offset = m.queue_offset
+                    if first_rt == 0:
+                        first_rt = point.revive_time
+                elif m.tags == ACK_TAG:
+                    ack = AckMsg.from_json(m.body.decode())
+                    point = obj.map.get(ack.merge_key)
+                    if point is not None:
+                        index = point.index_of_ack(ack.ack_offset)
+                        if index > -1:
+                            point.bit_map = set_bit(point.bit_map, index)
+                deliver_time = m.deliver_time_ms
+                if deliver_time > end_time:
+                    end_time = deliver_time
+            offset += len(msgs)
+        obj.end_time = end_time
+
+    def merge_and_revive(self, obj: ConsumeReviveObj) -> None:
+        """mergeAndRevive: revive CKs whose revive time is > 2 s behind endTime; commit offset."""
+        new_offset = obj.old_offset
+        for point in obj.gen_sort_list():
+            if not self.should_run:
+                break
+            if obj.end_time - point.revive_time <= ACK_TIME_INTERVAL + SECOND:
+                break
+            normal_topic = parse_normal_topic(point.topic or "", point.cid or "")
+            if not self._topic_exists(normal_topic) or not self._group_exists(point.cid or ""):
+                new_offset = point.revive_offset
+                continue
+            self.revive_msg_from_ck(point)
+            new_offset = point.revive_offset
+        if new_offset > obj.old_offset:
+            if not self.should_run:
+                return
+            self._offsets.commit_offset("revive", REVIVE_GROUP, self.revive_topic, self.queue_id, new_offset)
+        self.revive_offset = new_offset
+        obj.new_offset = new_offset
+
+    def revive_msg_from_ck(self, point: PopCheckPoint) -> None:
+        """reviveMsgFromCk: re-send every un-acked message still in the store.
+
+        Epoch skip: a message stored after the CK's popTime belongs to a re-created queue
+        (its offsets restarted), so it is not the message this CK popped.
+        """
+        for j in range(point.num):
+            if get_bit(point.bit_map, j):
+                continue
+            msg_offset = point.ack_offset_by_index(j)
+            msg = self._store.look_message_by_offset(point.topic or "", point.queue_id, msg_offset)
+            if msg is None:
+                continue
+            # v5.0 "skip ck from last epoch": a message stored after popTime is taken as a
+            # re-created queue's. It also matches a message put between the request's popTime
+            # and its queue read, which is then never revived (spec/broker.md). develop
+            # dropped the check.
+            if self._cfg.revive_skips_last_epoch and point.pop_time < msg.store_timestamp:
+                continue
+            self.revive_retry(point, msg, msg_offset)
+
+    def revive_retry(self, point: PopCheckPoint, msg: MessageExt, msg_offset: int) -> None:
+        """reviveRetry: put a copy in the retry topic, reconsumeTimes + 1, FIRST_POP_TIME set once."""
+        if not self.should_run:
+            return
+        topic = point.topic or ""
+        retry_topic = topic if is_retry_topic(topic) else build_pop_retry_topic(topic, point.cid or "")
+        props = dict(msg.properties)
+        if msg.reconsume_times == 0 or props.get(PROPERTY_FIRST_POP_TIME) is None:
+            props[PROPERTY_FIRST_POP_TIME] = str(point.pop_time)
+        inner = MessageExt(topic=retry_topic, queue_id=0, body=msg.body, tags=msg.tags, properties=props,
+                           reconsume_times=msg.reconsume_times + 1, born_timestamp=msg.born_timestamp)
+        self._ensure_retry_topic(retry_topic)
+        stored = self._store.put_message(inner)
+        self.revived.append(RevivedMessage(topic, point.queue_id, msg_offset, retry_topic, stored.queue_offset,
+                                           msg.uniq_key))
+
+

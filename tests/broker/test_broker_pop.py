@@ -1,0 +1,122 @@
+from reference.broker import response_code as rc
+from reference.broker.keys import build_lock_key
+from reference.broker.pop_processor import INIT_MODE_MAX, PopRequest
+from reference.common.javalang import JavaRandom
+
+from tests.broker.conftest import make_broker
+
+
+def fill(b, n, queue=0, topic="T"):
+    for i in range(n):
+        assert b.put_message(topic, queue, b"m%d" % i).code == rc.SUCCESS
+
+
+def test_pop_creates_checkpoint_and_handles(broker):
+    fill(broker, 3)
+    op = broker.pop(PopRequest("T", "G", queue_id=0, max_msg_nums=2, invisible_time=20000))
+    r = op.result
+    assert r.code == rc.SUCCESS and [m.queue_offset for m in r.messages] == [0, 1]
+    assert r.rest_num == 1 and r.start_offset_info == "0 0 0" and r.msg_offset_info == "0 0 0,1"
+    assert r.messages[1].extra_info == f"0 {r.pop_time} 20000 {r.revive_qid} 0 broker-a 0 1"
+    (ck,) = broker.stored_checkpoints()  # buffer merge off (v5.0 default): CK stored now
+    assert (ck.ck.start_offset, ck.ck.num, ck.ck.queue_offset_diff, ck.in_timer) == (0, 2, [0, 1], True)
+    # the next pop continues after the buffered offset even before any commit
+    op2 = broker.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000))
+    assert [m.queue_offset for m in op2.result.messages] == [2]
+    broker.buffer_merge_scan()
+    assert broker.committed_offset("G", "T", 0) == 3
+
+
+def test_pop_takes_pop_time_first_and_interleaves_between_queues(broker):
+    fill(broker, 1, queue=0)
+    fill(broker, 1, queue=1)
+    op = broker.begin_pop(PopRequest("T", "G", invisible_time=20000))
+    op.step()
+    t0 = op.pop_time
+    broker.clock.advance(500)
+    op.step()  # first queue visited, its lock held until the next step
+    held = [q for q in (0, 1) if broker.queue_locks.is_locked(build_lock_key("T", "G", q))]
+    assert len(held) == 1
+    other = broker.pop(PopRequest("T", "G", queue_id=held[0], invisible_time=20000))
+    assert other.result.code == rc.POLLING_TIMEOUT  # tryLock failed: queue skipped
+    op.run_to_end()
+    assert op.result.pop_time == t0 and len(op.result.messages) == 2
+    assert not any(broker.queue_locks.is_locked(build_lock_key("T", "G", q)) for q in (0, 1))
+
+
+def test_retry_first_follows_seeded_random():
+    # v5.0: needRetry = nextInt(100) % 5 == 0; the first draw of seed s decides
+    seeds = [s for s in range(40) if JavaRandom(s).next_int(100) % 5 == 0]
+    assert seeds
+    b = make_broker(seed=seeds[0], queues=1)
+    fill(b, 1)
+    b.create_topic("%RETRY%G_T", 1)
+    b.put_message("%RETRY%G_T", 0, b"r")
+    op = b.pop(PopRequest("T", "G", max_msg_nums=1, invisible_time=20000))
+    assert op.result.messages[0].ack_topic == "%RETRY%G_T"
+    other = [s for s in range(40) if JavaRandom(s).next_int(100) % 5 != 0][0]
+    b2 = make_broker(seed=other, queues=1)
+    fill(b2, 1)
+    b2.create_topic("%RETRY%G_T", 1)
+    b2.put_message("%RETRY%G_T", 0, b"r")
+    op2 = b2.pop(PopRequest("T", "G", max_msg_nums=1, invisible_time=20000))
+    assert op2.result.messages[0].ack_topic == "T"
+
+
+def test_long_polling_parks_and_wakes_on_put(broker):
+    op = broker.pop(PopRequest("T", "G", queue_id=-1, invisible_time=20000, poll_time=5000))
+    assert op.parked and not op.done
+    broker.put_message("T", 1, b"x")
+    assert not op.parked
+    op.run_to_end()
+    assert op.result.code == rc.SUCCESS and op.result.messages[0].message.body == b"x"
+
+
+def test_long_polling_times_out(broker):
+    op = broker.pop(PopRequest("T", "G", invisible_time=20000, poll_time=1000))
+    assert op.parked
+    broker.clock.advance(2000)
+    assert broker.long_polling_step() == 1
+    op.run_to_end()
+    assert op.result.code == rc.POLLING_TIMEOUT
+
+
+def test_offset_correction_after_retention(broker):
+    fill(broker, 5)
+    broker.offsets.commit_offset("c", "G", "T", 0, 1)
+    broker.expire("T", 0, 3)
+    op = broker.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000))
+    assert [m.queue_offset for m in op.result.messages] == [3, 4]
+
+
+def test_init_mode_max_starts_at_last_message(broker):
+    fill(broker, 4)
+    op = broker.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000, init_mode=INIT_MODE_MAX))
+    assert [m.queue_offset for m in op.result.messages] == [3]
+
+
+def test_pop_bad_requests(broker):
+    assert broker.pop(PopRequest("nope", "G")).result.code == rc.TOPIC_NOT_EXIST
+    assert broker.pop(PopRequest("T", "nope")).result.code == rc.SUBSCRIPTION_GROUP_NOT_EXIST
+    assert broker.pop(PopRequest("T", "G", queue_id=2)).result.code == rc.SYSTEM_ERROR
+    assert broker.pop(PopRequest("T", "G", max_msg_nums=33)).result.code == rc.SYSTEM_ERROR
+    assert broker.stored_checkpoints() == [] and broker.committed_offsets() == {}
+
+
+def test_determinism_same_seed_same_results():
+    def run(seed):
+        b = make_broker(seed=seed, queues=3)
+        out = []
+        for i in range(20):
+            b.put_message("T", i % 3, b"%d" % i)
+            if i % 4 == 0:
+                op = b.pop(PopRequest("T", "G", max_msg_nums=3, invisible_time=5000))
+                out.append((op.result.code, [(m.queue_id, m.queue_offset, m.extra_info) for m in op.result.messages]))
+            b.clock.advance(700)
+            b.timer_step()
+            b.buffer_merge_scan()
+            for q in range(8):
+                out.append(tuple(b.revive_step(q)))
+        return out
+    assert run(3) == run(3)
+    assert run(3) != run(4)
