@@ -1,0 +1,52 @@
+"""``popverify allocate``: the assignment doLoadBalance computes for clients c0..c{C-1}."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from popverify.errors import UsageError
+from reference.broker.query_assignment import CLUSTERING, do_load_balance
+from reference.client.allocation import STRATEGIES, MessageQueue
+
+TOPIC = "TopicTest"
+BROKER = "broker-a"
+
+
+def assignments(strategy: str, queues: int, clients: int, share: int | None) -> dict[str, list[int]]:
+    """{client: sorted distinct queue ids (-1 = all queues)} as doLoadBalance returns them."""
+    if strategy not in ("AVG", "AVG_BY_CIRCLE"):
+        raise UsageError(f"unknown strategy {strategy!r}; choose AVG or AVG_BY_CIRCLE")
+    if queues < 1 or clients < 1:
+        raise UsageError("--queues and --clients must be >= 1")
+    if share is not None and share < 0:
+        raise UsageError("--share must be >= 0")
+    mqs = [MessageQueue(TOPIC, BROKER, q) for q in range(queues)]
+    cids = [f"c{i}" for i in range(clients)]
+    out: dict[str, list[int]] = {}
+    for cid in cids:
+        assigned = do_load_balance(CLUSTERING, STRATEGIES[strategy], "GID", cid, mqs, cids, share)
+        out[cid] = sorted({mq.queue_id for mq in assigned or ()})
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    result = assignments(args.strategy, args.queues, args.clients, args.share)
+    if args.json:
+        print(json.dumps({"assignments": result}, sort_keys=False))
+    else:
+        mode = f"POP, popShareQueueNum {args.share}" if args.share is not None else "plain"
+        print(f"{args.strategy} ({mode}), {args.queues} queues, {args.clients} clients:")
+        for cid, qs in result.items():
+            print(f"  {cid}: {'all queues (-1)' if qs == [-1] else qs}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("allocate", help="show the broker-side rebalance (allocate4Pop) result")
+    parser.add_argument("--strategy", required=True, help="AVG or AVG_BY_CIRCLE")
+    parser.add_argument("--queues", type=int, required=True)
+    parser.add_argument("--clients", type=int, required=True)
+    parser.add_argument("--share", type=int, default=None, help="popShareQueueNum (POP mode)")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=run)

@@ -1,0 +1,72 @@
+"""QueryAssignmentProcessor: broker-side rebalance (doLoadBalance) and allocate4Pop."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reference.client.allocation import MessageQueue, Strategy, sort_cids, sort_queues
+
+BROADCASTING = "BROADCASTING"
+CLUSTERING = "CLUSTERING"
+
+
+def allocate_for_more_clients(current_cid: str, mq_all: Sequence[MessageQueue],
+                              cid_all: Sequence[str]) -> list[MessageQueue]:
+    """QueryAssignmentProcessor#allocate: with more clients than queues, client i gets queue i mod Q."""
+    if not current_cid:
+        raise ValueError("currentCID is empty")
+    if not mq_all:
+        raise ValueError("mqAll is null or mqAll empty")
+    if not cid_all:
+        raise ValueError("cidAll is null or cidAll empty")
+    if current_cid not in cid_all:
+        return []
+    return [mq_all[list(cid_all).index(current_cid) % len(mq_all)]]
+
+
+def allocate4pop(strategy: Strategy, group: str, client_id: str, mq_all: Sequence[MessageQueue],
+                 cid_all: Sequence[str], pop_share_queue_num: int) -> list[MessageQueue]:
+    """QueryAssignmentProcessor#allocate4Pop (identical at v5.0 and develop).
+
+    - popShareQueueNum <= 0 or >= C - 1: every client gets every queue, as queueId -1.
+    - C <= Q: the client's own allocation plus those of the next popShareQueueNum clients
+      in cid order (wrapping); duplicates kept in the list, as Java keeps them.
+    - C > Q: one queue each, client i gets queue i mod Q.
+    """
+    if pop_share_queue_num <= 0 or pop_share_queue_num >= len(cid_all) - 1:
+        return [MessageQueue(mq.topic, mq.broker_name, -1) for mq in mq_all]
+    if len(cid_all) <= len(mq_all):
+        result = strategy(group, client_id, mq_all, cid_all)
+        if client_id in cid_all:
+            index = list(cid_all).index(client_id)
+            for _ in range(pop_share_queue_num):
+                index = (index + 1) % len(cid_all)
+                result = result + strategy(group, cid_all[index], mq_all, cid_all)
+        return result
+    return allocate_for_more_clients(client_id, mq_all, cid_all)
+
+
+def do_load_balance(message_model: str, strategy: Strategy | None, group: str, client_id: str,
+                    mq_set: Sequence[MessageQueue] | None, cid_all: Sequence[str] | None,
+                    pop_share_queue_num: int | None) -> set[MessageQueue] | None:
+    """QueryAssignmentProcessor#doLoadBalance with server load balancing enabled.
+
+    ``pop_share_queue_num`` None means the group is not in POP mode. Returns None where the
+    Java code returns null (unknown topic, no clients, unknown strategy, strategy threw).
+    """
+    if message_model == BROADCASTING:
+        return None if mq_set is None else set(mq_set)
+    if message_model != CLUSTERING:
+        return None
+    if mq_set is None or cid_all is None or strategy is None:
+        return None
+    mq_all = sort_queues(mq_set)
+    cids = sort_cids(cid_all)
+    try:
+        if pop_share_queue_num is not None:
+            result = allocate4pop(strategy, group, client_id, mq_all, cids, pop_share_queue_num)
+        else:
+            result = strategy(group, client_id, mq_all, cids)
+    except ValueError:
+        return None  # "allocate message queue exception": logged, null returned
+    return set(result)
