@@ -1,0 +1,8 @@
+"""Every proof, by name, in the order `popverify prove` runs them."""
+
+from __future__ import annotations
+
+from proofs import allocation, checkpoint, offsets
+from proofs.framework import Proof
+
+ALL: dict[str, Proof] = {p.name: p for p in (*allocation.PROOFS, *checkpoint.PROOFS, *offsets.PROOFS)}
