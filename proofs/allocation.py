@@ -147,17 +147,17 @@ def _cross_check_strategies(n: int) -> int:
 
 PROOFS: list[Proof] = [
     Proof("alloc-avg-partition", "AVG: the base allocation is disjoint and complete (every queue has exactly one "
-          "owner, given explicitly)", f"1 <= Q, C <= {BOUND}", _base_partition(avg_owns), _cross_check_strategies),
+          "owner, given explicitly)", f"1 <= Q, C <= {BOUND}", _base_partition(avg_owns), _cross_check_strategies, properties=("ALLOC-1", "ALLOC-2",)),
     Proof("alloc-circle-partition", "AVG_BY_CIRCLE: the base allocation is disjoint and complete (owner k mod C)",
-          f"1 <= Q, C <= {BOUND}", _base_partition(circle_owns), _cross_check_strategies),
+          f"1 <= Q, C <= {BOUND}", _base_partition(circle_owns), _cross_check_strategies, properties=("ALLOC-1", "ALLOC-2",)),
     Proof("alloc4pop-avg-shared-degree", "allocate4Pop shared branch with AVG: a queue's holders are exactly the "
           "S + 1 distinct clients owner - d mod C, d = 0..S", f"1 <= Q, C <= {BOUND}, 0 < S < C - 1 <= Q - 1",
-          _shared_degree(avg_owns)),
+          _shared_degree(avg_owns), properties=("ALLOC-2",)),
     Proof("alloc4pop-circle-shared-degree", "allocate4Pop shared branch with AVG_BY_CIRCLE: exactly S + 1 holders",
-          f"1 <= Q, C <= {BOUND}, 0 < S < C - 1 <= Q - 1", _shared_degree(circle_owns)),
+          f"1 <= Q, C <= {BOUND}, 0 < S < C - 1 <= Q - 1", _shared_degree(circle_owns), properties=("ALLOC-2",)),
     Proof("alloc4pop-more-clients-degree", "allocate4Pop with C > Q: queue k has exactly floor((C-1-k)/Q) + 1 "
-          "clients and every client is assigned", f"1 <= Q < C <= {BOUND}", _more_clients_degree),
+          "clients and every client is assigned", f"1 <= Q < C <= {BOUND}", _more_clients_degree, properties=("ALLOC-2", "ALLOC-3",)),
     Proof("alloc4pop-naive-bound-exact", "'at most 1 + S clients per queue' fails exactly when S <= 0 and C > S + 1, "
           "or 0 < S < C - 1, C > Q and ceil(C/Q) > S + 1", f"1 <= Q, C <= {BOUND}, 0 <= S <= {BOUND}",
-          _naive_bound_exact),
+          _naive_bound_exact, properties=("ALLOC-2",)),
 ]

@@ -40,6 +40,7 @@ class Proof:
     bound: str
     build: Callable[[bool], tuple[list, list, Any]]
     cross_check: Callable[[int], int] | None = None  # runs N random comparisons, returns how many
+    properties: tuple[str, ...] = ()  # the property IDs of spec/ this theorem establishes or supports
 
     def run(self, mutate: bool = False, timeout_ms: int = 30_000) -> ProofResult:
         """Ask z3 for a model of hypotheses ∧ ¬claim; none means the claim is proved."""

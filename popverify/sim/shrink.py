@@ -1,0 +1,43 @@
+"""Delta debugging over a schedule: the shortest schedule (1-minimal by removal of chunks)
+that still violates a given property."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from popverify.sim.scenario import Action, RunResult, ScenarioConfig, run_scenario
+
+
+def violates(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
+             property_id: str, mutant: str | None) -> RunResult | None:
+    """The run of ``schedule`` if it violates ``property_id``, else None."""
+    result = run_scenario(profile, seed, 0, mode=mode, config=config, schedule=schedule, mutant=mutant)
+    return result if any(v.property_id == property_id for v in result.violations) else None
+
+
+def shrink(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
+           property_id: str, mutant: str | None = None, max_runs: int = 2000) -> tuple[Action, ...]:
+    """ddmin-style reduction: remove chunks (halving their size) while the violation stays.
+
+    The result still violates ``property_id`` and removing any single action from it does
+    not (unless ``max_runs`` ran out first). ValueError if the input does not violate it.
+    """
+    current = list(schedule)
+    if violates(profile, mode, seed, config, current, property_id, mutant) is None:
+        raise ValueError(f"the schedule does not violate {property_id}")
+    runs = 1
+    chunk = max(1, len(current) // 2)
+    while chunk >= 1 and runs < max_runs:
+        removed = False
+        start = 0
+        while start < len(current) and runs < max_runs:
+            candidate = current[:start] + current[start + chunk:]
+            runs += 1
+            if candidate and violates(profile, mode, seed, config, candidate, property_id, mutant) is not None:
+                current = candidate
+                removed = True
+            else:
+                start += chunk
+        if not removed:
+            chunk //= 2
+    return tuple(current)

@@ -1,0 +1,1 @@
+"""`popverify verify`: every technique on defaults, one report (summary.json, report.html)."""

@@ -1,0 +1,75 @@
+"""`popverify verify`: report contents, exit-code policy, and the HTML in a real headless browser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from popverify.cli import main
+from popverify.sim.shrink import shrink
+from popverify.sim.scenario import ScenarioConfig, run_scenario
+
+
+def _verify(out: Path, *extra: str) -> int:
+    return main(["verify", "--out", str(out), "--runs", "8", "--steps", "250", "--skip", "stateful,z3", *extra])
+
+
+def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
+    assert _verify(tmp_path) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["outcome"].startswith("ok")
+    assert set(summary["techniques"]["simulation"]) == {"v5.0", "develop"}
+    assert {"ALO-1", "OFF-1", "ALLOC-2"} <= set(summary["matrix"])
+    for finding in summary["techniques"]["simulation"]["v5.0"]["findings"]:
+        trace = Path(finding["trace"])
+        assert trace.exists() and finding["minimal_steps"] <= finding["original_steps"]
+        assert main(["replay", str(trace)]) == 0
+    html = (tmp_path / "report.html").read_text()
+    assert "<script" not in html and "http" not in html.split("<body>")[1]  # nothing to fetch
+
+
+def test_verify_exits_non_zero_when_a_property_expected_to_hold_fails(tmp_path: Path) -> None:
+    assert _verify(tmp_path, "--mutant", "commit-skips-offset") == 1
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["outcome"].startswith("failed")
+    assert any(f["property"] in ("OFF-1", "ALO-1") and f["unexpected"]
+               for f in summary["techniques"]["simulation"]["develop"]["findings"])
+
+
+def test_verify_rejects_unknown_technique(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "popverify", "verify", "--out", str(tmp_path), "--skip", "magic"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and "unknown technique" in proc.stderr
+
+
+def test_shrink_gives_a_one_minimal_schedule() -> None:
+    config = ScenarioConfig(enable_pop_buffer_merge=False)
+    found = run_scenario("v5.0", 1, 800, config=config)
+    pid = found.violations[0].property_id
+    minimal = shrink("v5.0", "pop", 1, config, found.schedule, pid)
+    assert len(minimal) < len(found.schedule)
+    for i in range(len(minimal)):
+        fewer = minimal[:i] + minimal[i + 1:]
+        result = run_scenario("v5.0", 1, 0, config=config, schedule=fewer)
+        assert not any(v.property_id == pid for v in result.violations)
+
+
+def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    browser = shutil.which("chromium")
+    if browser is None:
+        pytest.fail("chromium is not installed: .ci/run installs Debian's chromium for this test")
+    assert _verify(tmp_path) == 0
+    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                           (tmp_path / "report.html").resolve().as_uri()],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    dom = proc.stdout
+    assert 'id="matrix"' in dom and "ALO-1" in dom and "ALLOC-4" in dom
+    assert 'id="outcome"' in dom and "ok: every property expected to hold held" in dom
