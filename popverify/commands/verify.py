@@ -84,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
         "tlc": "TLA+ specs not built yet (issue 5)", "spark": "Spark campaigns not built yet (issue 7)",
         "conformance": "Java conformance not built yet (issue 8)"}
     summary["outcome"] = "failed: " + ", ".join(failed) if failed else "ok: every property expected to hold held"
+    mutation_file = out / "mutation.json"  # written by `popverify mutate --out` into the same folder
+    if mutation_file.is_file():
+        try:
+            summary["mutation"] = json.loads(mutation_file.read_text())
+        except (OSError, ValueError) as err:
+            summary["techniques"]["unavailable"]["mutation"] = f"unreadable {mutation_file.name}: {err}"
     report.write(summary, out)
     if args.json:
         print(json.dumps({k: summary[k] for k in ("outcome",)} | {"matrix": summary["matrix"]}, indent=2, sort_keys=True))

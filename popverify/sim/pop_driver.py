@@ -78,6 +78,7 @@ class PopDriver:
         self.states: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         self.step_no = 0
+        self._prev_kind = "start"
         weights = [(k, w) for k, w in POP_ACTIONS.items() if k in config.actions]
         weights += [(f, FAULT_WEIGHT) for f in config.faults]
         self._kinds = [k for k, _ in weights]
@@ -127,6 +128,7 @@ class PopDriver:
             applied = self.apply(action)
             if not applied:
                 self.counts["skipped"] += 1
+            self._cover_step(action.kind, applied)
             self.schedule.append(action)
             self.checker.check_offsets(i, self.broker, self.config.queues)
             if self.record_trace:
@@ -139,6 +141,15 @@ class PopDriver:
             if self.record_trace:
                 self._record(Action("drain"), drained)
         self.checker.finish(drained, total)
+
+    def _cover_step(self, kind: str, applied: bool) -> None:
+        """Coverage signal: action-pair edges and a coarse abstract state (see spec/fuzzing.md)."""
+        held = sum(len(c.held) for c in self.consumers)
+        pending = sum(1 for c in self.consumers if c.op is not None)
+        buffered = len(self.broker.buffer_merge.buffer)
+        self.coverage.add(f"edge:{self._prev_kind}>{kind}:{int(applied)}")
+        self.coverage.add(f"state:held{min(held, 3)}:pending{pending}:buffer{min(buffered, 2)}")
+        self._prev_kind = kind
 
     def apply(self, action: Action) -> bool:
         """Perform one action; False when it does not apply in this state (a no-op)."""

@@ -87,6 +87,18 @@ def render(summary: dict[str, Any]) -> str:
     techniques = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v.get('result', v.get('status', ''))))}</td>"
                          f"<td>{esc(str(v.get('seconds', '')))}</td></tr>"
                          for k, v in summary["techniques"].items() if isinstance(v, dict) and "result" in v)
+    unavailable = "".join(f"<tr><th>{esc(k)}</th><td class=\"unavailable\">unavailable: {esc(str(v))}</td><td></td></tr>"
+                          for k, v in sorted(summary["techniques"].get("unavailable", {}).items()))
+    mutation = summary.get("mutation")
+    if mutation:
+        sim = mutation["techniques"]["simulation"]
+        mutation_html = (f"<p id=\"mutation\">simulation checker: {sim['killed']}/{sim['total']} mutants killed, score "
+                         f"{sim['score']} (operators {esc(', '.join(mutation['operators']))}; "
+                         f"{mutation['seeds']} seeds × {mutation['steps']} steps per profile)</p>"
+                         + "<table>" + "".join(f"<tr><td>{'killed' if m['killed'] else 'SURVIVED'}</td><td>{esc(m['mutant'])}</td>"
+                                               f"<td>{esc(' '.join(m['by']))}</td></tr>" for m in mutation["mutants"]) + "</table>")
+    else:
+        mutation_html = "<p>no mutation run under this folder: <code>popverify mutate --out DIR</code></p>"
     env = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v.get('version', v.get('error', '')))}</td></tr>"
                   for k, v in summary["environment"].items())
     figures = "".join(f"<tr><th>{esc(p)}</th><td>{c['runs']}</td><td>{c['steps']}</td><td>{c['seconds']}</td>"
@@ -97,7 +109,8 @@ def render(summary: dict[str, Any]) -> str:
 <p>Outcome: <strong id="outcome">{esc(summary['outcome'])}</strong></p>
 <h2>Property × technique</h2><table id="matrix"><tr><th>ID</th><th>property</th><th>expected</th>
 {''.join(f'<th>{esc(c)}</th>' for c in columns)}</tr>{''.join(rows)}</table>
-<h2>Techniques</h2><table>{techniques}</table>
+<h2>Techniques</h2><table>{techniques}{unavailable}</table>
+<h2>Mutation score</h2>{mutation_html}
 <h2>Simulation figures</h2><table><tr><th>profile</th><th>runs</th><th>steps</th><th>seconds</th><th>coverage points</th></tr>{figures}</table>
 <h2>Findings (minimal counterexamples)</h2>{''.join(findings) or '<p>none</p>'}
 <h2>Environment</h2><table>{env}</table></body></html>

@@ -72,4 +72,14 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-500:]
     dom = proc.stdout
     assert 'id="matrix"' in dom and "ALO-1" in dom and "ALLOC-4" in dom
+    assert "unavailable" in dom and "Mutation score" in dom
     assert 'id="outcome"' in dom and "ok: every property expected to hold held" in dom
+
+
+def test_verify_shows_the_mutation_score_of_the_last_mutate_run(tmp_path: Path) -> None:
+    assert main(["mutate", "--operators", "flip-compare", "--files", "broker/ack_processor.py",
+                 "--max-mutants", "1", "--seeds", "1", "--steps", "200", "--out", str(tmp_path)]) == 0
+    assert _verify(tmp_path, "--skip", "stateful,z3,simulation") == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["mutation"]["techniques"]["simulation"]["total"] == 1
+    assert 'id="mutation"' in (tmp_path / "report.html").read_text()

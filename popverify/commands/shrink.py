@@ -1,0 +1,50 @@
+"""``popverify shrink FILE``: minimise a failing ITF trace by delta debugging over its schedule."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from popverify.errors import UsageError
+from popverify.sim.scenario import run_scenario
+from popverify.sim.shrink import shrink
+from popverify.trace.itf import TraceError, read_trace, run_spec, write_trace
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        spec = run_spec(read_trace(args.file))
+    except TraceError as err:
+        raise UsageError(str(err)) from err
+    original = run_scenario(spec["profile"], spec["seed"], 0, mode=spec["mode"], config=spec["config"],
+                            schedule=spec["schedule"], mutant=spec["mutant"])
+    pids = sorted({v.property_id for v in original.violations})
+    if args.property:
+        if args.property not in pids:
+            raise UsageError(f"the trace does not violate {args.property}; it violates {pids or 'nothing'}")
+        pids = [args.property]
+    if not pids:
+        raise UsageError("the trace violates no property: nothing to shrink")
+    pid = pids[0]
+    minimal = shrink(spec["profile"], spec["mode"], spec["seed"], spec["config"], spec["schedule"], pid,
+                     mutant=spec["mutant"])
+    result = run_scenario(spec["profile"], spec["seed"], 0, mode=spec["mode"], config=spec["config"],
+                          schedule=minimal, mutant=spec["mutant"], record_trace=True)
+    out = Path(args.out) if args.out else Path(args.file).with_suffix(".min.json")
+    assert result.trace is not None
+    write_trace(out, result.trace)
+    report = {"property": pid, "original_steps": len(spec["schedule"]), "minimal_steps": len(minimal),
+              "trace": str(out)}
+    print(json.dumps(report, indent=2) if args.json else
+          f"{pid}: {len(spec['schedule'])} → {len(minimal)} steps; minimal trace {out}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("shrink", help="minimise a failing trace (delta debugging over its schedule)")
+    parser.add_argument("file")
+    parser.add_argument("--property", default=None, help="the property to keep violated (default: the first)")
+    parser.add_argument("--out", default=None, help="where to write the minimal trace (default FILE.min.json)")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=run)

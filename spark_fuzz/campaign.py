@@ -1,0 +1,210 @@
+"""A fuzz campaign on Spark: rounds of runs partitioned across tasks, Parquet results keyed
+by seed (resumable, idempotent under task retries), coverage-guided schedule mutation,
+shrinking of every distinct finding, and a report.
+
+Runs unchanged under spark-submit: ``spark-submit spark_fuzz/main.py --profile v5.0 ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from popverify.checker.expectations import is_unexpected
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from popverify.sim.shrink import shrink
+from popverify.trace.itf import write_trace
+from reference.common.javalang import JavaRandom
+from spark_fuzz import store
+from spark_fuzz.runs import mutate_schedule, run_row, swarm_config
+
+MUTATION_SEED_BASE = 1 << 40  # seeds of mutated-schedule runs: never collide with blind seeds
+
+
+def spark_session(master: str):
+    """A quiet SparkSession on ``master`` whose Python workers use this interpreter."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only in local mode
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master(master).appName("popverify-fuzz")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.python.worker.reuse", "true").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):
+        spark.sparkContext.addPyFile(str(store.code_zip()))
+    return spark
+
+
+def _task(profile: str, mode: str, steps: int, mutant: str | None, round_no: int, fail_first_attempt: bool):
+    def run_partition(items):
+        from pyspark import TaskContext
+        ctx = TaskContext.get()
+        if fail_first_attempt and ctx is not None and ctx.attemptNumber() == 0 and ctx.partitionId() == 0:
+            raise RuntimeError("injected executor loss (first attempt of partition 0)")
+        for seed, parent, schedule in items:
+            yield run_row(profile, mode, seed, steps, mutant, round_no,
+                          None if schedule is None else json.loads(schedule), parent)
+    return run_partition
+
+
+def run_round(spark, jobs: list[tuple[int, int, str | None]], profile: str, mode: str, steps: int,
+              mutant: str | None, round_no: int, partitions: int, fail_first_attempt: bool = False,
+              on_progress: Callable[[int], None] = lambda _: None) -> list[dict[str, Any]]:
+    """Run ``jobs`` (seed, parent, schedule json) as Spark tasks; every row of every successful
+    task attempt comes back exactly once (a failed attempt's rows are discarded by Spark)."""
+    if not jobs:
+        return []
+    slices = max(1, min(partitions, len(jobs)))
+    rdd = spark.sparkContext.parallelize(jobs, slices)
+    mapped = rdd.mapPartitions(_task(profile, mode, steps, mutant, round_no, fail_first_attempt))
+    outcome: dict[str, Any] = {}
+
+    def collect() -> None:
+        try:
+            outcome["rows"] = mapped.collect()
+        except Exception as err:  # re-raised on the driver thread
+            outcome["error"] = err
+
+    worker = threading.Thread(target=collect, daemon=True)
+    worker.start()
+    tracker = spark.sparkContext.statusTracker()
+    reported = 0
+    while worker.is_alive():
+        worker.join(0.25)
+        done_tasks = sum(info.numCompletedTasks for sid in tracker.getActiveStageIds()
+                         if (info := tracker.getStageInfo(sid)) is not None)
+        estimate = min(len(jobs), done_tasks * len(jobs) // slices)
+        if estimate > reported:
+            on_progress(estimate - reported)
+            reported = estimate
+    if "error" in outcome:
+        raise outcome["error"]
+    rows = sorted(outcome["rows"], key=lambda r: r["seed"])
+    on_progress(len(rows) - reported)
+    return rows
+
+
+def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: str = "local[*]",
+             rounds: int = 1, time_budget: float | None = None, mutant: str | None = None,
+             partitions: int | None = None, fail_first_attempt: bool = False,
+             progress: Callable[[int], None] = lambda _: None) -> dict[str, Any]:
+    """Run (or resume) a campaign of ``runs`` runs in ``rounds`` rounds under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    spark = spark_session(master)
+    parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
+    done = store.load_rows(out, profile, mode)
+    started = time.perf_counter()
+    coverage_timeline: list[dict[str, Any]] = []
+    first_failure: float | None = None
+    per_round = max(1, -(-runs // rounds))
+    seen_coverage: set[str] = set()
+    for row in done.values():
+        seen_coverage.update(row["coverage"])
+    for round_no in range(rounds):
+        if time_budget is not None and time.perf_counter() - started > time_budget:
+            break
+        jobs = _round_jobs(round_no, per_round, runs, done)
+
+        rows = run_round(spark, jobs, profile, mode, steps, mutant, round_no, parallelism, fail_first_attempt,
+                         on_progress=progress)
+        if first_failure is None and any(r["violations"] != "[]" for r in rows):
+            # rows carry their run time; the first failing run (in seed order) ends this round's clock
+            elapsed_before = time.perf_counter() - started
+            first_failure = round(elapsed_before, 3)
+        store.write_round(out, profile, mode, round_no, rows)
+        for row in rows:
+            done[row["seed"]] = row
+            seen_coverage.update(row["coverage"])
+        coverage_timeline.append({"round": round_no, "runs": len(done), "coverage": len(seen_coverage),
+                                  "seconds": round(time.perf_counter() - started, 2)})
+    seconds = time.perf_counter() - started
+    summary = summarize(profile, mode, done, out, seconds, coverage_timeline, mutant)
+    summary["time_to_first_failure_s"] = first_failure
+    from spark_fuzz.report import write_report
+    write_report(out, summary)
+    return summary
+
+
+def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict]) -> list[tuple[int, int, str | None]]:
+    """Round 0 (and any round without a corpus): blind seeds. Later rounds: half mutations of
+    corpus schedules (runs that reached coverage no earlier run had), half blind seeds."""
+    blind = [s for s in range(runs) if s not in done][:per_round]
+    if round_no == 0:
+        return [(s, -1, None) for s in blind]
+    corpus = _corpus(done)
+    if not corpus:
+        return [(s, -1, None) for s in blind]
+    rng = JavaRandom(round_no * 7919 + len(done))
+    n_mut = per_round // 2
+    jobs = [(s, -1, None) for s in blind[:per_round - n_mut]]
+    for k in range(n_mut):
+        parent = corpus[rng.next_int(len(corpus))]
+        seed = MUTATION_SEED_BASE + round_no * 1_000_000 + k
+        if seed in done:
+            continue
+        schedule = json.loads(parent["schedule"])
+        # spliced-in actions are taken from the parent's own schedule (valid kinds and arguments)
+        fresh = [schedule[rng.next_int(len(schedule))] for _ in range(3)] if schedule else []
+        mutated = mutate_schedule(schedule, rng, fresh)
+        origin = parent["seed"] if parent["parent"] < 0 else parent["parent"]
+        jobs.append((seed, origin, json.dumps(mutated)))
+    return jobs
+
+
+def _corpus(done: dict[int, dict]) -> list[dict]:
+    """Runs that each added coverage no run before them (in seed order) had."""
+    seen: set[str] = set()
+    corpus = []
+    for seed in sorted(done):
+        new = set(done[seed]["coverage"]) - seen
+        if new:
+            corpus.append(done[seed])
+            seen |= new
+    return corpus
+
+
+def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds: float,
+              timeline: list[dict], mutant: str | None) -> dict[str, Any]:
+    """Shrink the first run of each violated property; summary.json and report.html."""
+    first: dict[str, dict] = {}
+    counts: dict[str, int] = {}
+    for seed in sorted(rows):
+        row = rows[seed]
+        for pid in sorted({v["property"] for v in json.loads(row["violations"])}):
+            counts[pid] = counts.get(pid, 0) + 1  # runs, not violations
+            first.setdefault(pid, row)
+    traces = out / "traces"
+    traces.mkdir(exist_ok=True)
+    violations = []
+    for pid, row in sorted(first.items()):
+        seed_for_model = row["seed"] if row["parent"] < 0 else row["parent"]
+        config = ScenarioConfig.from_json(json.loads(row["config"]))
+        schedule = tuple(Action.from_json(a) for a in json.loads(row["schedule"]))
+        minimal = shrink(profile, mode, seed_for_model, config, schedule, pid, mutant=mutant, max_runs=600)
+        replayed = run_scenario(profile, seed_for_model, 0, mode=mode, config=config, schedule=minimal,
+                                record_trace=True, mutant=mutant)
+        path = traces / f"{profile}-{mode}-{pid}-seed{row['seed']}.itf.json"
+        assert replayed.trace is not None
+        write_trace(path, replayed.trace)
+        violations.append({"property": pid, "trace": str(path), "runs": counts[pid], "seed": row["seed"],
+                           "minimal_steps": len(minimal), "unexpected": is_unexpected(profile, pid, row["faults"]),
+                           "message": next(v.message for v in replayed.violations if v.property_id == pid)})
+    total_steps = sum(r["steps"] for r in rows.values())
+    summary = {
+        "profile": profile, "mode": mode, "mutant": mutant, "runs": len(rows), "steps": total_steps,
+        "seconds": round(seconds, 2), "runs_per_s": round(len(rows) / seconds, 1) if seconds > 0 else None,
+        "steps_per_s": round(total_steps / seconds, 1) if seconds > 0 else None,
+        "violations_by_property": counts, "violations": violations, "coverage_timeline": timeline,
+        "coverage": len({c for r in rows.values() for c in r["coverage"]}),
+    }
+    return summary
+
+
+__all__ = ["campaign", "spark_session", "run_round", "swarm_config"]

@@ -1,0 +1,63 @@
+"""summary.json and report.html of a campaign (inline SVG plot, no network assets)."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from popverify.trace.itf import read_trace
+
+
+def _svg(timeline: list[dict[str, Any]]) -> str:
+    """Coverage over time as an inline SVG polyline."""
+    if not timeline:
+        return "<p>no rounds ran</p>"
+    w, h = 480, 200
+    max_t = max(p["seconds"] for p in timeline) or 1.0
+    max_c = max(p["coverage"] for p in timeline) or 1
+    pts = [(0.0, 0)] + [(p["seconds"], p["coverage"]) for p in timeline]
+    coords = " ".join(f"{40 + x / max_t * (w - 60):.1f},{h - 30 - c / max_c * (h - 50):.1f}" for x, c in pts)
+    return (f'<svg id="coverage-plot" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">'
+            f'<line x1="40" y1="{h-30}" x2="{w-20}" y2="{h-30}" stroke="#444"/>'
+            f'<line x1="40" y1="20" x2="40" y2="{h-30}" stroke="#444"/>'
+            f'<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{coords}"/>'
+            f'<text x="{w/2}" y="{h-8}" font-size="11" text-anchor="middle">seconds (max {max_t:.1f})</text>'
+            f'<text x="12" y="{h/2}" font-size="11" transform="rotate(-90 12 {h/2})">coverage (max {max_c})</text>'
+            f'</svg>')
+
+
+def _timeline(path: str) -> str:
+    doc = read_trace(Path(path))
+    lines = []
+    for s in doc["states"]:
+        events = "; ".join(", ".join(f"{k}={v}" for k, v in e.items() if k != "handle") for e in s["events"])
+        lines.append(f"#{s['step']} t={s['now']} {s['action']['kind']}{tuple(s['action']['args'])}"
+                     + (f" → {events}" if events else ""))
+    return "\n".join(lines)
+
+
+def write_report(out: Path, summary: dict[str, Any]) -> None:
+    """Write summary.json and report.html under ``out``."""
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    esc = html.escape
+    by_prop = "".join(f"<tr><td>{esc(k)}</td><td>{v}</td></tr>" for k, v in sorted(summary["violations_by_property"].items()))
+    cexes = "".join(
+        f"<h3>{esc(v['property'])} {'(UNEXPECTED)' if v['unexpected'] else '(expected finding)'}</h3>"
+        f"<p>{esc(v['message'])}<br>{v['runs']} run(s); minimal trace {v['minimal_steps']} steps: "
+        f"<code>{esc(Path(v['trace']).name)}</code></p><pre>{esc(_timeline(v['trace']))}</pre>"
+        for v in summary["violations"])
+    page = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>popverify fuzz report</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em}}td,th{{border:1px solid #bbb;padding:.3em .6em}}
+table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:.8em;overflow-x:auto}}</style></head>
+<body><h1>Fuzz campaign: {esc(summary['profile'])} / {esc(summary['mode'])}</h1>
+<table><tr><th>runs</th><td>{summary['runs']}</td></tr><tr><th>steps</th><td>{summary['steps']}</td></tr>
+<tr><th>runs/s</th><td>{summary['runs_per_s']}</td></tr><tr><th>steps/s</th><td>{summary['steps_per_s']}</td></tr>
+<tr><th>time to first failure (s)</th><td>{summary.get('time_to_first_failure_s')}</td></tr>
+<tr><th>coverage points</th><td>{summary['coverage']}</td></tr></table>
+<h2>Violations by property</h2><table id="by-property"><tr><th>property</th><th>runs</th></tr>{by_prop}</table>
+<h2>Coverage over time</h2>{_svg(summary['coverage_timeline'])}
+<h2>Minimal counterexamples</h2>{cexes or '<p>none</p>'}</body></html>
+"""
+    (out / "report.html").write_text(page, encoding="utf-8")

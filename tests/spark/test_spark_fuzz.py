@@ -1,0 +1,65 @@
+"""Spark campaigns in local mode: findings shrunk, resume without repeats, retried tasks exact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from popverify.cli import main
+from popverify.trace.itf import read_trace
+from spark_fuzz import store
+from spark_fuzz.campaign import campaign, run_round, spark_session
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = spark_session("local[2]")
+    yield session
+
+
+def test_campaign_finds_and_shrinks_a_mutant_violation(tmp_path: Path, spark) -> None:
+    summary = campaign("develop", "pop", 40, 250, tmp_path, master="local[2]", mutant="commit-skips-offset")
+    props = {v["property"]: v for v in summary["violations"]}
+    assert props, "the broken model went unnoticed"
+    finding = props.get("OFF-1") or props.get("ALO-1")
+    assert finding is not None and finding["unexpected"]
+    assert finding["minimal_steps"] <= 20
+    doc = read_trace(Path(finding["trace"]))
+    assert doc["#meta"]["popverify"]["mutant"] == "commit-skips-offset"
+    assert main(["replay", finding["trace"]]) == 0
+    assert (tmp_path / "report.html").read_text().count("<svg") == 1
+    assert json.loads((tmp_path / "summary.json").read_text())["runs"] == 40
+
+
+def test_resumed_campaign_does_not_repeat_seeds(tmp_path: Path, spark) -> None:
+    campaign("develop", "pop", 12, 100, tmp_path, master="local[2]")
+    first = store.load_rows(tmp_path, "develop", "pop")
+    assert sorted(first) == list(range(12))
+    campaign("develop", "pop", 20, 100, tmp_path, master="local[2]")
+    files = sorted(store.runs_dir(tmp_path).glob("*.parquet"))
+    seeds_per_file = [set(r["seed"] for r in __import__("pyarrow.parquet", fromlist=["x"]).read_table(f).to_pylist())
+                      for f in files]
+    assert len(files) == 2 and not (seeds_per_file[0] & seeds_per_file[1])
+    assert seeds_per_file[1] == set(range(12, 20))
+
+
+def test_killed_task_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+    # local[2,3]: two cores, three attempts per task, so the injected loss is retried
+    retrying = spark_session("local[2]")
+    retrying.stop()
+    session = spark_session("local[2,3]")
+    try:
+        jobs = [(s, -1, None) for s in range(16)]
+        rows = run_round(session, jobs, "develop", "pop", 80, None, 0, 4, fail_first_attempt=True)
+        assert sorted(r["seed"] for r in rows) == list(range(16))
+        clean = run_round(session, jobs, "develop", "pop", 80, None, 0, 4)
+        assert [r["schedule"] for r in rows] == [r["schedule"] for r in clean]
+    finally:
+        session.stop()
+
+
+def test_fuzz_cli_rejects_bad_arguments(tmp_path: Path) -> None:
+    assert main(["fuzz", "--profile", "develop", "--runs", "0", "--out", str(tmp_path)]) == 2
+    assert main(["fuzz", "--profile", "develop", "--mutant", "nope", "--out", str(tmp_path)]) == 2
