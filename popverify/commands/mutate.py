@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
 
     operators = tuple(o for o in args.operators.split(",") if o)
     files = tuple(f for f in args.files.split(",") if f)
-    missing = [f for f in files if not (mutation.REFERENCE / f).is_file()]
+    missing = [f for f in files if ".." in Path(f).parts or not (mutation.REFERENCE / f).is_file()]
     if missing:
         raise UsageError(f"no such reference file(s): {missing}")
     if args.max_mutants < 1 or args.seeds < 1 or args.steps < 1:

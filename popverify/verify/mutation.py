@@ -160,6 +160,8 @@ def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, se
         raise ValueError(f"operators {', '.join(operators)} find no site in {', '.join(sorted(files))}")
     start = time.perf_counter()
     baseline = _simulate(REFERENCE.parent, seeds, steps)
+    if "import" in baseline or "timeout" in baseline:  # nothing to compare mutants against
+        raise ValueError(f"the unmutated model does not run: {baseline}")
     # A mutant taking far longer than the real model is hanging (e.g. a loop guard flipped).
     limit = max(20.0, 20 * (time.perf_counter() - start))
     mutants = []
@@ -179,6 +181,6 @@ def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, se
     killed = sum(m["killed"] for m in mutants)
     return {"operators": list(operators), "files": sorted(files), "seeds": seeds, "steps": steps,
             "techniques": {"simulation": {"killed": killed, "total": len(mutants),
-                                          "score": round(killed / len(mutants), 3) if mutants else None},
+                                          "score": round(killed / len(mutants), 3)},
                            "stateful": "unavailable", "z3": "unavailable", "conformance": "unavailable"},
             "mutants": mutants}

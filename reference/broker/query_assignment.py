@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.client.allocation import MessageQueue, Strategy, sort_cids, sort_queues
+from reference.client.allocation import MessageQueue, Strategy, check, sort_cids, sort_queues
 
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"
@@ -12,14 +12,11 @@ CLUSTERING = "CLUSTERING"
 
 def allocate_for_more_clients(current_cid: str, mq_all: Sequence[MessageQueue],
                               cid_all: Sequence[str]) -> list[MessageQueue]:
-    """QueryAssignmentProcessor#allocate: with more clients than queues, client i gets queue i mod Q."""
-    if not current_cid:
-        raise ValueError("currentCID is empty")
-    if not mq_all:
-        raise ValueError("mqAll is null or mqAll empty")
-    if not cid_all:
-        raise ValueError("cidAll is null or cidAll empty")
-    if current_cid not in cid_all:
+    """QueryAssignmentProcessor#allocate: with more clients than queues, client i gets queue i mod Q.
+
+    Its argument checks are the strategies' own (AbstractAllocateMessageQueueStrategy#check).
+    """
+    if not check(current_cid, mq_all, cid_all):
         return []
     return [mq_all[list(cid_all).index(current_cid) % len(mq_all)]]
 
