@@ -87,6 +87,65 @@ def _increase_only_monotone(mutate: bool) -> tuple[list, list, Any]:
     return [old, new], [], z3.And(result >= old, result >= new, z3.Or(result == old, result == new))
 
 
+def _cross_check_increase_only(n: int) -> int:
+    """increase_only_update against RemoteBrokerOffsetStore.update_offset on random offsets."""
+    import z3
+
+    from reference.client.allocation import MessageQueue
+    from reference.client.offset_store import RemoteBrokerOffsetStore
+    rnd = random.Random(11)
+    mq = MessageQueue("T", "b", 0)
+    for _ in range(n):
+        old, new = rnd.randrange(-(1 << 63), 1 << 63), rnd.randrange(-(1 << 63), 1 << 63)
+        flag = rnd.random() < 0.5
+        store = RemoteBrokerOffsetStore("g", broker=None)  # type: ignore[arg-type]
+        store.update_offset(mq, old, False)
+        store.update_offset(mq, new, flag)
+        enc = z3.simplify(increase_only_update(z3.BitVecVal(old, 64), z3.BitVecVal(new, 64), z3.BoolVal(flag)))
+        assert enc.as_signed_long() == store.offset_table[mq], (old, new, flag)
+    return n
+
+
+def _cross_check_commit(n: int) -> int:
+    """The commit encoding against PopBufferMergeService#scanCommitOffset on random pop queues."""
+    from reference.broker.buffer_merge import PopBufferMergeService, PopCheckPointWrapper
+    from reference.broker.checkpoint import PopCheckPoint, full_mask
+    from reference.broker.config import BrokerConfig
+    from reference.broker.offset_manager import ConsumerOffsetManager
+    from reference.broker.queue_lock import QueueLockManager
+    rnd = random.Random(5)
+    for _ in range(n):
+        offsets = ConsumerOffsetManager(5000, 0)
+        service = PopBufferMergeService(BrokerConfig.for_profile("develop"), lambda: 0, offsets, QueueLockManager(),
+                                        lambda ck, q: 0, lambda m: None, lambda a: "")
+        start, committed0 = rnd.randrange(0, 1000), None
+        done_flags, nexts = [], []
+        offset = start
+        for _ in range(WRAPPERS):
+            num = rnd.randint(1, 32)
+            ck = PopCheckPoint(start_offset=offset, num=num, topic="T", cid="g", queue_id=0, pop_time=1)
+            for d in range(num):
+                ck.add_diff(d)
+            w = PopCheckPointWrapper(0, -1, ck, offset + num)
+            done = rnd.random() < 0.6
+            if done:
+                w.bits = full_mask(num)
+            done_flags.append(done)
+            nexts.append(offset + num)
+            service._put_offset_queue(w)
+            offset += num
+        service.scan_commit_offset()
+        got = offsets.query_offset("g", "T", 0)
+        leading = 0
+        while leading < WRAPPERS and done_flags[leading]:
+            leading += 1
+        expected = nexts[leading - 1] if leading else -1
+        assert got == expected, (done_flags, nexts, got)
+        first_unfinished = start + sum(nexts[i] - (start if i == 0 else nexts[i - 1]) for i in range(leading))
+        assert got <= first_unfinished or leading == 0
+    return n
+
+
 def _cross_check(n: int) -> int:
     """Status table and correction against reference.broker.store on random inputs."""
     import z3
@@ -115,7 +174,9 @@ PROOFS: list[Proof] = [
     Proof("offset-correction-in-range", "nextOffsetCorrection on a master puts nextBeginOffset in [min, max]",
           "0 <= min <= max < 2^62", _correction_in_range, properties=("OFF-1",)),
     Proof("offset-commit-before-first-unacked", "the POP buffer's committed offset never passes the first offset of "
-          "the first unfinished checkpoint", f"{WRAPPERS} contiguous pops of 1..32 messages", _commit_never_passes_unacked, properties=("OFF-1",)),
+          "the first unfinished checkpoint", f"{WRAPPERS} contiguous pops of 1..32 messages", _commit_never_passes_unacked,
+          _cross_check_commit, properties=("OFF-1",)),
     Proof("offset-increase-only-monotone", "updateOffset(increaseOnly=true) never lowers the offset and yields "
-          "max(old, new)", "all 64-bit offsets", _increase_only_monotone, properties=("OFF-2",)),
+          "max(old, new)", "all 64-bit offsets", _increase_only_monotone,
+          _cross_check_increase_only, properties=("OFF-2",)),
 ]
