@@ -145,6 +145,35 @@ def _cross_check_strategies(n: int) -> int:
     return done
 
 
+def _cross_check_allocate4pop(n: int) -> int:
+    """The degree formulas and the naive-bound condition the proofs encode, evaluated by z3 on
+    random sizes, against the holders allocate4pop actually produces (AVG and AVG_BY_CIRCLE)."""
+    import z3
+
+    from reference.broker.query_assignment import allocate4pop
+    from reference.client.allocation import MessageQueue, allocate_averagely, allocate_averagely_by_circle
+    rnd = random.Random(99)
+    for _ in range(n):
+        qn, cn, sn = rnd.randint(1, 20), rnd.randint(1, 20), rnd.randint(0, 21)
+        mqs = [MessageQueue("T", "b", x) for x in range(qn)]
+        cids = [f"c{x:03d}" for x in range(cn)]
+        strategy = rnd.choice([allocate_averagely, allocate_averagely_by_circle])
+        holders = {k: set() for k in range(qn)}
+        for cid in cids:
+            for mq in allocate4pop(strategy, "g", cid, mqs, cids, sn):
+                for k in (range(qn) if mq.queue_id == -1 else [mq.queue_id]):
+                    holders[k].add(cid)
+        q, c, s = (z3.BitVecVal(v, W) for v in (qn, cn, sn))
+        for k in range(qn):
+            kk = z3.BitVecVal(k, W)
+            degree = z3.If(z3.Or(s <= 0, s >= c - 1), c, z3.If(c <= q, s + 1, z3.UDiv(c - 1 - kk, q) + 1))
+            assert z3.simplify(degree).as_long() == len(holders[k]), (qn, cn, sn, k)
+        condition = z3.Or(z3.And(s <= 0, c > s + 1),
+                          z3.And(s > 0, s < c - 1, c > q, z3.UDiv(c + q - 1, q) > s + 1))
+        assert z3.is_true(z3.simplify(condition)) == (max(len(h) for h in holders.values()) > sn + 1), (qn, cn, sn)
+    return n
+
+
 PROOFS: list[Proof] = [
     Proof("alloc-avg-partition", "AVG: the base allocation is disjoint and complete (every queue has exactly one "
           "owner, given explicitly)", f"1 <= Q, C <= {BOUND}", _base_partition(avg_owns), _cross_check_strategies, properties=("ALLOC-1", "ALLOC-2",)),
@@ -152,12 +181,12 @@ PROOFS: list[Proof] = [
           f"1 <= Q, C <= {BOUND}", _base_partition(circle_owns), _cross_check_strategies, properties=("ALLOC-1", "ALLOC-2",)),
     Proof("alloc4pop-avg-shared-degree", "allocate4Pop shared branch with AVG: a queue's holders are exactly the "
           "S + 1 distinct clients owner - d mod C, d = 0..S", f"1 <= Q, C <= {BOUND}, 0 < S < C - 1 <= Q - 1",
-          _shared_degree(avg_owns), properties=("ALLOC-2",)),
+          _shared_degree(avg_owns), _cross_check_allocate4pop, properties=("ALLOC-2",)),
     Proof("alloc4pop-circle-shared-degree", "allocate4Pop shared branch with AVG_BY_CIRCLE: exactly S + 1 holders",
-          f"1 <= Q, C <= {BOUND}, 0 < S < C - 1 <= Q - 1", _shared_degree(circle_owns), properties=("ALLOC-2",)),
+          f"1 <= Q, C <= {BOUND}, 0 < S < C - 1 <= Q - 1", _shared_degree(circle_owns), _cross_check_allocate4pop, properties=("ALLOC-2",)),
     Proof("alloc4pop-more-clients-degree", "allocate4Pop with C > Q: queue k has exactly floor((C-1-k)/Q) + 1 "
-          "clients and every client is assigned", f"1 <= Q < C <= {BOUND}", _more_clients_degree, properties=("ALLOC-2", "ALLOC-3",)),
+          "clients and every client is assigned", f"1 <= Q < C <= {BOUND}", _more_clients_degree, _cross_check_allocate4pop, properties=("ALLOC-2", "ALLOC-3",)),
     Proof("alloc4pop-naive-bound-exact", "'at most 1 + S clients per queue' fails exactly when S <= 0 and C > S + 1, "
           "or 0 < S < C - 1, C > Q and ceil(C/Q) > S + 1", f"1 <= Q, C <= {BOUND}, 0 <= S <= {BOUND}",
-          _naive_bound_exact, properties=("ALLOC-2",)),
+          _naive_bound_exact, _cross_check_allocate4pop, properties=("ALLOC-2",)),
 ]

@@ -163,6 +163,10 @@ def _cross_check(n: int) -> int:
         chosen = [STATUSES[i] for i, c in enumerate(conds) if z3.is_true(z3.simplify(c))]
         expected = "IN_RANGE" if status.name == "NO_MATCHED_MESSAGE" else status.name
         assert chosen == [expected], (has, mn, mx, off, chosen, status)
+        if has and status.name != "NO_MATCHED_MESSAGE" and mx > 0:
+            # the corrected nextBeginOffset the range proof encodes (master)
+            enc = off if off == mx else (mn if off < mn else (mx if off > mx else off))
+            assert nxt == enc, (mn, mx, off, nxt)
         done += 1
     return done
 
@@ -172,7 +176,7 @@ PROOFS: list[Proof] = [
           "(queue exists?, min, max, offset) satisfies exactly one status condition", "all 64-bit offsets",
           _partition, _cross_check, properties=("OFF-1",)),
     Proof("offset-correction-in-range", "nextOffsetCorrection on a master puts nextBeginOffset in [min, max]",
-          "0 <= min <= max < 2^62", _correction_in_range, properties=("OFF-1",)),
+          "0 <= min <= max < 2^62", _correction_in_range, _cross_check, properties=("OFF-1",)),
     Proof("offset-commit-before-first-unacked", "the POP buffer's committed offset never passes the first offset of "
           "the first unfinished checkpoint", f"{WRAPPERS} contiguous pops of 1..32 messages", _commit_never_passes_unacked,
           _cross_check_commit, properties=("OFF-1",)),
