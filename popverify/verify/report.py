@@ -13,7 +13,7 @@ from popverify.checker.properties import PROPERTIES
 PROFILES = ("v5.0", "develop")
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #bbb;padding:.3em .6em;font-size:.9em;vertical-align:top}th{background:#eee}
-.proved,.clean,.passed{background:#d9f2d9}.violated{background:#f8d7d7}.expected{background:#fbe9c9}
+.proved,.clean,.passed,.model-checked{background:#d9f2d9}.violated{background:#f8d7d7}.expected{background:#fbe9c9}
 .unavailable,.error{background:#e6e6e6}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:.8em}"""
 
 
@@ -42,6 +42,12 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
                                    "trace": f["trace"]}
             else:
                 cells[pid][key] = {"state": "clean", "text": f"clean in {camp['runs']} runs"}
+    for model in summary["techniques"].get("tlc", {}).get("models", []):
+        if model["result"] == "expected-violation":
+            continue
+        for pid in model.get("properties", []):
+            state = "model-checked" if model["result"] == "ok" else "violated"
+            cells[pid]["tlc"] = {"state": state, "text": f"{state}: {model['model']}, {model['distinct_states']} states"}
     stateful = summary["techniques"].get("stateful")
     if stateful is not None:
         for pid in ("ALO-1", "ALO-2", "NSR-1", "INV-1", "OFF-1", "OFF-2", "CKM-1"):
@@ -60,7 +66,7 @@ def write(summary: dict[str, Any], out: Path) -> None:
 def render(summary: dict[str, Any]) -> str:
     """The HTML report."""
     esc = html.escape
-    columns = ["z3", "simulation/v5.0", "simulation/develop", "stateful"]
+    columns = ["tlc", "z3", "simulation/v5.0", "simulation/develop", "stateful"]
     rows = []
     for pid, prop in PROPERTIES.items():
         tds = []

@@ -1,0 +1,78 @@
+"""``popverify tlc``: model-check the TLA+ specs with TLC and report states, depth and time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from popverify.errors import UsageError
+
+
+def run(args: argparse.Namespace) -> int:
+    from popverify.tlc.runner import TLAPLUS, counterexample_itf, models, run_model
+
+    tier = "deep" if args.deep else "small" if args.small else "default"
+    if args.models:
+        cfgs = []
+        for name in args.models:
+            path = Path(name)
+            if not path.exists():
+                path = TLAPLUS / (name if name.endswith(".cfg") else name + ".cfg")
+            if not path.exists() or path.suffix != ".cfg":
+                raise UsageError(f"no model file {name!r} (give a tlaplus/MC*.cfg path or name)")
+            cfgs.append(path)
+    else:
+        cfgs = models(tier)
+    if args.workers < 1:
+        raise UsageError("--workers must be >= 1")
+    results = [run_model(cfg, workers=args.workers) for cfg in cfgs]
+    failed = False
+    for r in results:
+        if r.result in ("violation", "unexpected-pass", "error"):
+            failed = True
+        if r.trace:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / f"{r.model}.itf.json"
+            path.write_text(json.dumps(counterexample_itf(r), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps({"models": [r.to_json() for r in results]}, indent=2))
+    else:
+        for r in results:
+            print(f"  {r.result:<18} {r.model:<28} distinct {r.distinct_states}, depth {r.depth}, {r.seconds:.1f}s")
+            if r.trace:
+                print(f"    {r.violated} violated; counterexample (saved under {args.out}):")
+                for i, state in enumerate(r.trace):
+                    print(f"    step {i}: " + ", ".join(f"{k} = {v}" for k, v in sorted(state.items())))
+            if r.result == "error":
+                print("    " + r.output_tail.replace("\n", "\n    "))
+    if args.update_readme:
+        _update_readme(TLAPLUS / "README.md", results)
+    return 1 if failed else 0
+
+
+def _update_readme(readme: Path, results) -> None:
+    """Replace the generated results table of tlaplus/README.md."""
+    start, end = "<!-- results:start -->", "<!-- results:end -->"
+    rows = ["| model | outcome | distinct states | depth | seconds |", "| --- | --- | --- | --- | --- |"]
+    rows += [f"| {r.model} | {r.result} | {r.distinct_states} | {r.depth} | {r.seconds:.1f} |" for r in results]
+    text = readme.read_text(encoding="utf-8")
+    if start not in text or end not in text:
+        raise UsageError(f"{readme} has no {start} ... {end} block")
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(head + start + "\n" + "\n".join(rows) + "\n" + end + tail, encoding="utf-8")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("tlc", help="model-check the TLA+ specs with TLC")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="tlaplus/MC*.cfg files or names (default: a tier)")
+    tier = parser.add_mutually_exclusive_group()
+    tier.add_argument("--small", action="store_true", help="the CI configs")
+    tier.add_argument("--deep", action="store_true", help="the deep configs")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", default="popverify-out/tlc", help="where counterexamples are saved as ITF")
+    parser.add_argument("--update-readme", action="store_true", help="regenerate the table in tlaplus/README.md")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=run)

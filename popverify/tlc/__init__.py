@@ -1,0 +1,1 @@
+"""Running TLC on the specs in tlaplus/ and reading its output."""

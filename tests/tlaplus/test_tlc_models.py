@@ -1,0 +1,47 @@
+"""Real TLC on the small configs; a mutated spec and the naive bound give counterexamples."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from popverify.cli import main
+from popverify.tlc.runner import TLAPLUS, models, parse_output, run_model
+
+
+def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None:
+    results = {r.model: r for r in (run_model(cfg) for cfg in models("small"))}
+    assert results["MCAllocate4Pop_small"].result == "ok"
+    assert results["MCAllocate4Pop_small"].distinct_states == 252
+    naive = results["MCAllocate4Pop_naive"]
+    assert naive.result == "expected-violation" and naive.violated == "NaiveSharingBound"
+    assert naive.trace == ({"c": 2, "q": 1, "s": 0},)
+
+
+def test_a_mutated_spec_yields_a_counterexample(tmp_path: Path) -> None:
+    spec = (TLAPLUS / "Allocate4Pop.tla").read_text()
+    broken = spec.replace("ELSE IF c <= q THEN s + 1", "ELSE IF c <= q THEN s")
+    assert broken != spec
+    (tmp_path / "Allocate4Pop.tla").write_text(broken)
+    cfg = tmp_path / "MCAllocate4Pop_small.cfg"
+    shutil.copy(TLAPLUS / "MCAllocate4Pop_small.cfg", cfg)
+    result = run_model(cfg)
+    assert result.result == "violation" and result.violated == "ALLOC_2" and result.trace
+
+
+def test_cli_json_and_saved_counterexample(tmp_path: Path, capsys) -> None:
+    assert main(["tlc", "MCAllocate4Pop_naive", "--json", "--out", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["models"][0]["result"] == "expected-violation"
+    itf = json.loads((tmp_path / "MCAllocate4Pop_naive.itf.json").read_text())
+    assert itf["states"][0]["q"] == 1 and itf["vars"] == ["c", "q", "s"]
+    assert main(["tlc", "NoSuchModel"]) == 2
+
+
+def test_parse_output_reads_tlc_statistics() -> None:
+    text = ("3744 states generated, 1872 distinct states found, 0 states left on queue.\n"
+            "The depth of the complete state graph search is 1.\n"
+            "Model checking completed. No error has been found.\n")
+    info = parse_output(text)
+    assert (info["generated"], info["distinct"], info["depth"], info["completed"]) == (3744, 1872, 1, True)
