@@ -118,7 +118,7 @@ def _cross_check_commit(n: int) -> int:
         offsets = ConsumerOffsetManager(5000, 0)
         service = PopBufferMergeService(BrokerConfig.for_profile("develop"), lambda: 0, offsets, QueueLockManager(),
                                         lambda ck, q: 0, lambda m: None, lambda a: "")
-        start, committed0 = rnd.randrange(0, 1000), None
+        start = rnd.randrange(0, 1000)
         done_flags, nexts = [], []
         offset = start
         for _ in range(WRAPPERS):

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from popverify.checker.expectations import is_unexpected
-from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
-from popverify.sim.shrink import shrink
-from popverify.trace.itf import write_trace
+from popverify.sim.scenario import Action, ScenarioConfig
+from popverify.sim.shrink import shrink_to_trace
 from reference.common.javalang import JavaRandom
 from spark_fuzz import store
-from spark_fuzz.runs import mutate_schedule, run_row, swarm_config
+from spark_fuzz.runs import mutate_schedule, run_row
 
 MUTATION_SEED_BASE = 1 << 40  # seeds of mutated-schedule runs: never collide with blind seeds
 
@@ -115,9 +114,8 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
         rows = run_round(spark, jobs, profile, mode, steps, mutant, round_no, parallelism, fail_first_attempt,
                          on_progress=progress)
         if first_failure is None and any(r["violations"] != "[]" for r in rows):
-            # rows carry their run time; the first failing run (in seed order) ends this round's clock
-            elapsed_before = time.perf_counter() - started
-            first_failure = round(elapsed_before, 3)
+            # resolution is one round: the time at which the first round with a failure finished
+            first_failure = round(time.perf_counter() - started, 3)
         store.write_round(out, profile, mode, round_no, rows)
         for row in rows:
             done[row["seed"]] = row
@@ -187,12 +185,9 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
         seed_for_model = row["seed"] if row["parent"] < 0 else row["parent"]
         config = ScenarioConfig.from_json(json.loads(row["config"]))
         schedule = tuple(Action.from_json(a) for a in json.loads(row["schedule"]))
-        minimal = shrink(profile, mode, seed_for_model, config, schedule, pid, mutant=mutant, max_runs=600)
-        replayed = run_scenario(profile, seed_for_model, 0, mode=mode, config=config, schedule=minimal,
-                                record_trace=True, mutant=mutant)
         path = traces / f"{profile}-{mode}-{pid}-seed{row['seed']}.itf.json"
-        assert replayed.trace is not None
-        write_trace(path, replayed.trace)
+        minimal, replayed = shrink_to_trace(profile, mode, seed_for_model, config, schedule, pid, path,
+                                            mutant=mutant, max_runs=600)
         violations.append({"property": pid, "trace": str(path), "runs": counts[pid], "seed": row["seed"],
                            "minimal_steps": len(minimal), "unexpected": is_unexpected(profile, pid, row["faults"]),
                            "message": next(v.message for v in replayed.violations if v.property_id == pid)})
@@ -206,5 +201,3 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
     }
     return summary
 
-
-__all__ = ["campaign", "spark_session", "run_round", "swarm_config"]

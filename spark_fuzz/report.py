@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from popverify.trace.itf import read_trace
+from popverify.trace.itf import read_trace, timeline
 
 
 def _svg(timeline: list[dict[str, Any]]) -> str:
@@ -29,13 +29,7 @@ def _svg(timeline: list[dict[str, Any]]) -> str:
 
 
 def _timeline(path: str) -> str:
-    doc = read_trace(Path(path))
-    lines = []
-    for s in doc["states"]:
-        events = "; ".join(", ".join(f"{k}={v}" for k, v in e.items() if k != "handle") for e in s["events"])
-        lines.append(f"#{s['step']} t={s['now']} {s['action']['kind']}{tuple(s['action']['args'])}"
-                     + (f" → {events}" if events else ""))
-    return "\n".join(lines)
+    return "\n".join(timeline(read_trace(Path(path))["states"]))
 
 
 def write_report(out: Path, summary: dict[str, Any]) -> None:

@@ -14,10 +14,6 @@ from typing import Any
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from reference.common.javalang import JavaRandom
 
-ROW_FIELDS = ("seed", "parent", "profile", "mode", "config", "steps", "violations", "coverage",
-              "coverage_signature", "schedule", "faults", "duration_ms", "mutant", "round")
-
-
 def swarm_config(seed: int) -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges."""
     return ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF))

@@ -10,10 +10,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-SCHEMA_FIELDS = ("seed", "parent", "profile", "mode", "config", "steps", "violations", "coverage",
-                 "coverage_signature", "schedule", "faults", "duration_ms", "mutant", "round")
-
-
 def _schema():
     import pyarrow as pa
     return pa.schema([("seed", pa.int64()), ("parent", pa.int64()), ("profile", pa.string()), ("mode", pa.string()),

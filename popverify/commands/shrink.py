@@ -8,8 +8,8 @@ from pathlib import Path
 
 from popverify.errors import UsageError
 from popverify.sim.scenario import run_scenario
-from popverify.sim.shrink import shrink
-from popverify.trace.itf import TraceError, read_trace, run_spec, write_trace
+from popverify.sim.shrink import shrink_to_trace
+from popverify.trace.itf import TraceError, read_trace, run_spec
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,13 +27,9 @@ def run(args: argparse.Namespace) -> int:
     if not pids:
         raise UsageError("the trace violates no property: nothing to shrink")
     pid = pids[0]
-    minimal = shrink(spec["profile"], spec["mode"], spec["seed"], spec["config"], spec["schedule"], pid,
-                     mutant=spec["mutant"])
-    result = run_scenario(spec["profile"], spec["seed"], 0, mode=spec["mode"], config=spec["config"],
-                          schedule=minimal, mutant=spec["mutant"], record_trace=True)
     out = Path(args.out) if args.out else Path(args.file).with_suffix(".min.json")
-    assert result.trace is not None
-    write_trace(out, result.trace)
+    minimal, _ = shrink_to_trace(spec["profile"], spec["mode"], spec["seed"], spec["config"], spec["schedule"], pid,
+                                 out, mutant=spec["mutant"])
     report = {"property": pid, "original_steps": len(spec["schedule"]), "minimal_steps": len(minimal),
               "trace": str(out)}
     print(json.dumps(report, indent=2) if args.json else

@@ -346,7 +346,8 @@ class PopDriver:
         return True
 
     def _do_flush(self) -> bool:
-        return self.broker.offset_flush_step() or True
+        self.broker.offset_flush_step()  # a no-op until the flush period has passed
+        return True
 
     def _do_long_poll(self) -> bool:
         self.broker.long_polling_step()

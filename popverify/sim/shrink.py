@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pathlib import Path
+
 from popverify.sim.scenario import Action, RunResult, ScenarioConfig, run_scenario
 
 
@@ -41,3 +43,18 @@ def shrink(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule:
         if not removed:
             chunk //= 2
     return tuple(current)
+
+
+def shrink_to_trace(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
+                    property_id: str, path: Path, mutant: str | None = None,
+                    max_runs: int = 2000) -> tuple[tuple[Action, ...], RunResult]:
+    """Shrink, re-run the minimal schedule with its trace recorded, and write the ITF trace to
+    ``path``; returns the minimal schedule and that run."""
+    from popverify.trace.itf import write_trace
+
+    minimal = shrink(profile, mode, seed, config, schedule, property_id, mutant=mutant, max_runs=max_runs)
+    replayed = run_scenario(profile, seed, 0, mode=mode, config=config, schedule=minimal, mutant=mutant,
+                            record_trace=True)
+    assert replayed.trace is not None
+    write_trace(path, replayed.trace)
+    return minimal, replayed

@@ -104,3 +104,14 @@ def run_spec(doc: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(spec["profile"], str) or not isinstance(spec["mode"], str):
         raise TraceError("trace metadata is malformed: profile and mode must be strings")
     return spec
+
+
+def timeline(states: list[dict[str, Any]]) -> list[str]:
+    """One readable line per state: step, time, action and its events (receipt handles left out)."""
+    rows = []
+    for state in states:
+        action = state["action"]
+        events = "; ".join(", ".join(f"{k}={v}" for k, v in e.items() if k != "handle") for e in state["events"])
+        rows.append(f"#{state['step']} t={state['now']} {action['kind']}{tuple(action['args'])}"
+                    + (f" → {events}" if events else ""))
+    return rows

@@ -10,8 +10,8 @@ from typing import Any
 
 from popverify.checker.expectations import is_unexpected
 from popverify.sim.scenario import FAULTS, ScenarioConfig, run_scenario
-from popverify.sim.shrink import shrink
-from popverify.trace.itf import write_trace
+from popverify.sim.shrink import shrink_to_trace
+from popverify.trace.itf import timeline
 from reference.common.javalang import JavaRandom
 
 
@@ -42,22 +42,16 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
         entry = by_property[pid]
         seed, config, schedule = entry["first"]
         progress(f"{profile}: shrinking the {pid} counterexample of seed {seed} ({len(schedule)} steps)")
-        minimal = shrink(profile, "pop", seed, config, schedule, pid, mutant=mutant, max_runs=600)
-        replayed = run_scenario(profile, seed, 0, config=config, schedule=minimal, record_trace=True, mutant=mutant)
         path = out_dir / f"{profile}-{pid}-seed{seed}.itf.json"
+        minimal, replayed = shrink_to_trace(profile, "pop", seed, config, schedule, pid, path, mutant=mutant,
+                                            max_runs=600)
         assert replayed.trace is not None
-        write_trace(path, replayed.trace)
         message = next(v.message for v in replayed.violations if v.property_id == pid)
         findings.append({"property": pid, "runs": len(entry["runs"]), "unexpected": entry["unexpected"],
                          "seed": seed, "original_steps": len(schedule), "minimal_steps": len(minimal),
                          "trace": str(path), "message": message,
-                         "timeline": [_timeline_row(s) for s in replayed.trace["states"]]})
+                         "timeline": timeline(replayed.trace["states"])})
     seconds = time.perf_counter() - start
     return {"profile": profile, "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
             "coverage": len(coverage), "findings": findings}
 
-
-def _timeline_row(state: dict[str, Any]) -> str:
-    action = state["action"]
-    events = "; ".join(", ".join(f"{k}={v}" for k, v in e.items() if k != "handle") for e in state["events"])
-    return f"#{state['step']} t={state['now']} {action['kind']}{tuple(action['args'])}" + (f" → {events}" if events else "")

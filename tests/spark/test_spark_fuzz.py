@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from popverify.cli import main
@@ -39,16 +40,15 @@ def test_resumed_campaign_does_not_repeat_seeds(tmp_path: Path, spark) -> None:
     assert sorted(first) == list(range(12))
     campaign("develop", "pop", 20, 100, tmp_path, master="local[2]")
     files = sorted(store.runs_dir(tmp_path).glob("*.parquet"))
-    seeds_per_file = [set(r["seed"] for r in __import__("pyarrow.parquet", fromlist=["x"]).read_table(f).to_pylist())
-                      for f in files]
+    seeds_per_file = [{r["seed"] for r in pq.read_table(f).to_pylist()} for f in files]
     assert len(files) == 2 and not (seeds_per_file[0] & seeds_per_file[1])
     assert seeds_per_file[1] == set(range(12, 20))
 
 
 def test_killed_task_loses_and_duplicates_nothing(tmp_path: Path) -> None:
-    # local[2,3]: two cores, three attempts per task, so the injected loss is retried
-    retrying = spark_session("local[2]")
-    retrying.stop()
+    # local[2,3]: two cores, three attempts per task, so the injected loss is retried; the shared
+    # local[2] session must stop first or getOrCreate would hand it back
+    spark_session("local[2]").stop()
     session = spark_session("local[2,3]")
     try:
         jobs = [(s, -1, None) for s in range(16)]
