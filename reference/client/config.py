@@ -1,4 +1,8 @@
-"""DefaultMQPushConsumer / ClientConfig values the model reads, per profile."""
+"""DefaultMQPushConsumer / ClientConfig values the model reads, per profile.
+
+Defaults are those of DefaultMQPushConsumer and ClientConfig at rocketmq-all-5.0.0; a
+difference on develop is a field set in ``for_profile`` (spec/profiles.md).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,34 @@ class ClientConfig:
     """Client-side configuration and profile switches (see spec/profiles.md)."""
 
     profile: str
+    # DefaultMQPushConsumer
+    consume_concurrently_max_span: int = 2000
+    pull_threshold_for_queue: int = 1000
+    pull_threshold_size_for_queue: int = 100          # MiB
+    pull_threshold_for_topic: int = -1
+    pull_threshold_size_for_topic: int = -1
+    pull_interval: int = 0
+    consume_message_batch_max_size: int = 1
+    pull_batch_size: int = 32
+    post_subscription_when_pull: bool = False
+    max_reconsume_times: int = -1                      # -1: 16 for concurrent, Integer.MAX_VALUE for orderly
+    suspend_current_queue_time_millis: int = 1000
+    consume_timeout: int = 15                          # minutes
+    pop_invisible_time: int = 60_000
+    pop_batch_nums: int = 32
+    pop_threshold_for_queue: int = 96
+    # ClientConfig
+    persist_consumer_offset_interval: int = 5_000
+    heartbeat_broker_interval: int = 30_000
+    poll_name_server_interval: int = 30_000
+    pull_time_delay_mills_when_exception: int = 1_000
+    # DefaultMQPushConsumerImpl constants
+    pull_time_delay_mills_when_flow_control: int = 50
+    pull_time_delay_mills_when_suspend: int = 1_000
+    broker_suspend_max_time_millis: int = 15_000
+    consumer_timeout_millis_when_suspend: int = 30_000
+    # RebalanceService waitInterval (rocketmq.client.rebalance.waitInterval)
+    rebalance_wait_interval: int = 20_000
 
     @classmethod
     def for_profile(cls, name: str) -> "ClientConfig":

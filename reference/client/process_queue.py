@@ -29,6 +29,8 @@ class PulledMessage:
     queue_offset: int
     body: bytes
     properties: dict[str, str] = attrs.Factory(dict)
+    # The decoded MessageExt it came from (topic, reconsumeTimes, UNIQ_KEY for send-back).
+    ext: Any = None
 
 
 class NoSuchElement(Exception):
