@@ -19,6 +19,7 @@ from typing import Any
 from popverify.checker.expectations import is_unexpected
 from popverify.sim.scenario import Action, ScenarioConfig
 from popverify.sim.shrink import shrink_to_trace
+from popverify.trace.itf import timeline
 from reference.common.javalang import JavaRandom
 from spark_fuzz import store
 from spark_fuzz.runs import mutate_schedule, run_row
@@ -142,8 +143,17 @@ def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict])
     rng = JavaRandom(round_no * 7919 + len(done))
     n_mut = per_round // 2
     jobs = [(s, -1, None) for s in blind[:per_round - n_mut]]
+    weights = _rarity(corpus, done)
+    total = sum(weights)
     for k in range(n_mut):
-        parent = corpus[rng.next_int(len(corpus))]
+        # Parents are picked in proportion to how rare their coverage points are (AFL's
+        # "favoured" entries): rare points sit at the frontier worth extending.
+        pick = rng.next_double() * total
+        index = 0
+        while index < len(weights) - 1 and pick >= weights[index]:
+            pick -= weights[index]
+            index += 1
+        parent = corpus[index]
         seed = MUTATION_SEED_BASE + round_no * 1_000_000 + k
         if seed in done:
             continue
@@ -154,6 +164,15 @@ def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict])
         origin = parent["seed"] if parent["parent"] < 0 else parent["parent"]
         jobs.append((seed, origin, json.dumps(mutated)))
     return jobs
+
+
+def _rarity(corpus: list[dict], done: dict[int, dict]) -> list[float]:
+    """Per corpus run, the sum over its coverage points of 1 / (runs that reached the point)."""
+    frequency: dict[str, int] = {}
+    for row in done.values():
+        for point in row["coverage"]:
+            frequency[point] = frequency.get(point, 0) + 1
+    return [sum(1.0 / frequency[p] for p in row["coverage"]) for row in corpus]
 
 
 def _corpus(done: dict[int, dict]) -> list[dict]:
@@ -169,7 +188,7 @@ def _corpus(done: dict[int, dict]) -> list[dict]:
 
 
 def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds: float,
-              timeline: list[dict], mutant: str | None) -> dict[str, Any]:
+              coverage_timeline: list[dict], mutant: str | None) -> dict[str, Any]:
     """Shrink the first run of each violated property; summary.json and report.html."""
     first: dict[str, dict] = {}
     counts: dict[str, int] = {}
@@ -182,21 +201,23 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
     traces.mkdir(exist_ok=True)
     violations = []
     for pid, row in sorted(first.items()):
-        seed_for_model = row["seed"] if row["parent"] < 0 else row["parent"]
         config = ScenarioConfig.from_json(json.loads(row["config"]))
         schedule = tuple(Action.from_json(a) for a in json.loads(row["schedule"]))
         path = traces / f"{profile}-{mode}-{pid}-seed{row['seed']}.itf.json"
-        minimal, replayed = shrink_to_trace(profile, mode, seed_for_model, config, schedule, pid, path,
+        minimal, replayed = shrink_to_trace(profile, mode, row["seed"], config, schedule, pid, path,
                                             mutant=mutant, max_runs=600)
+        assert replayed.trace is not None
         violations.append({"property": pid, "trace": str(path), "runs": counts[pid], "seed": row["seed"],
-                           "minimal_steps": len(minimal), "unexpected": is_unexpected(profile, pid, row["faults"]),
-                           "message": next(v.message for v in replayed.violations if v.property_id == pid)})
+                           "original_steps": len(schedule), "minimal_steps": len(minimal),
+                           "unexpected": is_unexpected(profile, pid, row["faults"]),
+                           "message": next(v.message for v in replayed.violations if v.property_id == pid),
+                           "timeline": timeline(replayed.trace["states"])})
     total_steps = sum(r["steps"] for r in rows.values())
     summary = {
         "profile": profile, "mode": mode, "mutant": mutant, "runs": len(rows), "steps": total_steps,
         "seconds": round(seconds, 2), "runs_per_s": round(len(rows) / seconds, 1) if seconds > 0 else None,
         "steps_per_s": round(total_steps / seconds, 1) if seconds > 0 else None,
-        "violations_by_property": counts, "violations": violations, "coverage_timeline": timeline,
+        "violations_by_property": counts, "violations": violations, "coverage_timeline": coverage_timeline,
         "coverage": len({c for r in rows.values() for c in r["coverage"]}),
     }
     return summary

@@ -14,18 +14,20 @@ from typing import Any
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from reference.common.javalang import JavaRandom
 
-def swarm_config(seed: int) -> ScenarioConfig:
+def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges."""
-    return ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF))
+    return ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)
 
 
 def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, round_no: int,
             schedule: list[list] | None = None, parent: int = -1) -> dict[str, Any]:
     """Run one scenario and describe it as a flat, Parquet-friendly row keyed by ``seed``."""
-    config = swarm_config(seed if parent < 0 else parent)
+    config = swarm_config(seed if parent < 0 else parent, mode)
     plan = None if schedule is None else [Action.from_json(a) for a in schedule]
     start = time.perf_counter()
-    result = run_scenario(profile, seed if parent < 0 else parent, steps, mode=mode, config=config,
+    # A mutant keeps its parent's configuration but runs under its own seed: the broker's
+    # random choices and the drawn continuation after the mutated prefix are new.
+    result = run_scenario(profile, seed, steps, mode=mode, config=config,
                           schedule=plan, mutant=mutant)
     duration_ms = (time.perf_counter() - start) * 1000.0  # statistics only, never fed to the model
     coverage = sorted(result.coverage)
@@ -42,7 +44,8 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
 
 
 def mutate_schedule(schedule: list[list], rng: JavaRandom, extra: list[list]) -> list[list]:
-    """One schedule mutation: drop a slice, duplicate a slice, splice in fresh actions, or swap two."""
+    """One schedule mutation: drop a slice, duplicate a slice, splice in actions, or swap two
+    (a shortened schedule is continued by freshly drawn actions up to the run's steps)."""
     s = list(schedule)
     if len(s) < 2:
         return s + extra

@@ -26,4 +26,14 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+# Mutation testing (`popverify mutate --techniques stateful`) runs the machines once per mutant.
+settings.register_profile(
+    "mutation",
+    max_examples=8,
+    stateful_step_count=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 settings.load_profile("ci")

@@ -32,6 +32,12 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
              frozenset({"restart", "delete_recreate"})),
     Property("CKM-1", "revive re-sends only messages not acked before their deadline",
              frozenset({"restart", "delete_recreate"})),
+    Property("ALO-3", "push: every stored, unexpired message is eventually consumed, across consumer crash, "
+                      "restart and rebalance"),
+    Property("OFF-3", "push: a committed offset (broker or client) never passes a message neither consumed nor "
+                      "sent back to the retry topic"),
+    Property("PQ-1", "ProcessQueue msgCount equals the number of messages it holds"),
+    Property("PQ-2", "ProcessQueue msgSize equals the total body size of the messages it holds"),
     Property("ALLOC-1", "every queue is assigned to some client"),
     Property("ALLOC-2", "each queue has exactly the sharing degree allocate4Pop defines"),
     Property("ALLOC-3", "every client is assigned a queue in POP mode"),

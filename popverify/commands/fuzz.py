@@ -21,8 +21,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--runs, --steps and --rounds must be >= 1")
     if args.mutant is not None and args.mutant not in MUTANTS:
         raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
-    if args.mode != "pop":
-        raise UsageError(f"mode {args.mode!r} is not available yet (the push-consumer model is issue #3)")
     # an empty master means spark-submit chose it
     master = args.master or "local[*]"
     with tqdm(total=args.runs, desc=f"fuzz {args.profile}/{args.mode}", unit="run", file=sys.stderr,

@@ -25,7 +25,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--max-mutants, --seeds and --steps must be >= 1")
     try:
         result = mutation.run(operators, files, args.max_mutants, args.seeds, args.steps,
-                              lambda m: print(f"[mutate] {m}", file=sys.stderr, flush=True))
+                              lambda m: print(f"[mutate] {m}", file=sys.stderr, flush=True),
+                              techniques=tuple(t for t in args.techniques.split(",") if t))
     except ValueError as err:
         raise UsageError(str(err)) from err
     if args.out:
@@ -39,15 +40,28 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         for m in result["mutants"]:
-            print(f"{'KILLED ' if m['killed'] else 'SURVIVED'} {m['mutant']} {' '.join(m['by'])} ({m['seconds']}s)")
-        sim = result["techniques"]["simulation"]
-        print(f"simulation: {sim['killed']}/{sim['total']} killed, score {sim['score']}")
+            print(f"{'KILLED ' if m['killed'] else 'SURVIVED'} {m['mutant']} {' '.join(m['by'])}")
+        for name, t in result["techniques"].items():
+            if "unavailable" in t:
+                print(f"{name}: unavailable ({t['unavailable']})")
+            else:
+                print(f"{name}: {t['killed']}/{t['total']} killed, score {t['score']}"
+                      + (f", {t['mean_seconds']}s per mutant" if t.get("mean_seconds") is not None else ""))
     return 0
+
+
+def mutation_operators() -> tuple[str, ...]:
+    """The AST operators (imported lazily: the CLI starts fast)."""
+    from popverify.verify.mutation import OPERATORS
+    return OPERATORS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("mutate", help="mutation testing: which mutants of the model each technique kills")
-    parser.add_argument("--operators", default="flip-compare,off-by-one", help="comma list: flip-compare, off-by-one")
+    parser.add_argument("--operators", default=",".join(mutation_operators()),
+                        help="comma list: " + ", ".join(mutation_operators()))
+    parser.add_argument("--techniques", default="simulation,push,z3",
+                        help="comma list of simulation (POP), push, z3 (cross-checks), stateful, conformance")
     parser.add_argument("--files", default=DEFAULT_FILES, help="comma list of files relative to reference/")
     parser.add_argument("--max-mutants", type=int, default=100, help="mutate at most this many sites (file order)")
     parser.add_argument("--seeds", type=int, default=3, help="simulation seeds per profile")

@@ -6,21 +6,24 @@ import argparse
 import sys
 from pathlib import Path
 
+import attrs
+
 from popverify.errors import UsageError
-from popverify.sim.scenario import FAULTS, MODES, ScenarioConfig, run_scenario
+from popverify.sim.scenario import FAULTS, MODES, PUSH_FAULTS, ScenarioConfig, run_scenario
 from reference.common.profile import PROFILE_NAMES
 
 
-def parse_faults(text: str | None) -> tuple[str, ...]:
-    """``--faults restart,expire`` → a tuple of known fault names (``all`` for every one)."""
+def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
+    """``--faults restart,expire`` → a tuple of the mode's fault names (``all`` for every one)."""
+    known = PUSH_FAULTS if mode == "push" else FAULTS
     if not text:
         return ()
     if text == "all":
-        return FAULTS
+        return known
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in FAULTS]
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)} or 'all'")
+        raise UsageError(f"unknown {mode} fault(s) {', '.join(unknown)}; known: {', '.join(known)} or 'all'")
     return names
 
 
@@ -28,9 +31,10 @@ def run(args: argparse.Namespace) -> int:
     if args.steps < 0 or args.steps > 10_000_000:
         raise UsageError("--steps must be between 0 and 10000000")
     try:
-        config = ScenarioConfig(queues=args.queues, consumers=args.consumers,
-                                enable_pop_buffer_merge=args.buffer_merge == "on",
-                                faults=parse_faults(args.faults))
+        config = attrs.evolve(ScenarioConfig.default_for(args.mode), queues=args.queues, consumers=args.consumers,
+                              enable_pop_buffer_merge=args.buffer_merge == "on",
+                              faults=parse_faults(args.faults, args.mode), consume_orderly=args.orderly,
+                              consume_fail_percent=args.fail_percent)
         config.validate()
         result = run_scenario(args.profile, args.seed, args.steps, mode=args.mode, config=config,
                               mutant=args.mutant, record_trace=args.trace is not None)
@@ -66,7 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--consumers", type=int, default=2)
     parser.add_argument("--buffer-merge", choices=("on", "off"), default="off",
                         help="enablePopBufferMerge (RocketMQ's default is off)")
-    parser.add_argument("--faults", default=None, help=f"comma list of {', '.join(FAULTS)}, or 'all'")
+    parser.add_argument("--faults", default=None,
+                        help=f"comma list of faults, or 'all'; pop: {', '.join(FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
+    parser.add_argument("--orderly", action="store_true", help="push: an orderly listener (ConsumeMessageOrderlyService)")
+    parser.add_argument("--fail-percent", type=int, default=20,
+                        help="push: how often the listener asks to reconsume later, in percent (default 20)")
     parser.add_argument("--mutant", default=None, help="run a deliberately broken model variant (see popverify/mutants.py)")
     parser.add_argument("--trace", default=None, metavar="FILE", help="write the run as an ITF trace")
     parser.add_argument("--json", action="store_true")

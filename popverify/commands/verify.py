@@ -6,16 +6,19 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from popverify.errors import UsageError
-from popverify.tools import PROJECT_ROOT
+from popverify.tools import PROJECT_ROOT, ToolError
 
-TECHNIQUES = ("tlc", "z3", "simulation", "stateful")
-# The ALLOC invariants each TLA+ spec checks (tlaplus/README.md).
-TLC_PROPERTIES = {"Allocate4Pop": ("ALLOC-1", "ALLOC-2", "ALLOC-3")}
+TECHNIQUES = ("tlc", "z3", "fuzz", "stateful", "conformance")
+MODES = ("pop", "push")
+PROFILES = ("v5.0", "develop")
 
 
 def _progress(message: str) -> None:
@@ -34,33 +37,131 @@ def _z3() -> dict[str, Any]:
     return {"result": "proved" if ok else "failed", "seconds": round(time.perf_counter() - start, 2), "proofs": proofs}
 
 
+def cfg_properties(cfg: Path) -> tuple[str, ...]:
+    """The property IDs a TLC model checks: its INVARIANT / PROPERTY names spelled as IDs
+    (``ALO_1`` → ALO-1)."""
+    import re
+
+    names: list[str] = []
+    section = False
+    for line in cfg.read_text(encoding="utf-8").splitlines():
+        line = line.split("\\*")[0].strip()
+        head, _, rest = line.partition(" ")
+        if head in ("INVARIANT", "INVARIANTS", "PROPERTY", "PROPERTIES"):
+            section, line = True, rest
+        elif head.isupper() and head.isalpha():
+            section = False
+        if section:
+            names += re.findall(r"\b([A-Z]+)_(\d+)\b", line)
+    return tuple(dict.fromkeys(f"{family}-{n}" for family, n in names))
+
+
 def _tlc() -> dict[str, Any]:
     from popverify.tlc.runner import models, run_model
     start = time.perf_counter()
     results = []
     for cfg in models("small"):
         r = run_model(cfg)
-        spec = cfg.stem[2:].split("_")[0]
-        results.append({**r.to_json(), "properties": list(TLC_PROPERTIES.get(spec, ()))})
-        _progress(f"tlc: {r.model} {r.result}")
+        results.append({**r.to_json(), "properties": list(cfg_properties(cfg))})
+        _progress(f"tlc: {r.model} {r.result} ({r.distinct_states} states)")
     ok = all(r["result"] in ("ok", "expected-violation") for r in results)
     return {"result": "model-checked" if ok else "failed", "seconds": round(time.perf_counter() - start, 2),
             "models": results}
 
 
+def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str) -> dict[str, Any]:
+    """A swarm campaign per mode and profile: on Spark (local mode by default), or as a plain
+    Python loop when asked or when Spark cannot start (reported as such)."""
+    from popverify.verify.campaign import run_campaign
+    campaigns: dict[str, Any] = {}
+    used = engine
+    if engine == "spark":
+        try:
+            from spark_fuzz.campaign import campaign, spark_session
+            spark_session(master)
+        except Exception as err:  # no Java / no pyspark: the loop still checks every property
+            _progress(f"Spark unavailable ({type(err).__name__}: {err}); campaigns run as a Python loop")
+            used = f"python (Spark unavailable: {type(err).__name__})"
+    import importlib
+
+    from popverify.sim.scenario import MODES as DRIVERS
+    for mode in MODES:
+        try:
+            importlib.import_module(DRIVERS[mode])
+        except ImportError as err:  # a build without that mode's model: reported, not crashed on
+            for profile in PROFILES:
+                campaigns[f"{mode}/{profile}"] = {"profile": profile, "mode": mode,
+                                                  "error": f"mode {mode} unavailable: {err}"}
+            continue
+        for profile in PROFILES:
+            key = f"{mode}/{profile}"
+            _progress(f"fuzz {key}: {runs} runs of {steps} steps on {'Spark ' + master if used == 'spark' else 'Python'}")
+            try:
+                if used == "spark":
+                    folder = out / "fuzz" / f"{mode}-{profile}"
+                    summary = campaign(profile, mode, runs, steps, folder, master=master, mutant=mutant)
+                    campaigns[key] = {"profile": profile, "mode": mode, "engine": f"spark {master}",
+                                      "runs": summary["runs"], "steps": summary["steps"],
+                                      "seconds": summary["seconds"], "coverage": summary["coverage"],
+                                      "findings": summary["violations"]}
+                else:
+                    campaigns[key] = run_campaign(profile, runs, steps, out / "traces", _progress, mutant=mutant,
+                                                  mode=mode)
+            except ValueError as err:  # e.g. a mode this build does not have
+                campaigns[key] = {"profile": profile, "mode": mode, "error": str(err)}
+    return {"engine": used if used != "spark" else f"spark {master}", "campaigns": campaigns}
+
+
+# The property IDs each stateful machine checks (stateful_tests/, spec/properties.md).
+STATEFUL_PROPERTIES: dict[str, tuple[str, ...]] = {
+    "test_pop_broker_machine": ("ALO-1", "ALO-2", "NSR-1", "INV-1", "OFF-1", "OFF-2", "CKM-1"),
+    "test_rebalance_machine": ("ALLOC-1", "ALLOC-2", "ALLOC-3", "ALLOC-4"),
+    "test_push_consumer_machine": ("ALO-3", "OFF-3", "PQ-1", "PQ-2"),
+    "test_offset_store_machine": ("OFF-4",),
+}
+
+
 def _stateful() -> dict[str, Any]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "stateful_tests"],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+    with tempfile.TemporaryDirectory(prefix="popverify-stateful-") as tmp:
+        junit = Path(tmp) / "junit.xml"
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                               "stateful_tests"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+        machines: dict[str, dict[str, Any]] = {}
+        if junit.is_file():
+            for case in ET.parse(junit).getroot().iter("testcase"):
+                module = case.get("classname", "").split(".")[-1]
+                entry = machines.setdefault(module, {"tests": 0, "failed": 0,
+                                                     "properties": list(STATEFUL_PROPERTIES.get(module, ()))})
+                entry["tests"] += 1
+                entry["failed"] += any(child.tag in ("failure", "error") for child in case)
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
     return {"result": "passed" if proc.returncode == 0 else "failed", "seconds": round(time.perf_counter() - start, 2),
-            "detail": last}
+            "detail": last, "machines": machines}
+
+
+def _conformance() -> dict[str, Any]:
+    from popverify.conformance import run_checks
+    start = time.perf_counter()
+    checks = [c.to_json() if hasattr(c, "to_json") else dict(c.__dict__) for c in run_checks()]
+    unexplained = sum(c["disagreements"] - c.get("explained", 0) for c in checks)
+    return {"result": "agrees" if unexplained == 0 else "failed", "seconds": round(time.perf_counter() - start, 2),
+            "checks": checks}
+
+
+def _guarded(name: str, step: Callable[[], dict[str, Any]], summary: dict[str, Any]) -> None:
+    """Run one technique; a missing tool is reported as unavailable, never crashed on."""
+    try:
+        summary["techniques"][name] = step()
+    except (ToolError, ImportError, FileNotFoundError) as err:
+        summary["unavailable"][name] = f"{type(err).__name__}: {err}"
+    except Exception as err:  # the tool itself broke: reported, and the run fails
+        summary["techniques"][name] = {"result": "error", "error": f"{type(err).__name__}: {err}"}
 
 
 def run(args: argparse.Namespace) -> int:
     from popverify.commands.doctor import collect
     from popverify.verify import report
-    from popverify.verify.campaign import run_campaign
 
     skip = {s for s in (args.skip or "").split(",") if s}
     unknown = skip - set(TECHNIQUES)
@@ -73,51 +174,34 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise UsageError(f"cannot create {out}: {err.strerror or err}") from err
-    summary: dict[str, Any] = {"environment": collect(), "techniques": {}}
-    failed: list[str] = []
+    summary: dict[str, Any] = {"environment": collect(), "techniques": {}, "unavailable": {}}
     if "tlc" not in skip:
         _progress("TLC, small configs")
-        try:
-            summary["techniques"]["tlc"] = _tlc()
-        except Exception as err:  # a missing Java or TLC is reported, not crashed on
-            summary["techniques"]["tlc"] = {"result": "error", "error": str(err)}
-        if summary["techniques"]["tlc"]["result"] != "model-checked":
-            failed.append("tlc")
+        _guarded("tlc", _tlc, summary)
     if "z3" not in skip:
         _progress("z3 proofs")
-        try:
-            summary["techniques"]["z3"] = _z3()
-        except Exception as err:  # a missing z3 must not stop the other techniques
-            summary["techniques"]["z3"] = {"result": "error", "error": str(err)}
-        if summary["techniques"]["z3"]["result"] != "proved":
-            failed.append("z3")
-    if "simulation" not in skip:
-        sims: dict[str, Any] = {}
-        for profile in ("v5.0", "develop"):
-            _progress(f"simulation campaign, profile {profile}: {args.runs} runs of {args.steps} steps")
-            sims[profile] = run_campaign(profile, args.runs, args.steps, out, _progress, mutant=args.mutant)
-            if any(f["unexpected"] for f in sims[profile]["findings"]):
-                failed.append(f"simulation/{profile}")
-        summary["techniques"]["simulation"] = sims
+        _guarded("z3", _z3, summary)
+    if "fuzz" not in skip:
+        _guarded("fuzz", lambda: _fuzz(args.runs, args.steps, out, args.mutant, args.engine, args.master), summary)
     if "stateful" not in skip:
         _progress("stateful machines (CI profile)")
-        summary["techniques"]["stateful"] = _stateful()
-        if summary["techniques"]["stateful"]["result"] != "passed":
-            failed.append("stateful")
-    summary["techniques"]["unavailable"] = {
-        "tlc-pop": "PopConsumption and PushConsumerOffsets specs not built yet (issue 5)",
-        "spark": "verify runs its campaigns as a Python loop; `popverify fuzz` runs them on Spark",
-        "conformance": "Java conformance not built yet (issue 8)"}
+        _guarded("stateful", _stateful, summary)
+    if "conformance" not in skip:
+        _progress("conformance against RocketMQ's Java code (non-live)")
+        _guarded("conformance", _conformance, summary)
+    for name in sorted(skip):
+        summary["unavailable"][name] = "skipped (--skip)"
+    failed = report.failures(summary)
     summary["outcome"] = "failed: " + ", ".join(failed) if failed else "ok: every property expected to hold held"
     mutation_file = out / "mutation.json"  # written by `popverify mutate --out` into the same folder
     if mutation_file.is_file():
         try:
             summary["mutation"] = json.loads(mutation_file.read_text())
         except (OSError, ValueError) as err:
-            summary["techniques"]["unavailable"]["mutation"] = f"unreadable {mutation_file.name}: {err}"
+            summary["unavailable"]["mutation"] = f"unreadable {mutation_file.name}: {err}"
     report.write(summary, out)
     if args.json:
-        print(json.dumps({k: summary[k] for k in ("outcome",)} | {"matrix": summary["matrix"]}, indent=2, sort_keys=True))
+        print(json.dumps({"outcome": summary["outcome"], "matrix": summary["matrix"]}, indent=2, sort_keys=True))
     else:
         print(f"{summary['outcome']}\nreport: {out / 'report.html'}\nsummary: {out / 'summary.json'}")
     return 1 if failed else 0
@@ -126,10 +210,13 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("verify", help="run every technique on defaults and write one report")
     parser.add_argument("--out", default="popverify-out/verify", help="report folder (default popverify-out/verify)")
-    parser.add_argument("--runs", type=int, default=200, help="simulation runs per profile")
-    parser.add_argument("--steps", type=int, default=600, help="steps per simulation run")
+    parser.add_argument("--runs", type=int, default=200, help="fuzz runs per mode and profile")
+    parser.add_argument("--steps", type=int, default=600, help="steps per fuzz run")
+    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
+                        help="run the fuzz campaigns on Spark (default) or as a plain Python loop")
+    parser.add_argument("--master", default="local[2]", help="Spark master for the campaigns (default local[2])")
     parser.add_argument("--skip", default=None, help=f"comma list of techniques to skip: {', '.join(TECHNIQUES)}")
     parser.add_argument("--mutant", default=None,
-                        help="run the simulation campaigns on a deliberately broken model (checks the suite itself)")
+                        help="run the fuzz campaigns on a deliberately broken model (checks the suite itself)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

@@ -20,6 +20,7 @@ from popverify.sim.scenario import FAULT_WEIGHT, FAULTS, POP_ACTIONS, Action, Ru
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
 from reference.broker.broker import Broker
+from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.broker.pop_processor import PopOperation, PopRequest
 from reference.common.clock import VirtualClock
@@ -28,6 +29,7 @@ from reference.common.profile import get_profile
 
 TOPIC = "TopicTest"
 GROUP = "GID_popverify"
+RETRY_TOPIC = build_pop_retry_topic(TOPIC, GROUP)
 DRAIN_ROUNDS = 400
 # Longest gap, in virtual ms, between two runs of a periodic broker service while time passes.
 SERVICE_SLICE = 100
@@ -118,11 +120,13 @@ class PopDriver:
 
     # -- running -----------------------------------------------------------------------------
     def run(self, steps: int, schedule: Sequence[Action] | None) -> None:
-        """Run ``steps`` drawn actions, or the given schedule, then the drain."""
-        plan = list(schedule) if schedule is not None else None
-        total = len(plan) if plan is not None else steps
+        """Run the given schedule, continued by drawn actions up to ``steps``, then the drain."""
+        plan = list(schedule) if schedule is not None else []
+        # A given schedule is followed first; up to ``steps``, drawn actions continue it (how
+        # coverage-guided rounds extend a corpus prefix; replay and shrink pass steps <= len).
+        total = max(len(plan), steps)
         for i in range(total):
-            action = plan[i] if plan is not None else self.draw()
+            action = plan[i] if i < len(plan) else self.draw()
             self.step_no = i
             self.events = []
             applied = self.apply(action)
@@ -143,12 +147,21 @@ class PopDriver:
         self.checker.finish(drained, total)
 
     def _cover_step(self, kind: str, applied: bool) -> None:
-        """Coverage signal: action-pair edges and a coarse abstract state (see spec/fuzzing.md)."""
+        """Coverage signal (spec/fuzzing.md): action-pair edges, a coarse abstract state of the
+        consumers, and the abstract state of the broker's checkpoint pipeline reached by each
+        action kind (buffer, timer, unrevived revive-queue backlog, retry backlog)."""
+        b = self.broker
         held = sum(len(c.held) for c in self.consumers)
         pending = sum(1 for c in self.consumers if c.op is not None)
-        buffered = len(self.broker.buffer_merge.buffer)
+        buffered = len(b.buffer_merge.buffer)
+        timer = len(b.timer_pending())
+        revive_lag = sum(b.max_offset(b.revive_topic, q) - 1 - b.committed_offset(REVIVE_GROUP, b.revive_topic, q)
+                         for q in range(b.config.revive_queue_num))
+        retry = b.max_offset(RETRY_TOPIC, 0) - max(b.committed_offset(GROUP, RETRY_TOPIC, 0), 0)
+        pipeline = f"buf{min(buffered, 3)}:timer{min(timer, 3)}:revive{min(max(revive_lag, 0), 3)}:retry{min(retry, 2)}"
         self.coverage.add(f"edge:{self._prev_kind}>{kind}:{int(applied)}")
         self.coverage.add(f"state:held{min(held, 3)}:pending{pending}:buffer{min(buffered, 2)}")
+        self.coverage.add(f"pipeline:{kind}:{pipeline}")
         self._prev_kind = kind
 
     def apply(self, action: Action) -> bool:

@@ -3,8 +3,9 @@
 ``run_scenario`` is the contract used by ``simulate``, ``replay``, ``shrink``, the stateful
 machines, the Spark campaigns and mutation testing. A run is fully determined by
 (profile, mode, seed, steps, config, schedule, mutant); with ``schedule`` given the driver
-follows it instead of drawing actions, which is how replay, delta debugging and
-coverage-guided schedule mutation work.
+follows it first and then draws actions until ``steps`` (replay and delta debugging pass
+``steps <= len(schedule)``; coverage-guided rounds pass a mutated corpus prefix and let the
+run continue from where it got).
 """
 
 from __future__ import annotations
@@ -62,6 +63,15 @@ POP_ACTIONS: dict[str, int] = {
 FAULTS: tuple[str, ...] = ("restart", "expire", "delete_recreate", "clock_jump")
 FAULT_WEIGHT = 1
 
+# Push mode: producers, push consumers joining and leaving, their pull / consume / persist
+# steps, and the faults of the push path (spec/push.md). Names shared with POP mean the same.
+PUSH_ACTIONS: dict[str, int] = {
+    "produce": 12, "start": 2, "shutdown": 1, "rebalance": 4, "pull": 12, "deliver": 12, "hold": 3,
+    "consume": 14, "persist": 3, "consumer_timer": 2, "advance": 6,
+}
+PUSH_FAULTS: tuple[str, ...] = ("consumer_crash", "restart", "lose_response", "dup_response", "expire", "clock_jump")
+PUSH_ALWAYS: frozenset[str] = frozenset({"produce", "start", "rebalance", "pull", "deliver", "consume", "advance"})
+
 
 @attrs.frozen
 class ScenarioConfig:
@@ -85,6 +95,10 @@ class ScenarioConfig:
     # The buffer scan and the timer keep their periods while time passes (see
     # pop_driver._pass_time); False lets the scheduler starve them.
     services_on_period: bool = True
+    # Push mode: orderly listener instead of concurrent, and how often the listener fails
+    # (RECONSUME_LATER / SUSPEND_CURRENT_QUEUE_A_MOMENT), in percent.
+    consume_orderly: bool = False
+    consume_fail_percent: int = 20
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples)."""
@@ -110,14 +124,18 @@ class ScenarioConfig:
             raise ValueError("queues and consumers must be in 1..64")
         if self.invisible_time <= 0 or not 1 <= self.max_msg_nums <= 32:
             raise ValueError("invisible_time must be > 0 and max_msg_nums in 1..32")
-        bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTION_NAMES]
-        bad += [f for f in self.faults if f not in FAULTS and f not in PUSH_FAULT_NAMES]
+        if not 0 <= self.consume_fail_percent <= 100:
+            raise ValueError("consume_fail_percent must be in 0..100")
+        bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS]
+        bad += [f for f in self.faults if f not in FAULTS and f not in PUSH_FAULTS]
         if bad:
             raise ValueError(f"unknown action or fault kinds: {bad}")
 
     @classmethod
-    def draw(cls, rng: JavaRandom, faults: Sequence[str] | None = None) -> "ScenarioConfig":
+    def draw(cls, rng: JavaRandom, faults: Sequence[str] | None = None, mode: str = "pop") -> "ScenarioConfig":
         """A swarm configuration drawn from ``rng`` within the documented ranges."""
+        if mode == "push":
+            return cls.draw_push(rng, faults)
         always = {"produce", "pop", "pop_step", "ack", "advance"}
         actions = tuple(a for a in POP_ACTIONS if a in always or rng.next_int(10) < 8)
         chosen = tuple(faults) if faults is not None else tuple(f for f in FAULTS if rng.next_int(10) < 3)
@@ -126,10 +144,24 @@ class ScenarioConfig:
                    enable_pop_buffer_merge=rng.next_boolean(), actions=actions, faults=chosen,
                    services_on_period=rng.next_int(4) != 0)
 
+    @classmethod
+    def draw_push(cls, rng: JavaRandom, faults: Sequence[str] | None = None) -> "ScenarioConfig":
+        """A push-mode swarm configuration: queues 1..4, consumers 1..3, each optional action
+        kept with probability 0.8, each fault with 0.3, orderly with 0.25, listener failure
+        0..40 %."""
+        actions = tuple(a for a in PUSH_ACTIONS if a in PUSH_ALWAYS or rng.next_int(10) < 8)
+        chosen = tuple(faults) if faults is not None else tuple(f for f in PUSH_FAULTS if rng.next_int(10) < 3)
+        return cls(queues=1 + rng.next_int(4), consumers=1 + rng.next_int(3), actions=actions, faults=chosen,
+                   consume_orderly=rng.next_int(4) == 0, consume_fail_percent=rng.next_int(41))
 
-# Push mode names are accepted in configs so one config type serves both modes.
-PUSH_ACTION_NAMES: frozenset[str] = frozenset()
-PUSH_FAULT_NAMES: frozenset[str] = frozenset({"consumer_crash", "rebalance"})
+    @classmethod
+    def default_for(cls, mode: str) -> "ScenarioConfig":
+        """The default configuration of a mode (push: the push action kinds)."""
+        if mode == "push":
+            return cls(actions=tuple(PUSH_ACTIONS))
+        return cls()
+
+
 
 
 @attrs.frozen

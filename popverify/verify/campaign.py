@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from popverify.checker.expectations import is_unexpected
-from popverify.sim.scenario import FAULTS, ScenarioConfig, run_scenario
+from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scenario
 from popverify.sim.shrink import shrink_to_trace
 from popverify.trace.itf import timeline
 from reference.common.javalang import JavaRandom
 
 
 def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
-                 progress: Callable[[str], None] = lambda _: None, mutant: str | None = None) -> dict[str, Any]:
+                 progress: Callable[[str], None] = lambda _: None, mutant: str | None = None,
+                 mode: str = "pop") -> dict[str, Any]:
     """``runs`` swarm runs (seeds 0..runs-1; faults on in odd seeds); per violated property,
     the first run showing it is shrunk and saved as an ITF trace under ``out_dir``."""
     start = time.perf_counter()
@@ -24,8 +25,9 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
     total_steps = 0
     coverage: set[str] = set()
     for seed in range(runs):
-        config = ScenarioConfig.draw(JavaRandom(seed), faults=FAULTS if seed % 2 else ())
-        result = run_scenario(profile, seed, steps, config=config, mutant=mutant)
+        faults = (PUSH_FAULTS if mode == "push" else FAULTS) if seed % 2 else ()
+        config = ScenarioConfig.draw(JavaRandom(seed), faults=faults, mode=mode)
+        result = run_scenario(profile, seed, steps, mode=mode, config=config, mutant=mutant)
         total_steps += result.steps
         coverage |= result.coverage
         for v in result.violations:
@@ -35,15 +37,15 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
             if entry["first"] is None:
                 entry["first"] = (seed, config, result.schedule)
         if seed % 50 == 49:
-            progress(f"{profile}: {seed + 1}/{runs} runs")
+            progress(f"{profile}/{mode}: {seed + 1}/{runs} runs")
     findings = []
     out_dir.mkdir(parents=True, exist_ok=True)
     for pid in sorted(by_property):
         entry = by_property[pid]
         seed, config, schedule = entry["first"]
-        progress(f"{profile}: shrinking the {pid} counterexample of seed {seed} ({len(schedule)} steps)")
-        path = out_dir / f"{profile}-{pid}-seed{seed}.itf.json"
-        minimal, replayed = shrink_to_trace(profile, "pop", seed, config, schedule, pid, path, mutant=mutant,
+        progress(f"{profile}/{mode}: shrinking the {pid} counterexample of seed {seed} ({len(schedule)} steps)")
+        path = out_dir / f"{profile}-{mode}-{pid}-seed{seed}.itf.json"
+        minimal, replayed = shrink_to_trace(profile, mode, seed, config, schedule, pid, path, mutant=mutant,
                                             max_runs=600)
         assert replayed.trace is not None
         message = next(v.message for v in replayed.violations if v.property_id == pid)
@@ -52,6 +54,6 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
                          "trace": str(path), "message": message,
                          "timeline": timeline(replayed.trace["states"])})
     seconds = time.perf_counter() - start
-    return {"profile": profile, "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
+    return {"profile": profile, "mode": mode, "engine": "python", "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
             "coverage": len(coverage), "findings": findings}
 

@@ -48,6 +48,23 @@ def _is_one(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and node.value == 1 and type(node.value) is int
 
 
+def _call_name(node: ast.AST) -> str | None:
+    """``f`` of ``f(...)`` or ``x.f(...)``."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+# drop-call: statements whose loss drops an ack, a commit or a checkpoint on the floor.
+DROPPABLE_CALLS = frozenset({"commit_offset", "update_offset", "add_ack", "put_ack_message", "put_ck_message",
+                             "put_revive_message", "remove_message", "persist", "persist_all"})
+# swap-bit: the bitmap index argument of these calls is swapped with its neighbour (i ^ 1).
+BITMAP_CALLS = frozenset({"set_bit", "get_bit"})
+# skip-lock: a lock attempt that always succeeds (mutual exclusion gone).
+LOCK_CALLS = frozenset({"try_lock", "lock", "try_lock_batch"})
+
+
 class _Mutator(ast.NodeTransformer):
     """Finds (``target`` None) or applies (``target`` set) mutations of one operator."""
 
@@ -56,8 +73,8 @@ class _Mutator(ast.NodeTransformer):
         self.target = target
         self.sites: list[tuple[int, int]] = []
 
-    def _hit(self, node: ast.expr) -> bool:
-        where = (node.lineno, node.col_offset)
+    def _hit(self, node: ast.AST) -> bool:
+        where = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
         if self.target is None:
             self.sites.append(where)
             return False
@@ -78,8 +95,26 @@ class _Mutator(ast.NodeTransformer):
                 return node.left
         return node
 
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        self.generic_visit(node)
+        if self.operator == "drop-call" and _call_name(node.value) in DROPPABLE_CALLS:
+            if self._hit(node):
+                return ast.copy_location(ast.Pass(), node)
+        return node
 
-OPERATORS = ("flip-compare", "off-by-one")
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        name = _call_name(node)
+        if self.operator == "swap-bit" and name in BITMAP_CALLS and len(node.args) >= 2:
+            if self._hit(node):
+                node.args[1] = ast.BinOp(left=node.args[1], op=ast.BitXor(), right=ast.Constant(1))
+        if self.operator == "skip-lock" and name in LOCK_CALLS and not isinstance(node.func, ast.Name):
+            if self._hit(node):
+                return ast.copy_location(ast.Constant(True), node)
+        return node
+
+
+OPERATORS = ("flip-compare", "off-by-one", "drop-call", "swap-bit", "skip-lock")
 
 
 def sites(operators: tuple[str, ...], files: tuple[str, ...]) -> list[Site]:
@@ -103,36 +138,107 @@ def mutated_source(site: Site) -> str:
     return ast.unparse(tree)
 
 
-# Runs inside a subprocess whose sys.path puts the mutated reference/ copy first.
-_SIMULATE = """
+# Each technique runs in a subprocess whose sys.path puts the mutated reference/ copy first and
+# prints {"verdict": ..., "modules": [...]}: its verdict, and the reference modules it loaded
+# (a mutant in a file a technique never loads cannot be killed by it: "n/a").
+_PRELUDE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from popverify.sim.scenario import FAULTS, ScenarioConfig, run_scenario
+def _finish(verdict):
+    mods = sorted(m for m in sys.modules if m.startswith("reference."))
+    print(json.dumps({"verdict": verdict, "modules": mods}, sort_keys=True))
+"""
+
+_SIMULATE = _PRELUDE + """
+from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scenario
 from reference.common.javalang import JavaRandom
-seeds, steps = int(sys.argv[2]), int(sys.argv[3])
+mode, seeds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 out = {}
 for profile in ("v5.0", "develop"):
     for seed in range(seeds):
         try:
-            # The swarm draw of the verify campaign: features (buffer merge, ...) and faults vary.
-            config = ScenarioConfig.draw(JavaRandom(seed), faults=FAULTS if seed % 2 else ())
-            r = run_scenario(profile, seed, steps, config=config)
+            # The swarm draw of the verify campaign: features and faults vary by seed.
+            faults = (PUSH_FAULTS if mode == "push" else FAULTS) if seed % 2 else ()
+            config = ScenarioConfig.draw(JavaRandom(seed), faults=faults, mode=mode)
+            r = run_scenario(profile, seed, steps, mode=mode, config=config)
             out[f"{profile}/{seed}"] = sorted({v.property_id for v in r.violations})
         except Exception as err:
             out[f"{profile}/{seed}"] = ["crash:" + type(err).__name__]
-print(json.dumps(out, sort_keys=True))
+_finish(out)
+"""
+
+_Z3 = _PRELUDE + """
+from proofs.catalog import ALL
+out = {}
+for name, proof in ALL.items():
+    if proof.cross_check is None:
+        continue
+    try:
+        proof.cross_check(200)
+        out[name] = "agrees"
+    except Exception as err:  # an AssertionError names the disagreeing input
+        out[name] = "disagrees:" + type(err).__name__
+_finish(out)
+"""
+
+_STATEFUL = _PRELUDE + """
+import pytest
+sys.path.insert(0, sys.argv[1])
+# The machines on the small "mutation" profile; the tests that run a hand-written broken
+# variant on purpose ("catches") say nothing about this mutant and are left out.
+code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--hypothesis-profile=mutation", "-k", "not catches",
+                    sys.argv[2]])
+_finish({"pytest": int(code)})
+"""
+
+_CONFORMANCE = _PRELUDE + """
+from popverify.conformance import run_checks
+out = {}
+for check in run_checks(cases=int(sys.argv[2]), seed=0):
+    out[f"{check.name}/{check.version}"] = check.disagreements - check.explained
+_finish(out)
 """
 
 
-def _simulate(root: Path, seeds: int, steps: int, timeout: float = 600) -> dict[str, list[str]]:
+@attrs.frozen
+class Technique:
+    """How one technique judges a model tree: a script and its arguments."""
+
+    name: str
+    script: str
+    args: Callable[[int, int], list[str]]   # (seeds, steps) → script arguments
+
+
+TECHNIQUES: dict[str, Technique] = {t.name: t for t in (
+    Technique("simulation", _SIMULATE, lambda seeds, steps: ["pop", str(seeds), str(steps)]),
+    Technique("push", _SIMULATE, lambda seeds, steps: ["push", str(seeds), str(steps)]),
+    Technique("z3", _Z3, lambda seeds, steps: []),
+    Technique("stateful", _STATEFUL, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "stateful_tests")]),
+    Technique("conformance", _CONFORMANCE, lambda seeds, steps: [str(50 * seeds)]),
+)}
+DEFAULT_TECHNIQUES = ("simulation", "push", "z3")
+
+
+def judge(technique: Technique, root: Path, seeds: int, steps: int, timeout: float = 600) -> dict[str, Any]:
+    """Run ``technique`` on the model tree under ``root``: {"verdict", "modules"}; a crash on
+    import or a time-out is itself a verdict (a kill when the baseline ran)."""
+    cmd = [sys.executable, "-c", technique.script, str(root), *technique.args(seeds, steps)]
     try:
-        proc = subprocess.run([sys.executable, "-c", _SIMULATE, str(root), str(seeds), str(steps)],
-                              capture_output=True, text=True, check=False, timeout=timeout)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout,
+                              cwd=REFERENCE.parent)
     except subprocess.TimeoutExpired:  # a mutant that loops forever is caught by any run bound
-        return {"timeout": ["timeout"]}
-    if proc.returncode != 0:  # the mutant broke import itself: a crash is a kill
-        return {"import": ["crash:" + (proc.stderr.strip().splitlines() or ["?"])[-1][:120]]}
-    return json.loads(proc.stdout)
+        return {"verdict": "timeout", "modules": []}
+    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    try:
+        return json.loads(last)
+    except ValueError:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:160]
+        return {"verdict": f"crash: {tail}", "modules": []}
+
+
+def _simulate(root: Path, seeds: int, steps: int, timeout: float = 600) -> dict[str, list[str]]:
+    """The POP simulation verdict of a model tree (kept for tests and quick checks)."""
+    return judge(TECHNIQUES["simulation"], root, seeds, steps, timeout)["verdict"]
 
 
 @contextlib.contextmanager
@@ -145,42 +251,86 @@ def _mutant_tree(site: Site) -> Iterator[Path]:
         yield root
 
 
-def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, seeds: int, steps: int,
-        progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Mutation score of the simulation checker over the first ``max_mutants`` sites.
+def _module_of(file: str) -> str:
+    return "reference." + file.removesuffix(".py").replace("/", ".")
 
-    Techniques other than simulation are reported unavailable: they are not wired to a
-    mutated model copy yet.
+
+def _kill_reason(verdict: Any, baseline: Any) -> list[str]:
+    """Why a verdict differs from the baseline: new violations by property, vanished ones
+    (``lost:``, the model no longer shows a defect the Java code has), or a changed outcome."""
+    if verdict == baseline:
+        return []
+    if not (isinstance(verdict, dict) and isinstance(baseline, dict)):
+        return [str(verdict)[:80]]
+    reasons: set[str] = set()
+    for key in sorted(set(verdict) | set(baseline)):
+        now, before = verdict.get(key), baseline.get(key)
+        if now == before:
+            continue
+        if isinstance(now, list) and isinstance(before, list):
+            reasons |= {str(p) for p in set(now) - set(before)} | {f"lost:{p}" for p in set(before) - set(now)}
+        else:
+            reasons.add(f"{key}={now}")
+    return sorted(reasons) or ["verdict-change"]
+
+
+def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, seeds: int, steps: int,
+        progress: Callable[[str], None] = lambda _: None,
+        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES) -> dict[str, Any]:
+    """Mutation score per technique over the first ``max_mutants`` sites.
+
+    A technique kills a mutant when its verdict on the mutant differs from its verdict on the
+    unmutated model; it is "n/a" for a mutant in a file it never loads.
     """
     unknown = set(operators) - set(OPERATORS)
     if unknown:
         raise ValueError(f"unknown operator(s) {sorted(unknown)}; known: {', '.join(OPERATORS)}")
+    unknown = set(techniques) - set(TECHNIQUES)
+    if unknown:
+        raise ValueError(f"unknown technique(s) {sorted(unknown)}; known: {', '.join(TECHNIQUES)}")
     chosen = sites(operators, files)[:max_mutants]
     if not chosen:
         raise ValueError(f"operators {', '.join(operators)} find no site in {', '.join(sorted(files))}")
-    start = time.perf_counter()
-    baseline = _simulate(REFERENCE.parent, seeds, steps)
-    if "import" in baseline or "timeout" in baseline:  # nothing to compare mutants against
-        raise ValueError(f"the unmutated model does not run: {baseline}")
-    # A mutant taking far longer than the real model is hanging (e.g. a loop guard flipped).
-    limit = max(20.0, 20 * (time.perf_counter() - start))
+    baselines: dict[str, dict[str, Any]] = {}
+    limits: dict[str, float] = {}
+    unavailable: dict[str, str] = {}
+    for name in techniques:
+        start = time.perf_counter()
+        base = judge(TECHNIQUES[name], REFERENCE.parent, seeds, steps)
+        if not base["modules"]:  # nothing to compare mutants against
+            unavailable[name] = f"does not run on the unmutated model: {base['verdict']}"
+            continue
+        baselines[name] = base
+        # A mutant taking far longer than the real model is hanging (e.g. a loop guard flipped).
+        limits[name] = max(30.0, 20 * (time.perf_counter() - start))
+        progress(f"baseline {name}: {time.perf_counter() - start:.1f}s, {len(base['modules'])} reference modules")
     mutants = []
     for i, site in enumerate(chosen):
-        start = time.perf_counter()
+        entry: dict[str, Any] = {"mutant": site.name, "techniques": {}}
         with _mutant_tree(site) as root:
-            verdict = _simulate(root, seeds, steps, limit)
-        differing = sorted(k for k in verdict if verdict[k] != baseline.get(k))
-        now = {p for k in differing for p in verdict[k]}
-        before = {p for k in differing for p in baseline.get(k, [])}
-        # New violations name the property that caught it; a vanished expected violation is
-        # a kill too (the model no longer shows a defect the Java code has).
-        killed_by = sorted(now - before) + [f"lost:{p}" for p in sorted(before - now)]
-        mutants.append({"mutant": site.name, "killed": bool(differing), "by": killed_by or (["verdict-change"] if differing else []),
-                        "seconds": round(time.perf_counter() - start, 2)})
-        progress(f"mutant {i + 1}/{len(chosen)} {site.name}: {'killed' if differing else 'survived'}")
+            for name, base in baselines.items():
+                if _module_of(site.file) not in base["modules"]:
+                    entry["techniques"][name] = {"result": "n/a"}
+                    continue
+                start = time.perf_counter()
+                verdict = judge(TECHNIQUES[name], root, seeds, steps, limits[name])
+                reasons = _kill_reason(verdict["verdict"], base["verdict"])
+                entry["techniques"][name] = {"result": "killed" if reasons else "survived", "by": reasons,
+                                             "seconds": round(time.perf_counter() - start, 2)}
+        entry["killed"] = any(t["result"] == "killed" for t in entry["techniques"].values())
+        entry["by"] = sorted({f"{n}:{r}" for n, t in entry["techniques"].items() for r in t.get("by", [])})
+        mutants.append(entry)
+        progress(f"mutant {i + 1}/{len(chosen)} {site.name}: {'killed' if entry['killed'] else 'survived'}")
+    summary: dict[str, Any] = {}
+    for name in baselines:
+        judged = [m["techniques"][name] for m in mutants if m["techniques"][name]["result"] != "n/a"]
+        killed = sum(t["result"] == "killed" for t in judged)
+        seconds = [t["seconds"] for t in judged]
+        summary[name] = {"killed": killed, "total": len(judged), "score": round(killed / len(judged), 3) if judged else None,
+                         "mean_seconds": round(sum(seconds) / len(seconds), 2) if seconds else None}
+    for name, why in unavailable.items():
+        summary[name] = {"unavailable": why}
     killed = sum(m["killed"] for m in mutants)
+    summary["any"] = {"killed": killed, "total": len(mutants), "score": round(killed / len(mutants), 3)}
     return {"operators": list(operators), "files": sorted(files), "seeds": seeds, "steps": steps,
-            "techniques": {"simulation": {"killed": killed, "total": len(mutants),
-                                          "score": round(killed / len(mutants), 3)},
-                           "stateful": "unavailable", "z3": "unavailable", "conformance": "unavailable"},
-            "mutants": mutants}
+            "techniques": summary, "mutants": mutants}

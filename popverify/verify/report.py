@@ -1,9 +1,14 @@
-"""summary.json and a self-contained report.html (inline CSS, no network assets)."""
+"""summary.json and a self-contained report.html (inline CSS, no network assets).
+
+The matrix has one row per property ID and one column per technique cell; techniques that
+depend on the profile have a v5.0 and a develop column side by side.
+"""
 
 from __future__ import annotations
 
 import html
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,113 +16,200 @@ from popverify.checker.expectations import expected
 from popverify.checker.properties import PROPERTIES
 
 PROFILES = ("v5.0", "develop")
+MODES = ("pop", "push")
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #bbb;padding:.3em .6em;font-size:.9em;vertical-align:top}th{background:#eee}
-.proved,.clean,.passed,.model-checked{background:#d9f2d9}.violated{background:#f8d7d7}.expected{background:#fbe9c9}
-.unavailable,.error{background:#e6e6e6}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:.8em}"""
+.proved,.clean,.passed,.model-checked,.agrees{background:#d9f2d9}.violated,.error,.failed{background:#f8d7d7}
+.expected{background:#fbe9c9}.unavailable{background:#e6e6e6}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:.8em}"""
+# Which property IDs each conformance check bears on (popverify/conformance).
+CONFORMANCE_PROPERTIES: dict[str, tuple[str, ...]] = {
+    "allocat": ("ALLOC-1", "ALLOC-2", "ALLOC-3", "ALLOC-4"),
+    "process_queue": ("PQ-1", "PQ-2"), "processqueue": ("PQ-1", "PQ-2"),
+    "checkpoint": ("CKM-1",), "ack": ("CKM-1",), "extra_info": ("CKM-1",),
+    "offset": ("OFF-1", "OFF-2"), "store": ("OFF-1",),
+}
+
+
+def columns() -> list[str]:
+    """Matrix columns, profile-dependent techniques with v5.0 and develop side by side."""
+    cols = ["tlc", "z3"]
+    cols += [f"fuzz {mode}/{profile}" for mode in MODES for profile in PROFILES]
+    cols += ["stateful"] + [f"conformance/{profile}" for profile in PROFILES]
+    return cols
+
+
+def _conformance_properties(name: str) -> tuple[str, ...]:
+    lowered = name.lower()
+    return tuple(dict.fromkeys(p for key, pids in CONFORMANCE_PROPERTIES.items() if key in lowered for p in pids))
 
 
 def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
-    """{property: {f"{technique}/{profile}": cell}} with cells like "proved", "clean", "violated"."""
+    """{property: {column: cell}} with cells {"state", "text"[, "trace"]}."""
     cells: dict[str, dict[str, dict[str, str]]] = {pid: {} for pid in PROPERTIES}
-    proofs = summary["techniques"].get("z3", {})
-    for proof in proofs.get("proofs", []):
+    tech = summary["techniques"]
+    for proof in tech.get("z3", {}).get("proofs", []):
         for pid in proof.get("properties", []):
             prev = cells[pid].get("z3", {}).get("state")
-            state = "proved" if proof["result"] == "proved" and prev in (None, "proved") else "error"
+            state = "proved" if proof["result"] == "proved" and prev in (None, "proved") else "failed"
             cells[pid]["z3"] = {"state": state, "text": state}
-    for profile in PROFILES:
-        camp = summary["techniques"].get("simulation", {}).get(profile)
-        if camp is None:
-            continue
-        found = {f["property"]: f for f in camp["findings"]}
-        for pid in PROPERTIES:
-            if pid.startswith("ALLOC"):
-                continue
-            key = f"simulation/{profile}"
-            if pid in found:
-                f = found[pid]
-                state = "violated" if f["unexpected"] else "expected"
-                cells[pid][key] = {"state": state, "text": f"{state}: {f['runs']} run(s), minimal {f['minimal_steps']} steps",
-                                   "trace": f["trace"]}
-            else:
-                cells[pid][key] = {"state": "clean", "text": f"clean in {camp['runs']} runs"}
-    for model in summary["techniques"].get("tlc", {}).get("models", []):
+    for model in tech.get("tlc", {}).get("models", []):
         if model["result"] == "expected-violation":
             continue
         for pid in model.get("properties", []):
+            if pid not in cells:
+                continue
+            prev = cells[pid].get("tlc")
             state = "model-checked" if model["result"] == "ok" else "violated"
+            if prev is not None and prev["state"] != "model-checked":
+                continue
             cells[pid]["tlc"] = {"state": state, "text": f"{state}: {model['model']}, {model['distinct_states']} states"}
-    stateful = summary["techniques"].get("stateful")
+    for key, camp in tech.get("fuzz", {}).get("campaigns", {}).items():
+        column = f"fuzz {key}"
+        if "error" in camp:
+            continue
+        found = {f["property"]: f for f in camp["findings"]}
+        mode_properties = _mode_properties(camp["mode"])
+        for pid in mode_properties:
+            if pid in found:
+                f = found[pid]
+                state = "violated" if f["unexpected"] else "expected"
+                cells[pid][column] = {"state": state, "trace": f["trace"],
+                                      "text": f"{'violated' if f['unexpected'] else 'expected finding'}: "
+                                              f"{f['runs']} run(s), minimal {f['minimal_steps']} steps"}
+            else:
+                cells[pid][column] = {"state": "clean", "text": f"fuzzed clean in {camp['runs']} runs"}
+    stateful = tech.get("stateful")
     if stateful is not None:
-        for pid in ("ALO-1", "ALO-2", "NSR-1", "INV-1", "OFF-1", "OFF-2", "CKM-1"):
-            state = "passed" if stateful["result"] == "passed" else "error"
-            cells[pid]["stateful"] = {"state": state, "text": state}
+        for module, machine in stateful.get("machines", {}).items():
+            for pid in machine["properties"]:
+                if pid in cells:
+                    state = "passed" if machine["failed"] == 0 else "failed"
+                    cells[pid]["stateful"] = {"state": state, "text": f"{state}: {module}"}
+    for check in tech.get("conformance", {}).get("checks", []):
+        profile = "v5.0" if str(check.get("version", "")).startswith("5.0") else "develop"
+        column = f"conformance/{profile}"
+        for pid in _conformance_properties(check["name"]):
+            unexplained = check["disagreements"] - check.get("explained", 0)
+            prev = cells[pid].get(column)
+            if prev is not None and prev["state"] == "failed":
+                continue
+            state = "agrees" if unexplained == 0 else "failed"
+            text = f"{state}: {check['name']} {check['cases']} cases"
+            if prev is not None:
+                text = prev["text"] + "; " + text
+            cells[pid][column] = {"state": state, "text": text}
     return cells
+
+
+def _mode_properties(mode: str) -> list[str]:
+    push = {"ALO-3", "OFF-3", "PQ-1", "PQ-2"}
+    return [pid for pid in PROPERTIES if not pid.startswith("ALLOC") and ((pid in push) == (mode == "push"))]
+
+
+def failures(summary: dict[str, Any]) -> list[str]:
+    """What makes the run fail: a technique that ran and failed, or a violation of a property
+    spec/expectations.json expects to hold. Findings are results, not failures."""
+    failed = []
+    tech = summary["techniques"]
+    for name in ("tlc", "z3", "stateful", "conformance"):
+        if name in tech and tech[name].get("result") in ("failed", "error"):
+            failed.append(name)
+    fuzz = tech.get("fuzz", {})
+    if fuzz.get("result") == "error":
+        failed.append("fuzz")
+    for key, camp in fuzz.get("campaigns", {}).items():
+        if any(f["unexpected"] for f in camp.get("findings", [])):
+            failed.append(f"fuzz {key}")
+    return failed
 
 
 def write(summary: dict[str, Any], out: Path) -> None:
     """Write summary.json and report.html under ``out``."""
     summary["matrix"] = matrix(summary)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out / "report.html").write_text(render(summary), encoding="utf-8")
+    (out / "report.html").write_text(render(summary, out), encoding="utf-8")
 
 
-def render(summary: dict[str, Any]) -> str:
+def _link(path: str, out: Path) -> str:
+    try:
+        return os.path.relpath(Path(path).resolve(), out.resolve())
+    except ValueError:
+        return path
+
+
+def _mutation_html(mutation: dict[str, Any] | None) -> str:
+    esc = html.escape
+    if not mutation:
+        return "<p>no mutation run under this folder: <code>popverify mutate --out DIR</code></p>"
+    rows = []
+    for name, t in mutation["techniques"].items():
+        if "unavailable" in t:
+            rows.append(f"<tr><th>{esc(name)}</th><td colspan=3 class=\"unavailable\">{esc(t['unavailable'])}</td></tr>")
+        else:
+            rows.append(f"<tr><th>{esc(name)}</th><td>{t['killed']}/{t['total']}</td><td>{t['score']}</td>"
+                        f"<td>{t.get('mean_seconds', '')}</td></tr>")
+    mutants = "".join(f"<tr><td>{'killed' if m['killed'] else 'SURVIVED'}</td><td>{esc(m['mutant'])}</td>"
+                      f"<td>{esc(' '.join(m['by']))}</td></tr>" for m in mutation["mutants"])
+    return (f"<p id=\"mutation\">operators {esc(', '.join(mutation['operators']))}; {mutation['seeds']} seeds × "
+            f"{mutation['steps']} steps per profile. Score per technique (n/a mutants excluded):</p>"
+            f"<table><tr><th>technique</th><th>killed</th><th>score</th><th>s / mutant</th></tr>{''.join(rows)}</table>"
+            f"<table>{mutants}</table>")
+
+
+def render(summary: dict[str, Any], out: Path) -> str:
     """The HTML report."""
     esc = html.escape
-    columns = ["tlc", "z3", "simulation/v5.0", "simulation/develop", "stateful"]
+    cols = columns()
     rows = []
     for pid, prop in PROPERTIES.items():
         tds = []
-        for col in columns:
+        for col in cols:
             cell = summary["matrix"][pid].get(col)
             if cell is None:
                 tds.append('<td class="unavailable">—</td>')
                 continue
             text = esc(cell["text"])
             if "trace" in cell:
-                text += f'<br><a href="{esc(Path(cell["trace"]).name)}">minimal trace</a>'
+                text += f'<br><a href="{esc(_link(cell["trace"], out))}">minimal counterexample</a>'
             tds.append(f'<td class="{esc(cell["state"])}">{text}</td>')
         expect = " / ".join(f"{p}: {expected(p, pid)}" for p in PROFILES)
         rows.append(f"<tr><th>{esc(pid)}</th><td>{esc(prop.title)}</td><td>{esc(expect)}</td>{''.join(tds)}</tr>")
+    tech = summary["techniques"]
     findings = []
-    for profile in PROFILES:
-        camp = summary["techniques"].get("simulation", {}).get(profile)
-        for f in (camp or {}).get("findings", []):
-            timeline = esc("\n".join(f["timeline"]))
-            findings.append(f"<h3>{esc(profile)} — {esc(f['property'])} ({'UNEXPECTED' if f['unexpected'] else 'expected finding'})</h3>"
-                            f"<p>{esc(f['message'])}<br>seed {f['seed']}, shrunk from {f['original_steps']} to "
-                            f"{f['minimal_steps']} steps; replay: <code>popverify replay {esc(Path(f['trace']).name)}</code></p>"
-                            f"<pre>{timeline}</pre>")
-    techniques = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v.get('result', v.get('status', ''))))}</td>"
-                         f"<td>{esc(str(v.get('seconds', '')))}</td></tr>"
-                         for k, v in summary["techniques"].items() if isinstance(v, dict) and "result" in v)
+    figures = []
+    for key, camp in sorted(tech.get("fuzz", {}).get("campaigns", {}).items()):
+        if "error" in camp:
+            figures.append(f"<tr><th>{esc(key)}</th><td colspan=5 class=\"unavailable\">{esc(camp['error'])}</td></tr>")
+            continue
+        figures.append(f"<tr><th>{esc(key)}</th><td>{esc(camp.get('engine', ''))}</td><td>{camp['runs']}</td>"
+                       f"<td>{camp['steps']}</td><td>{camp['seconds']}</td><td>{camp['coverage']}</td></tr>")
+        for f in camp["findings"]:
+            trace = _link(f["trace"], out)
+            findings.append(
+                f"<h3>{esc(key)} — {esc(f['property'])} ({'UNEXPECTED' if f['unexpected'] else 'expected finding'})</h3>"
+                f"<p>{esc(f['message'])}<br>seed {f['seed']}, shrunk from {f['original_steps']} to {f['minimal_steps']} "
+                f"steps; <a href=\"{esc(trace)}\">ITF trace</a>; replay: <code>popverify replay {esc(trace)}</code></p>"
+                f"<pre>{esc(chr(10).join(f['timeline']))}</pre>")
+    for model in tech.get("tlc", {}).get("models", []):
+        figures.append(f"<tr><th>TLC {esc(model['model'])}</th><td>{esc(model['result'])}</td>"
+                       f"<td colspan=2>{model.get('distinct_states')} distinct states, depth {model.get('depth')}</td>"
+                       f"<td>{model.get('seconds')}</td><td></td></tr>")
+    techniques = "".join(f"<tr><th>{esc(k)}</th><td class=\"{esc(str(v.get('result', '')))}\">"
+                         f"{esc(str(v.get('result', v.get('engine', ''))))}</td><td>{esc(str(v.get('seconds', '')))}</td></tr>"
+                         for k, v in tech.items() if isinstance(v, dict))
     unavailable = "".join(f"<tr><th>{esc(k)}</th><td class=\"unavailable\">unavailable: {esc(str(v))}</td><td></td></tr>"
-                          for k, v in sorted(summary["techniques"].get("unavailable", {}).items()))
-    mutation = summary.get("mutation")
-    if mutation:
-        sim = mutation["techniques"]["simulation"]
-        mutation_html = (f"<p id=\"mutation\">simulation checker: {sim['killed']}/{sim['total']} mutants killed, score "
-                         f"{sim['score']} (operators {esc(', '.join(mutation['operators']))}; "
-                         f"{mutation['seeds']} seeds × {mutation['steps']} steps per profile)</p>"
-                         + "<table>" + "".join(f"<tr><td>{'killed' if m['killed'] else 'SURVIVED'}</td><td>{esc(m['mutant'])}</td>"
-                                               f"<td>{esc(' '.join(m['by']))}</td></tr>" for m in mutation["mutants"]) + "</table>")
-    else:
-        mutation_html = "<p>no mutation run under this folder: <code>popverify mutate --out DIR</code></p>"
-    env = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v.get('version', v.get('error', '')))}</td></tr>"
-                  for k, v in summary["environment"].items())
-    figures = "".join(f"<tr><th>{esc(p)}</th><td>{c['runs']}</td><td>{c['steps']}</td><td>{c['seconds']}</td>"
-                      f"<td>{c['coverage']}</td></tr>"
-                      for p, c in summary["techniques"].get("simulation", {}).items() if isinstance(c, dict) and "runs" in c)
+                          for k, v in sorted(summary.get("unavailable", {}).items()))
+    env = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v.get('version', v.get('error', ''))))}</td></tr>"
+                  for k, v in summary["environment"].items() if isinstance(v, dict))
     return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>popverify report</title>
 <style>{CSS}</style></head><body><h1>popverify verify</h1>
 <p>Outcome: <strong id="outcome">{esc(summary['outcome'])}</strong></p>
 <h2>Property × technique</h2><table id="matrix"><tr><th>ID</th><th>property</th><th>expected</th>
-{''.join(f'<th>{esc(c)}</th>' for c in columns)}</tr>{''.join(rows)}</table>
+{''.join(f'<th>{esc(c)}</th>' for c in cols)}</tr>{''.join(rows)}</table>
 <h2>Techniques</h2><table>{techniques}{unavailable}</table>
-<h2>Mutation score</h2>{mutation_html}
-<h2>Simulation figures</h2><table><tr><th>profile</th><th>runs</th><th>steps</th><th>seconds</th><th>coverage points</th></tr>{figures}</table>
+<h2>Mutation score</h2>{_mutation_html(summary.get("mutation"))}
+<h2>Figures</h2><table><tr><th>campaign / model</th><th>engine / result</th><th>runs</th><th>steps</th><th>seconds</th>
+<th>coverage points</th></tr>{''.join(figures)}</table>
 <h2>Findings (minimal counterexamples)</h2>{''.join(findings) or '<p>none</p>'}
 <h2>Environment</h2><table>{env}</table></body></html>
 """

@@ -15,17 +15,20 @@ from popverify.sim.shrink import shrink
 from popverify.sim.scenario import ScenarioConfig, run_scenario
 
 
-def _verify(out: Path, *extra: str) -> int:
-    return main(["verify", "--out", str(out), "--runs", "8", "--steps", "250", "--skip", "stateful,z3,tlc", *extra])
+def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance") -> int:
+    return main(["verify", "--out", str(out), "--runs", "8", "--steps", "250", "--engine", "python", "--skip", skip,
+                 *extra])
 
 
 def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
     assert _verify(tmp_path) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["outcome"].startswith("ok")
-    assert set(summary["techniques"]["simulation"]) == {"v5.0", "develop"}
-    assert {"ALO-1", "OFF-1", "ALLOC-2"} <= set(summary["matrix"])
-    for finding in summary["techniques"]["simulation"]["v5.0"]["findings"]:
+    campaigns = summary["techniques"]["fuzz"]["campaigns"]
+    assert set(campaigns) == {"pop/v5.0", "pop/develop", "push/v5.0", "push/develop"}
+    assert {"ALO-1", "OFF-1", "ALLOC-2", "PQ-1"} <= set(summary["matrix"])
+    assert summary["matrix"]["ALO-1"]["fuzz pop/v5.0"]["state"] == "expected"  # F1
+    for finding in campaigns["pop/v5.0"]["findings"]:
         trace = Path(finding["trace"])
         assert trace.exists() and finding["minimal_steps"] <= finding["original_steps"]
         assert main(["replay", str(trace)]) == 0
@@ -38,7 +41,7 @@ def test_verify_exits_non_zero_when_a_property_expected_to_hold_fails(tmp_path: 
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["outcome"].startswith("failed")
     assert any(f["property"] in ("OFF-1", "ALO-1") and f["unexpected"]
-               for f in summary["techniques"]["simulation"]["develop"]["findings"])
+               for f in summary["techniques"]["fuzz"]["campaigns"]["pop/develop"]["findings"])
 
 
 def test_verify_rejects_unknown_technique(tmp_path: Path) -> None:
@@ -78,8 +81,19 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
 
 def test_verify_shows_the_mutation_score_of_the_last_mutate_run(tmp_path: Path) -> None:
     assert main(["mutate", "--operators", "flip-compare", "--files", "broker/ack_processor.py",
-                 "--max-mutants", "1", "--seeds", "1", "--steps", "200", "--out", str(tmp_path)]) == 0
-    assert _verify(tmp_path, "--skip", "stateful,z3,simulation") == 0
+                 "--techniques", "simulation", "--max-mutants", "1", "--seeds", "1", "--steps", "200",
+                 "--out", str(tmp_path)]) == 0
+    assert _verify(tmp_path, skip="stateful,z3,tlc,conformance,fuzz") == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["mutation"]["techniques"]["simulation"]["total"] == 1
     assert 'id="mutation"' in (tmp_path / "report.html").read_text()
+
+
+def test_verify_runs_its_campaigns_on_spark(tmp_path: Path) -> None:
+    assert main(["verify", "--out", str(tmp_path), "--runs", "4", "--steps", "200", "--skip",
+                 "stateful,z3,tlc,conformance"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["techniques"]["fuzz"]["engine"] == "spark local[2]"
+    camp = summary["techniques"]["fuzz"]["campaigns"]["pop/v5.0"]
+    assert camp["engine"] == "spark local[2]" and camp["runs"] == 4
+    assert list((tmp_path / "fuzz" / "pop-v5.0" / "runs").glob("*.parquet"))

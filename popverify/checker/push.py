@@ -1,0 +1,137 @@
+"""History checker for push consumption: ALO-3, OFF-3, PQ-1 and PQ-2.
+
+The push driver reports every produce, every consume step (ConsumeRecord) and every fault;
+``check_state`` reads the broker's committed offsets, the clients' offset tables and their
+ProcessQueues. Message identity is UNIQ_KEY, which consumerSendMsgBack copies into the
+retry topic, so a message sent back and consumed from %RETRY%group counts as consumed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from popverify.checker.properties import PROPERTIES
+from popverify.sim.scenario import Violation
+from reference.client.consume_api import ConsumeRecord
+
+if TYPE_CHECKING:
+    from reference.broker.broker import Broker
+    from reference.client.allocation import MessageQueue
+    from reference.client.process_queue import ProcessQueue
+
+# Listener statuses after which the messages of a record count as consumed.
+CONSUMED_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})
+
+
+@attrs.define
+class PushChecker:
+    """Collects push-mode violations; ``enabled=False`` records nothing."""
+
+    group: str
+    topics: tuple[str, ...]           # the subscribed topic and %RETRY%group
+    enabled: bool = True
+    violations: list[Violation] = attrs.Factory(list)
+    produced: dict[str, tuple[int, int]] = attrs.Factory(dict)      # uniq → (queueId, offset) in the topic
+    consumed: dict[str, int] = attrs.Factory(dict)                  # uniq → successful consumptions
+    handled: set[tuple[str, int, int]] = attrs.Factory(set)         # (topic, qid, offset) consumed or sent back
+    excused: set[str] = attrs.Factory(set)                          # expired: no ALO obligation
+    faults_seen: set[str] = attrs.Factory(set)
+    excused_violations: int = 0
+    _reported: set[tuple[str, str]] = attrs.Factory(set)
+
+    def _fail(self, pid: str, message: str, step: int, key: str) -> None:
+        if (pid, key) in self._reported:
+            return  # one report per property and subject: a stuck offset is one finding
+        self._reported.add((pid, key))
+        if self.faults_seen & PROPERTIES[pid].excluded_faults:
+            self.excused_violations += 1
+            return
+        self.violations.append(Violation(pid, message, step))
+
+    def on_fault(self, kind: str) -> None:
+        """A fault happened; properties whose assumptions exclude it stop being checked."""
+        if self.enabled:
+            self.faults_seen.add(kind)
+
+    def on_produce(self, uniq: str, queue_id: int, offset: int) -> None:
+        """A message was stored in the subscribed topic."""
+        if self.enabled:
+            self.produced[uniq] = (queue_id, offset)
+
+    def on_expire(self, topic: str, queue_id: int, below: int) -> None:
+        """Retention removed the messages of (topic, queue) below ``below``."""
+        if not self.enabled:
+            return
+        for uniq, (qid, offset) in self.produced.items():
+            if topic == self.topics[0] and qid == queue_id and offset < below:
+                self.excused.add(uniq)
+
+    def on_consume(self, record: ConsumeRecord) -> None:
+        """One consume step: the listener's status applied to a batch (or a dropped queue)."""
+        if not self.enabled or record.dropped:
+            return
+        mq = record.mq
+        if record.status in CONSUMED_STATUSES:
+            for offset, uniq in zip(record.offsets, record.uniq_keys):
+                self.handled.add((mq.topic, mq.queue_id, offset))
+                if uniq is not None:
+                    self.consumed[uniq] = self.consumed.get(uniq, 0) + 1
+        for offset in record.sent_back:
+            # The copy in %RETRY%group carries the obligation from here on.
+            self.handled.add((mq.topic, mq.queue_id, offset))
+
+    def on_dead_letter(self, uniq: str | None) -> None:
+        """The message went to %DLQ%group after maxReconsumeTimes: no longer owed to consumers."""
+        if self.enabled and uniq is not None:
+            self.excused.add(uniq)
+
+    # -- state -------------------------------------------------------------------------------
+    def check_state(self, step: int, broker: "Broker", offset_tables: Iterable[tuple[str, dict["MessageQueue", int]]],
+                    process_queues: Iterable[tuple[str, "MessageQueue", "ProcessQueue"]]) -> None:
+        """OFF-3 on the broker's committed offsets and every live client's offset table;
+        PQ-1 / PQ-2 on every ProcessQueue."""
+        if not self.enabled:
+            return
+        for topic in self.topics:
+            for qid in range(broker.topics.get(topic, 0)):
+                committed = broker.committed_offset(self.group, topic, qid)
+                self._check_offset(step, broker, "broker", topic, qid, committed)
+        for client, table in offset_tables:
+            for mq, offset in sorted(table.items(), key=lambda kv: (kv[0].topic, kv[0].queue_id)):
+                if mq.topic in self.topics:
+                    self._check_offset(step, broker, client, mq.topic, mq.queue_id, offset)
+        for client, mq, pq in process_queues:
+            held = list(pq.msg_tree_map.values()) + list(pq.consuming_msg_orderly_tree_map.values())
+            where = f"{client} {mq.topic}:{mq.queue_id}"
+            if pq.msg_count != len(held):
+                self._fail("PQ-1", f"ProcessQueue of {where}: msgCount {pq.msg_count} but {len(held)} messages held",
+                           step, where)
+            size = sum(len(m.body) for m in held)
+            if pq.msg_size != size:
+                self._fail("PQ-2", f"ProcessQueue of {where}: msgSize {pq.msg_size} but held bodies total {size}",
+                           step, where)
+
+    def _check_offset(self, step: int, broker: "Broker", who: str, topic: str, qid: int, offset: int) -> None:
+        if offset <= 0:
+            return
+        for msg in broker.store.snapshot_queue(topic, qid):
+            if msg.queue_offset >= offset:
+                break
+            if (topic, qid, msg.queue_offset) in self.handled or msg.uniq_key in self.excused:
+                continue
+            self._fail("OFF-3", f"offset {offset} of {topic}:{qid} held by {who} passes offset {msg.queue_offset} "
+                                f"(message {msg.uniq_key}) that was neither consumed nor sent back",
+                       step, f"{topic}:{qid}:{msg.queue_offset}")
+            return
+
+    def finish(self, drained: bool, end_step: int) -> None:
+        """ALO-3 after a drain that reached quiescence with every consumer consuming."""
+        if not self.enabled or not drained:
+            return
+        for uniq, (qid, offset) in self.produced.items():
+            if uniq in self.excused or self.consumed.get(uniq, 0) > 0:
+                continue
+            self._fail("ALO-3", f"message {uniq} (queue {qid} offset {offset}) was never consumed", end_step, uniq)
