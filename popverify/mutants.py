@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 
 from reference.broker import ack_processor, checkpoint, offset_manager, revive
+from reference.client import process_queue
 
 
 @attrs.frozen
@@ -64,6 +65,40 @@ def _commit_skips_offset() -> list[tuple[Any, str, Any]]:
     return [(offset_manager.ConsumerOffsetManager, "commit_offset", commit_offset)]
 
 
+def _push_commit_max() -> list[tuple[Any, str, Any]]:
+    original = process_queue.ProcessQueue.remove_message
+
+    def remove_message(self: Any, msgs: Any) -> int:
+        result = original(self, msgs)
+        return self.queue_offset_max + 1 if result >= 0 else result  # ignores what is still held
+
+    return [(process_queue.ProcessQueue, "remove_message", remove_message)]
+
+
+def _pq_count_leak() -> list[tuple[Any, str, Any]]:
+    original = process_queue.ProcessQueue.remove_message
+
+    def remove_message(self: Any, msgs: Any) -> int:
+        count = self.msg_count
+        result = original(self, msgs)
+        self.msg_count = count  # msgCount no longer decremented
+        return result
+
+    return [(process_queue.ProcessQueue, "remove_message", remove_message)]
+
+
+def _pq_size_leak() -> list[tuple[Any, str, Any]]:
+    original = process_queue.ProcessQueue.remove_message
+
+    def remove_message(self: Any, msgs: Any) -> int:
+        size = self.msg_size
+        result = original(self, msgs)
+        self.msg_size = size  # msgSize no longer decremented
+        return result
+
+    return [(process_queue.ProcessQueue, "remove_message", remove_message)]
+
+
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("ack-wrong-bit", "an ack marks the bit of the next message of its checkpoint",
            ("CKM-1", "NSR-1"), _ack_wrong_bit),
@@ -75,6 +110,12 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",
            ("OFF-1", "ALO-1"), _commit_skips_offset),
+    Mutant("push-commit-max", "ProcessQueue#removeMessage returns queueOffsetMax + 1 even while messages are held",
+           ("OFF-3", "ALO-3"), _push_commit_max),
+    Mutant("pq-count-leak", "ProcessQueue#removeMessage forgets to decrement msgCount",
+           ("PQ-1",), _pq_count_leak),
+    Mutant("pq-size-leak", "ProcessQueue#removeMessage forgets to decrement msgSize",
+           ("PQ-2",), _pq_size_leak),
 )}
 
 

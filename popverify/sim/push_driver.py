@@ -31,9 +31,12 @@ TOPIC = "TopicTest"
 GROUP = "GID_popverify_push"
 RETRY_TOPIC = "%RETRY%" + GROUP   # MixAll#getRetryTopic
 DLQ_TOPIC = "%DLQ%" + GROUP       # MixAll#getDLQTopic
-DRAIN_ROUNDS = 600
+DRAIN_ROUNDS = 800
 DRAIN_SLICE = 1000                # virtual ms per drain round
-QUIET_ROUNDS = 20                 # > brokerSuspendMaxTimeMillis / DRAIN_SLICE: held pulls time out
+# Quiet rounds before the drain calls it quiescent: longer than every wait a live consumer can
+# be in -- a lost response's time-out and retry (30 s + 3 s), a held pull (15 s), and an
+# orderly queue still locked on the broker by a crashed client (60 s lease).
+QUIET_ROUNDS = 75
 
 
 @attrs.define
@@ -193,6 +196,9 @@ class PushDriver:
             consume_orderly=self.config.consume_orderly)
         client.inbox.clear()
         client.consumer.start()
+        # start() ends with rebalanceImmediately: the new member takes its queues at once (the
+        # others learn of it from NOTIFY_CONSUMER_IDS_CHANGED, i.e. their next rebalance).
+        client.consumer.do_rebalance()
 
     def _do_start(self, c: int) -> bool:
         client = self._client(c)

@@ -31,12 +31,18 @@ from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GR
 from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation, PopRequest
+from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
+from reference.broker.pull_processor import PullMessageProcessor, PullRequestHoldService
 from reference.broker.queue_lock import QueueLockManager
+from reference.broker.send_back import consumer_send_msg_back, send_message_back_as_normal_message
 from reference.broker.revive import PopReviveService, RevivedMessage
 from reference.broker.store import MessageStore
 from reference.broker.timer import TimerService
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
+from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
+from reference.client.allocation import MessageQueue
+from reference.client.offset_store import OffsetNotFound
 
 
 @attrs.frozen
@@ -63,6 +69,7 @@ class Broker:
 
     def __init__(self, config: BrokerConfig | str, clock: VirtualClock, rng: JavaRandom) -> None:
         self.config = BrokerConfig.for_profile(config) if isinstance(config, str) else config
+        self.broker_name = self.config.broker_name
         self.clock = clock
         self.rng = rng
         cfg = self.config
@@ -84,6 +91,11 @@ class Broker:
 
     def _start_memory_services(self) -> None:
         """(Re)create everything that lives only in memory."""
+        self.consumer_manager = ConsumerManager(self.clock.now)
+        self.rebalance_locks = RebalanceLockManager(self.clock.now)
+        self.pull_processor = PullMessageProcessor(self)
+        self.pull_hold = PullRequestHoldService(self.clock.now, self.pull_processor.process_request,
+                                                self.store.get_max_offset_in_queue)
         self.queue_locks = QueueLockManager()
         self.buffer_merge = PopBufferMergeService(self.config, self.clock.now, self.offsets, self.queue_locks,
                                                   self.put_ck_message, self.put_revive_message, self.ack_json)
@@ -249,8 +261,83 @@ class Broker:
         return self._ck_message_number
 
     def _on_put(self, msg: MessageExt) -> None:
-        """ReputMessageService → notifyMessageArriving for long polling."""
+        """ReputMessageService → notifyMessageArriving for long polling (POP and pull)."""
         self.pop_polling.notify_topic_queue(msg.topic, msg.queue_id)
+        self.pull_hold.notify_message_arriving(msg.topic, msg.queue_id)
+
+    # -- the push consumer's requests (ConsumerBrokerApi) ----------------------------------------
+    def pull_message(self, header: PullMessageRequestHeader) -> PullMessageResponse | None:
+        """PULL_MESSAGE: the response, or None while the request is held for long polling."""
+        return self.pull_processor.process_request(header, True)
+
+    def pull_hold_step(self) -> list[tuple[PullMessageRequestHeader, PullMessageResponse]]:
+        """PullRequestHoldService#checkHoldRequest: responses of held pulls woken by a message
+        or by their time-out since the last step."""
+        return self.pull_hold.check_hold_request()
+
+    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...]) -> int:
+        """HEART_BEAT for a consumer: ConsumerManager#registerConsumer."""
+        self.consumer_manager.register_consumer(group, client_id, tuple(topics))
+        return rc.SUCCESS
+
+    def unregister_consumer(self, group: str, client_id: str) -> int:
+        """UNREGISTER_CLIENT (or the channel closing)."""
+        self.consumer_manager.unregister_consumer(group, client_id)
+        return rc.SUCCESS
+
+    def get_consumer_id_list(self, group: str) -> list[str]:
+        """GET_CONSUMER_LIST_BY_GROUP."""
+        return self.consumer_manager.get_consumer_id_list(group)
+
+    def topic_queues(self, topic: str) -> list[MessageQueue]:
+        """The topic's queues as the route gives them (readQueueNums on this broker)."""
+        return [MessageQueue(topic, self.broker_name, q) for q in range(self.topics.get(topic, 0))]
+
+    def query_consumer_offset(self, group: str, mq: MessageQueue) -> int:
+        """QUERY_CONSUMER_OFFSET (ConsumerManageProcessor#queryConsumerOffset); OffsetNotFound
+        for QUERY_NOT_FOUND."""
+        offset = self.offsets.query_offset(group, mq.topic, mq.queue_id)
+        if offset >= 0:
+            return offset
+        min_offset = self.store.get_min_offset_in_queue(mq.topic, mq.queue_id)
+        if min_offset <= 0:
+            if not self.config.query_offset_zero_needs_message or \
+                    self.store.look_message_by_offset(mq.topic, mq.queue_id, 0) is not None:
+                return 0
+        raise OffsetNotFound(f"{group} {mq.topic}:{mq.queue_id}")
+
+    def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
+        """UPDATE_CONSUMER_OFFSET (oneway)."""
+        self.offsets.commit_offset("client", group, mq.topic, mq.queue_id, offset)
+
+    def get_max_offset(self, mq: MessageQueue) -> int:
+        """GET_MAX_OFFSET."""
+        return self.store.get_max_offset_in_queue(mq.topic, mq.queue_id)
+
+    def search_offset(self, mq: MessageQueue, timestamp: int) -> int:
+        """SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or after ``timestamp`` (the
+        max offset when none)."""
+        for msg in self.store.snapshot_queue(mq.topic, mq.queue_id):
+            if msg.store_timestamp >= timestamp:
+                return msg.queue_offset
+        return self.store.get_max_offset_in_queue(mq.topic, mq.queue_id)
+
+    def consumer_send_msg_back(self, group: str, msg: MessageExt, delay_level: int, max_reconsume_times: int) -> int:
+        """CONSUMER_SEND_MSG_BACK for ``msg`` (found by its commit-log offset, checked against
+        its topic as the client names it)."""
+        return consumer_send_msg_back(self, group, msg.commit_log_offset, delay_level, msg.topic, max_reconsume_times)
+
+    def send_message_back_as_normal_message(self, group: str, msg: MessageExt, max_reconsume_times: int) -> int:
+        """The client's fallback send to the retry topic (see send_back)."""
+        return send_message_back_as_normal_message(self, group, msg, max_reconsume_times)
+
+    def lock_batch_mq(self, group: str, client_id: str, mqs: list[MessageQueue]) -> set[MessageQueue]:
+        """LOCK_BATCH_MQ: RebalanceLockManager#tryLockBatch."""
+        return self.rebalance_locks.try_lock_batch(group, mqs, client_id)
+
+    def unlock_batch_mq(self, group: str, client_id: str, mqs: list[MessageQueue]) -> None:
+        """UNLOCK_BATCH_MQ."""
+        self.rebalance_locks.unlock_batch(group, mqs, client_id)
 
     # -- inspection ---------------------------------------------------------------------------------
     def buffered_checkpoints(self) -> list[PopCheckPointWrapper]:

@@ -60,6 +60,12 @@ class BrokerConfig:
     # Timer wheel precision (TimerMessageStore timerPrecisionMs): deliveries happen at the
     # slot, i.e. deliver time rounded down to a multiple of it.
     timer_precision_ms: int = 1000
+    # SubscriptionGroupManager#findSubscriptionGroupConfig auto-creates a missing group.
+    auto_create_subscription_group: bool = True
+    # ConsumerManageProcessor#queryConsumerOffset for a group without an offset on a queue whose
+    # min offset is 0: v5.0 answers 0 unless offset 0 is on disk (never, in the model);
+    # develop answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
+    query_offset_zero_needs_message: bool = False
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -73,5 +79,6 @@ class BrokerConfig:
                 ck_has_reput_times=True,
                 ck_queue_id_is_byte=False,
                 revive_skips_last_epoch=False,
+                query_offset_zero_needs_message=True,
             )
         return cls(profile=name)

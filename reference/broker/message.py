@@ -11,6 +11,11 @@ PROPERTY_FIRST_POP_TIME = "1ST_POP_TIME"
 PROPERTY_TIMER_DELIVER_MS = "TIMER_DELIVER_MS"
 PROPERTY_REAL_TOPIC = "REAL_TOPIC"
 PROPERTY_REAL_QUEUE_ID = "REAL_QID"
+PROPERTY_RETRY_TOPIC = "RETRY_TOPIC"
+PROPERTY_ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
+PROPERTY_DELAY_TIME_LEVEL = "DELAY"
+PROPERTY_MAX_OFFSET = "MAX_OFFSET"
+PROPERTY_MIN_OFFSET = "MIN_OFFSET"
 
 
 @attrs.define(slots=True)
@@ -32,6 +37,9 @@ class MessageExt:
     queue_offset: int = -1
     store_timestamp: int = 0
     born_timestamp: int = 0
+    # Physical offset in the CommitLog (assigned by the store; one global sequence in the
+    # model): what consumerSendMsgBack looks a message up by.
+    commit_log_offset: int = -1
 
     @property
     def size(self) -> int:

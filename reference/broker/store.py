@@ -120,6 +120,8 @@ class MessageStore:
         self._offset_check_in_slave = offset_check_in_slave
         self._max_pull_msg_size = max_pull_msg_size
         self.put_listeners: list[Callable[[MessageExt], None]] = []
+        self._commit_log: dict[int, MessageExt] = {}
+        self._next_physical_offset = 0
 
     # -- writes ---------------------------------------------------------------------------
     def put_message(self, msg: MessageExt) -> MessageExt:
@@ -130,6 +132,9 @@ class MessageStore:
             self._queues[(msg.topic, msg.queue_id)] = cq
         msg.queue_offset = cq.max_offset
         msg.store_timestamp = self._now()
+        msg.commit_log_offset = self._next_physical_offset
+        self._next_physical_offset += 1
+        self._commit_log[msg.commit_log_offset] = msg
         cq.units.append(msg)
         for listener in self.put_listeners:
             listener(msg)
@@ -194,6 +199,18 @@ class MessageStore:
         if cq is None or offset < cq.base or offset >= cq.max_offset:
             return None
         return cq.units[offset - cq.base]
+
+    def look_message_by_commit_log_offset(self, commit_log_offset: int) -> MessageExt | None:
+        """DefaultMessageStore#lookMessageByOffset(commitLogOffset): a copy, None when unknown
+        or no longer in its consume queue (expired or deleted)."""
+        msg = self._commit_log.get(commit_log_offset)
+        if msg is None:
+            return None
+        cq = self._queues.get((msg.topic, msg.queue_id))
+        if cq is None or not cq.min_offset <= msg.queue_offset < cq.max_offset or \
+                cq.units[msg.queue_offset - cq.base] is not msg:
+            return None
+        return msg.copy()
 
     def queue_keys(self) -> list[tuple[str, int]]:
         """Every (topic, queueId) with a consume queue, in Java string order then queue id."""

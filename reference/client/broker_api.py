@@ -44,6 +44,9 @@ class ConsumerBrokerApi(Protocol):
     def consumer_send_msg_back(self, group: str, msg: MessageExt, delay_level: int,
                                max_reconsume_times: int) -> int: ...
 
+    # the client's fallback: its internal producer sends the message to %RETRY%group
+    def send_message_back_as_normal_message(self, group: str, msg: MessageExt, max_reconsume_times: int) -> int: ...
+
     # orderly: RebalanceLockManager on the broker
     def lock_batch_mq(self, group: str, client_id: str, mqs: list[MessageQueue]) -> set[MessageQueue]: ...
 

@@ -34,7 +34,9 @@ class ClientConfig:
     persist_consumer_offset_interval: int = 5_000
     heartbeat_broker_interval: int = 30_000
     poll_name_server_interval: int = 30_000
-    pull_time_delay_mills_when_exception: int = 1_000
+    # DefaultMQPushConsumerImpl#pullTimeDelayMillsWhenException (its own field, 3 s; the
+    # ClientConfig field of the same name, 1 s, serves the lite pull consumer)
+    pull_time_delay_mills_when_exception: int = 3_000
     # DefaultMQPushConsumerImpl constants
     pull_time_delay_mills_when_flow_control: int = 50
     pull_time_delay_mills_when_suspend: int = 1_000
@@ -42,6 +44,11 @@ class ClientConfig:
     consumer_timeout_millis_when_suspend: int = 30_000
     # RebalanceService waitInterval (rocketmq.client.rebalance.waitInterval)
     rebalance_wait_interval: int = 20_000
+    # ProcessQueue.REBALANCE_LOCK_INTERVAL (lockAll period), RebalancePushImpl.UNLOCK_DELAY_TIME_MILLS
+    rebalance_lock_interval: int = 20_000
+    unlock_delay_time_mills: int = 20_000
+    # ConsumeMessageOrderlyService.MAX_TIME_CONSUME_CONTINUOUSLY
+    max_time_consume_continuously: int = 60_000
 
     @classmethod
     def for_profile(cls, name: str) -> "ClientConfig":

@@ -56,3 +56,5 @@ class ConsumeMessageService(Protocol):
     def consume_step(self, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus) -> ConsumeRecord | None: ...
 
     def timer_step(self) -> None: ...  # delayed re-submits (submitConsumeRequestLater) and cleanExpiredMsg
+
+    def clear(self) -> None: ...  # the consumer stops: queued and delayed requests are gone

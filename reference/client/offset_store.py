@@ -74,6 +74,20 @@ class RemoteBrokerOffsetStore:
         self.update_offset(mq, broker_offset, False)
         return broker_offset
 
+    def persist(self, mq: MessageQueue) -> None:
+        """persist(mq): send this queue's offset to the broker (a failure is logged and lost)."""
+        offset = self.offset_table.get(mq)
+        if offset is None:
+            return
+        try:
+            self.broker.update_consumer_offset(self.group, mq, offset)
+        except OSError:
+            pass
+
+    def remove_offset(self, mq: MessageQueue) -> None:
+        """removeOffset: forget the queue's offset in memory."""
+        self.offset_table.pop(mq, None)
+
     def persist_all(self, mqs: set[MessageQueue]) -> None:
         """persistAll: send the offsets of ``mqs``; drop entries of queues no longer held."""
         if not mqs:

@@ -1,0 +1,158 @@
+"""PullMessageProcessor and PullRequestHoldService: the broker side of the push consumer's
+pull path (seed 004; broker/processor/PullMessageProcessor.java,
+DefaultPullMessageResultHandler.java, broker/longpolling/PullRequestHoldService.java).
+
+Sans-IO: ``process_request`` answers at once or, for an empty queue with the suspend flag,
+holds the request and answers ``None``; the hold service later answers held requests when
+a message arrives in their queue or their suspend time runs out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from reference.broker import response_code as rc
+from reference.broker.store import GetMessageStatus
+from reference.common.remoting import (PullMessageRequestHeader, PullMessageResponse, has_commit_offset_flag,
+                                       has_subscription_flag, has_suspend_flag)
+
+if TYPE_CHECKING:
+    from reference.broker.broker import Broker
+
+MASTER_ID = 0
+
+
+def response_code_of(status: GetMessageStatus, queue_offset: int) -> int:
+    """PullMessageProcessor#processRequest: the response code of a getMessage status (5.0 and
+    develop agree). NO_MESSAGE_IN_QUEUE is PULL_OFFSET_MOVED unless the request asked for
+    offset 0 -- a consumer asking offset 0 of an empty queue just waits."""
+    if status is GetMessageStatus.FOUND:
+        return rc.SUCCESS
+    if status in (GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_MESSAGE):
+        return rc.PULL_RETRY_IMMEDIATELY
+    if status in (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE):
+        return rc.PULL_OFFSET_MOVED if queue_offset != 0 else rc.PULL_NOT_FOUND
+    if status in (GetMessageStatus.OFFSET_FOUND_NULL, GetMessageStatus.OFFSET_OVERFLOW_ONE):
+        return rc.PULL_NOT_FOUND
+    return rc.PULL_OFFSET_MOVED  # OFFSET_OVERFLOW_BADLY, OFFSET_TOO_SMALL
+
+
+class PullMessageProcessor:
+    """processRequest for PULL_MESSAGE against the broker model."""
+
+    def __init__(self, broker: "Broker") -> None:
+        self.broker = broker
+
+    def process_request(self, header: PullMessageRequestHeader, broker_allow_suspend: bool = True
+                        ) -> PullMessageResponse | None:
+        """The response, or None when the request is held for long polling."""
+        b = self.broker
+        cfg = b.config
+        response = self._checks(header)
+        if response is None:
+            result = b.store.get_message(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
+                                         header.max_msg_nums)
+            code = response_code_of(result.status, header.queue_offset)
+            if code == rc.PULL_OFFSET_MOVED and cfg.broker_role_slave and not cfg.offset_check_in_slave:
+                code = rc.PULL_RETRY_IMMEDIATELY  # a slave without offset checks never moves offsets
+            response = PullMessageResponse(
+                code, result.status.name, result.next_begin_offset, result.min_offset, result.max_offset,
+                MASTER_ID, tuple(m.copy() for m in result.messages) if code == rc.SUCCESS else ())
+            if code == rc.PULL_NOT_FOUND and broker_allow_suspend and has_suspend_flag(header.sys_flag):
+                b.pull_hold.suspend(header, header.suspend_timeout_millis)
+                response = None
+        # storeOffsetEnable: evaluated after the handler, so a held request commits too.
+        if broker_allow_suspend and has_commit_offset_flag(header.sys_flag) and not cfg.broker_role_slave:
+            b.offsets.commit_offset(header.client_id, header.consumer_group, header.topic, header.queue_id,
+                                    header.commit_offset)
+        return response
+
+    def _checks(self, header: PullMessageRequestHeader) -> PullMessageResponse | None:
+        """The early returns of processRequest, in Java's order; None when all pass."""
+        b = self.broker
+        if header.consumer_group not in b.groups:
+            if not b.config.auto_create_subscription_group:
+                return PullMessageResponse(rc.SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group does not exist")
+            b.groups.add(header.consumer_group)  # SubscriptionGroupManager auto-creation (default on)
+        queues = b.topics.get(header.topic)
+        if queues is None:
+            return PullMessageResponse(rc.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist")
+        if header.queue_id < 0 or header.queue_id >= queues:
+            return PullMessageResponse(rc.SYSTEM_ERROR, f"queueId[{header.queue_id}] is illegal")
+        if not has_subscription_flag(header.sys_flag):
+            if not b.consumer_manager.has_group(header.consumer_group):
+                return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
+            if not b.consumer_manager.subscribes(header.consumer_group, header.topic):
+                return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
+        return None
+
+
+@attrs.define
+class HeldPull:
+    """PullRequestHoldService's PullRequest: the request, when it was held and for how long."""
+
+    header: PullMessageRequestHeader
+    suspend_timestamp: int
+    timeout_millis: int
+
+
+class PullRequestHoldService:
+    """Held pulls by topic@queueId; woken by a new message (notifyMessageArriving) or by
+    checkHoldRequest once their time is up. Woken requests are re-processed with
+    brokerAllowSuspend = false, so they are answered and never commit an offset again."""
+
+    def __init__(self, now: Callable[[], int], process: Callable[[PullMessageRequestHeader, bool],
+                                                                   PullMessageResponse | None],
+                 max_offset: Callable[[str, int], int]) -> None:
+        self._now = now
+        self._process = process
+        self._max_offset = max_offset
+        self._held: dict[tuple[str, int], list[HeldPull]] = {}
+        self._ready: list[tuple[PullMessageRequestHeader, PullMessageResponse]] = []
+
+    def suspend(self, header: PullMessageRequestHeader, timeout_millis: int) -> None:
+        """suspendPullRequest."""
+        self._held.setdefault((header.topic, header.queue_id), []).append(
+            HeldPull(header, self._now(), timeout_millis))
+
+    def notify_message_arriving(self, topic: str, queue_id: int) -> None:
+        """A message was stored in (topic, queueId): answer the held pulls it satisfies now."""
+        self._check(topic, queue_id, self._max_offset(topic, queue_id))
+
+    def _check(self, topic: str, queue_id: int, newest_offset: int) -> None:
+        held = self._held.get((topic, queue_id))
+        if not held:
+            return
+        keep = []
+        for request in held:
+            timed_out = self._now() >= request.suspend_timestamp + request.timeout_millis
+            if newest_offset > request.header.queue_offset or timed_out:
+                response = self._process(request.header, False)
+                if response is not None:
+                    self._ready.append((request.header, response))
+            else:
+                keep.append(request)
+        if keep:
+            self._held[(topic, queue_id)] = keep
+        else:
+            del self._held[(topic, queue_id)]
+
+    def check_hold_request(self) -> list[tuple[PullMessageRequestHeader, PullMessageResponse]]:
+        """checkHoldRequest (every 5 s with long polling; the driver runs it): time-outs are
+        answered; returns every response produced since the last call."""
+        for topic, queue_id in sorted(self._held):
+            self._check(topic, queue_id, self._max_offset(topic, queue_id))
+        ready, self._ready = self._ready, []
+        return ready
+
+    def held_count(self) -> int:
+        """How many pulls are held (inspection)."""
+        return sum(len(v) for v in self._held.values())
+
+    def clear(self) -> None:
+        """A restart drops every held request (their channels are gone)."""
+        self._held.clear()
+        self._ready.clear()

@@ -1,0 +1,167 @@
+"""Machine 3: push consumers (ProcessQueue, pull path, offsets) under crash, restart and
+rebalance, with the push checker (ALO-3, OFF-3, PQ-1, PQ-2) as invariant.
+
+Pull responses in flight live in a Bundle: Hypothesis chooses which response arrives when,
+which is lost and which is delivered twice, and shrinks a failure to the few pulls, consumes
+and membership changes that matter. Ghost state is the checker's history
+(popverify.checker.push).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (Bundle, RuleBasedStateMachine, consumes, initialize, invariant, multiple, rule,
+                                 run_state_machine_as_test)
+
+from popverify.checker.expectations import is_unexpected
+from popverify.mutants import applied
+from popverify.sim.push_driver import PushDriver
+from popverify.sim.scenario import ScenarioConfig
+
+CONSUMERS = st.integers(0, 2)
+
+
+class PushConsumerMachine(RuleBasedStateMachine):
+    """Three consumer slots of one group on a 3-queue topic."""
+
+    profile = "develop"
+    responses = Bundle("responses")
+
+    @initialize(orderly=st.booleans())
+    def start(self, orderly: bool) -> None:
+        config = ScenarioConfig(queues=3, consumers=3, actions=ScenarioConfig.default_for("push").actions,
+                                consume_orderly=orderly)
+        self.driver = PushDriver(self.profile, 0, config, check=True, record_trace=False)
+        self.steps = 0
+
+    def _after(self) -> None:
+        self.steps += 1
+        self.driver.step_no = self.steps
+        self.driver._check(self.steps)
+
+    @rule(target=responses, queue=st.integers(0, 2), n=st.integers(1, 3))
+    def produce(self, queue: int, n: int):
+        for _ in range(n):
+            self.driver._do_produce(queue)
+        self._after()
+        # notifyMessageArriving answers the pulls held on that queue right after the put.
+        return self._woken()
+
+    def _woken(self):
+        woken = self.driver.broker.pull_hold_step()
+        return multiple(*[(slot, client.consumer, header, response) for header, response in woken
+                          for slot, client in enumerate(self.driver.clients)
+                          if client.name == header.client_id and client.consumer is not None])
+
+    @rule(target=responses, c=CONSUMERS)
+    def pull(self, c: int):
+        client = self.driver._client(c)
+        due = client.consumer.next_pull_due() if client.consumer is not None else None
+        if due is not None and due > self.driver.clock.now():
+            self.driver._do_advance(due - self.driver.clock.now())  # the pull thread waits for it
+        before = len(client.inbox)
+        self.driver._do_pull(c)
+        got = client.inbox[before:]
+        del client.inbox[before:]
+        self._after()
+        # A response belongs to the consumer instance that sent the request.
+        return multiple(*[(c, client.consumer, h, r) for h, r in got])
+
+    @rule(entry=consumes(responses))
+    def deliver(self, entry) -> None:
+        c, consumer, header, response = entry
+        if consumer is not None and consumer is self.driver._client(c).consumer:
+            consumer.on_pull_response(header, response)
+        self._after()
+
+    @rule(entry=consumes(responses))
+    def lose(self, entry) -> None:
+        c, consumer, header, _ = entry
+        if consumer is not None and consumer is self.driver._client(c).consumer:
+            consumer.on_pull_response(header, None)  # the request times out
+        self._after()
+
+    @rule(entry=responses)
+    def deliver_duplicate(self, entry) -> None:
+        # The same response again (the Bundle entry stays): a stale one must change nothing.
+        c, consumer, header, response = entry
+        if consumer is not None and consumer is self.driver._client(c).consumer:
+            consumer.on_pull_response(header, response)
+        self._after()
+
+    @rule(target=responses)
+    def hold(self):
+        # PullRequestHoldService#checkHoldRequest answers the held pulls whose time is up.
+        self._after()
+        return self._woken()
+
+    @rule(c=CONSUMERS, fail=st.booleans())
+    def consume(self, c: int, fail: bool) -> None:
+        self.driver._do_consume(c, fail)
+        self._after()
+
+    @rule(c=CONSUMERS)
+    def rebalance(self, c: int) -> None:
+        self.driver._do_rebalance(c)
+        self._after()
+
+    @rule(c=CONSUMERS)
+    def persist(self, c: int) -> None:
+        self.driver._do_persist(c)
+        self._after()
+
+    # Membership changes and failures share one rule, so they are as likely as one ordinary
+    # step and the consumers spend most steps alive and working.
+    @rule(kind=st.sampled_from(["start", "shutdown", "crash", "broker_restart"]), c=CONSUMERS)
+    def membership_or_fault(self, kind: str, c: int) -> None:
+        if kind == "start":
+            self.driver._do_start(c)
+        elif kind == "shutdown":
+            self.driver._do_shutdown(c)
+        elif kind == "crash":
+            self.driver._do_consumer_crash(c)
+        else:
+            self.driver._do_restart()
+        self._after()
+
+    @rule(ms=st.integers(1, 5000))
+    def advance(self, ms: int) -> None:
+        self.driver._do_advance(ms)
+        self._after()
+
+    @invariant()
+    def no_unexpected_violation(self) -> None:
+        if not hasattr(self, "driver"):
+            return
+        bad = [v for v in self.driver.checker.violations if is_unexpected(self.profile, v.property_id, 0)]
+        assert not bad, bad[0]
+
+    def teardown(self) -> None:
+        if not hasattr(self, "driver"):
+            return
+        drained = self.driver.drain()
+        assert drained, "the drain did not reach quiescence"
+        self.driver.checker.finish(drained, self.steps)
+        bad = [v for v in self.driver.checker.violations if is_unexpected(self.profile, v.property_id, 0)]
+        assert not bad, bad[0]
+
+
+class PushConsumerMachineV50(PushConsumerMachine):
+    """The same machine on the seed-era code."""
+
+    profile = "v5.0"
+
+
+TestPushConsumer = PushConsumerMachine.TestCase
+TestPushConsumerV50 = PushConsumerMachineV50.TestCase
+
+
+def test_machine_catches_a_commit_past_unconsumed_messages() -> None:
+    """Not vacuous: with the push-commit-max mutant (the consume service commits
+    queueOffsetMax + 1 instead of the ProcessQueue's first remaining offset) it fails."""
+    with applied("push-commit-max"):
+        with pytest.raises(AssertionError):
+            run_state_machine_as_test(PushConsumerMachine, settings=settings(
+                max_examples=200, stateful_step_count=40, deadline=None, derandomize=True, database=None))
