@@ -25,6 +25,7 @@ class Mutant:
     description: str
     expected_catch: tuple[str, ...]
     patches: Callable[[], list[tuple[Any, str, Any]]]  # (owner, attribute, replacement)
+    mode: str = "pop"  # the scenario mode whose runs exercise the patched code
 
 
 def _ack_wrong_bit() -> list[tuple[Any, str, Any]]:
@@ -111,11 +112,11 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",
            ("OFF-1", "ALO-1"), _commit_skips_offset),
     Mutant("push-commit-max", "ProcessQueue#removeMessage returns queueOffsetMax + 1 even while messages are held",
-           ("OFF-3", "ALO-3"), _push_commit_max),
+           ("OFF-3", "ALO-3"), _push_commit_max, "push"),
     Mutant("pq-count-leak", "ProcessQueue#removeMessage forgets to decrement msgCount",
-           ("PQ-1",), _pq_count_leak),
+           ("PQ-1",), _pq_count_leak, "push"),
     Mutant("pq-size-leak", "ProcessQueue#removeMessage forgets to decrement msgSize",
-           ("PQ-2",), _pq_size_leak),
+           ("PQ-2",), _pq_size_leak, "push"),
 )}
 
 
