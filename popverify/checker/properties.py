@@ -36,6 +36,7 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                       "restart and rebalance"),
     Property("OFF-3", "push: a committed offset (broker or client) never passes a message neither consumed nor "
                       "sent back to the retry topic"),
+    Property("OFF-4", "a LocalFileOffsetStore reloads exactly its last completed write (or its .bak), never garbage"),
     Property("PQ-1", "ProcessQueue msgCount equals the number of messages it holds"),
     Property("PQ-2", "ProcessQueue msgSize equals the total body size of the messages it holds"),
     Property("ALLOC-1", "every queue is assigned to some client"),
