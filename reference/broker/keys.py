@@ -23,9 +23,14 @@ def build_pop_retry_topic(topic: str, cid: str) -> str:
 
 
 def parse_normal_topic(topic: str, cid: str) -> str:
-    """KeyBuilder#parseNormalTopic: strip ``%RETRY%{cid}_`` by length (not by match)."""
+    """KeyBuilder#parseNormalTopic: strip ``%RETRY%{cid}_`` by length (not by match); a retry
+    topic shorter than that prefix throws StringIndexOutOfBoundsException in Java (IndexError
+    here; found by `popverify conformance`)."""
     if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
-        return topic[len(RETRY_GROUP_TOPIC_PREFIX + cid + "_"):]
+        begin = len(RETRY_GROUP_TOPIC_PREFIX + cid + "_")
+        if begin > len(topic):
+            raise IndexError(f"begin {begin}, end {len(topic)}, length {len(topic)}")
+        return topic[begin:]
     return topic
 
 

@@ -31,9 +31,13 @@ class ConsumerOffsetManager:
         return queues.get(queue_id, -1)
 
     def remove_topic(self, topic: str) -> None:
-        """Drop every group's offsets of ``topic`` (topic deletion cleans offsets)."""
-        for key in [k for k in self._table if k.split("@", 1)[0] == topic]:
-            del self._table[key]
+        """cleanOffsetByTopic: drop every group's offsets of ``topic``. Java splits the
+        ``topic@group`` key on '@' and removes it only when that gives exactly two parts, so a
+        group name containing '@' keeps its offsets (kept as Java does it)."""
+        for key in [k for k in self._table if topic in k]:
+            parts = key.split("@")
+            if len(parts) == 2 and parts[0] == topic:
+                del self._table[key]
 
     def persist(self, now: int) -> None:
         """Write the snapshot a restart reloads."""

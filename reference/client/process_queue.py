@@ -40,8 +40,11 @@ class NoSuchElement(Exception):
 class ProcessQueue:
     """One message queue's process queue."""
 
-    def __init__(self, now: Callable[[], int]) -> None:
+    def __init__(self, now: Callable[[], int], reset_size_when_empty: bool = False) -> None:
         self._now = now
+        # develop (5.1+): msgSize is reset to 0 whenever msgCount reaches 0 in removeMessage
+        # or commit, which repairs the drift the re-put oddity causes (ClientConfig switch).
+        self._reset_size_when_empty = reset_size_when_empty
         self.msg_tree_map: dict[int, PulledMessage] = {}          # TreeMap: iterate sorted
         self.consuming_msg_orderly_tree_map: dict[int, PulledMessage] = {}
         self.msg_count = 0
@@ -108,6 +111,8 @@ class ProcessQueue:
                 removed -= 1
                 self.msg_size -= len(msg.body)
         self.msg_count += removed
+        if self._reset_size_when_empty and self.msg_count == 0:
+            self.msg_size = 0
         if self.msg_tree_map:
             result = min(self.msg_tree_map)
         return result
@@ -123,7 +128,10 @@ class ProcessQueue:
             raise NoSuchElement("TreeMap#lastKey on an empty consumingMsgOrderlyTreeMap")
         offset = max(self.consuming_msg_orderly_tree_map)
         self.msg_count -= len(self.consuming_msg_orderly_tree_map)
-        self.msg_size -= sum(len(m.body) for m in self.consuming_msg_orderly_tree_map.values())
+        if self._reset_size_when_empty and self.msg_count == 0:
+            self.msg_size = 0
+        else:
+            self.msg_size -= sum(len(m.body) for m in self.consuming_msg_orderly_tree_map.values())
         self.consuming_msg_orderly_tree_map.clear()
         return offset + 1
 

@@ -1,0 +1,90 @@
+"""Build and talk to the Java conformance harness (conformance/): RocketMQ's own jars from
+Maven Central, our small Harness class compiled with the machine's javac, one long-lived JVM
+per RocketMQ version speaking JSON lines."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from popverify.tools import PROJECT_ROOT, ToolError
+
+CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
+HARNESS_SOURCE = CONFORMANCE_DIR / "harness" / "src" / "main" / "java" / "popverify" / "conformance" / "Harness.java"
+# RocketMQ release ↔ model profile: 5.0.0 is the seed-era tag; 5.3.3 is the newest release
+# whose client, store and broker jars are all on Central and the closest to the develop
+# commit modelled (its pom says 5.3.4-SNAPSHOT; rocketmq-client 5.3.4 was never published).
+VERSIONS: dict[str, str] = {"5.0.0": "v5.0", "5.3.3": "develop"}
+
+
+def _require(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolError(f"{tool} is not installed: the conformance harness needs a JDK (javac, java) and Maven")
+    return path
+
+
+def build(version: str) -> tuple[Path, str]:
+    """The compiled harness folder and the classpath for ``version``, building them when the
+    harness source is newer than the build or the classpath is missing."""
+    target = CONFORMANCE_DIR / "target" / version
+    classes = target / "classes"
+    cp_file = target / "classpath.txt"
+    stamp = classes / "popverify" / "conformance" / "Harness.class"
+    fresh = cp_file.is_file() and stamp.is_file() and stamp.stat().st_mtime >= HARNESS_SOURCE.stat().st_mtime \
+        and cp_file.stat().st_mtime >= (CONFORMANCE_DIR / "pom.xml").stat().st_mtime
+    if not fresh:
+        mvn, javac = _require("mvn"), _require("javac")
+        target.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([mvn, "-q", "-B", f"-Drocketmq.version={version}", "dependency:build-classpath",
+                               f"-Dmdep.outputFile={cp_file}"], cwd=CONFORMANCE_DIR, capture_output=True, text=True,
+                              check=False)
+        if proc.returncode != 0 or not cp_file.is_file():
+            raise ToolError(f"Maven could not resolve RocketMQ {version}: {(proc.stdout + proc.stderr)[-800:]}")
+        classes.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp",
+                               cp_file.read_text().strip(), str(HARNESS_SOURCE)], capture_output=True, text=True,
+                              check=False)
+        if proc.returncode != 0:
+            raise ToolError(f"javac failed on the harness for RocketMQ {version}: {proc.stderr[-800:]}")
+    return classes, cp_file.read_text().strip()
+
+
+class Harness:
+    """One running harness JVM; ``call`` sends a request and returns ("ok", value) or
+    ("error", Java exception simple name)."""
+
+    def __init__(self, version: str) -> None:
+        classes, classpath = build(version)
+        java = _require("java")
+        self.version = version
+        self._proc = subprocess.Popen([java, "-Xss4m", "-cp", f"{classes}:{classpath}", "popverify.conformance.Harness"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                      text=True, encoding="utf-8", bufsize=1)
+
+    def call(self, request: dict[str, Any]) -> tuple[str, Any]:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write(json.dumps(request) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise ToolError(f"the RocketMQ {self.version} harness exited (java {self._proc.poll()})")
+        answer = json.loads(line)
+        return ("ok", answer["ok"]) if "ok" in answer else ("error", answer["error"])
+
+    def close(self) -> None:
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+
+    def __enter__(self) -> "Harness":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
