@@ -35,7 +35,8 @@ def spark_session(master: str):
     from pyspark.sql import SparkSession
     spark = (SparkSession.builder.master(master).appName("popverify-fuzz")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-             .config("spark.python.worker.reuse", "true").getOrCreate())
+             .config("spark.python.worker.reuse", "true").config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     if not master.startswith("local"):
         spark.sparkContext.addPyFile(str(store.code_zip()))

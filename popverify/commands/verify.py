@@ -130,7 +130,8 @@ def _stateful() -> dict[str, Any]:
         machines: dict[str, dict[str, Any]] = {}
         if junit.is_file():
             for case in ET.parse(junit).getroot().iter("testcase"):
-                module = case.get("classname", "").split(".")[-1]
+                parts = case.get("classname", "").split(".")
+                module = next((p for p in parts if p.startswith("test_")), parts[-1])
                 entry = machines.setdefault(module, {"tests": 0, "failed": 0,
                                                      "properties": list(STATEFUL_PROPERTIES.get(module, ()))})
                 entry["tests"] += 1

@@ -17,6 +17,9 @@ def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None
     naive = results["MCAllocate4Pop_naive"]
     assert naive.result == "expected-violation" and naive.violated == "NaiveSharingBound"
     assert naive.trace == ({"c": 2, "q": 1, "s": 0},)
+    assert results["MCPopConsumption_small"].result == "ok"  # develop: safety and ALO_2 liveness
+    f1 = results["MCPopConsumption_seedera"]
+    assert f1.result == "expected-violation" and f1.violated == "OFF_1"  # v5.0: finding F1
 
 
 def test_a_mutated_spec_yields_a_counterexample(tmp_path: Path) -> None:
@@ -45,3 +48,14 @@ def test_parse_output_reads_tlc_statistics() -> None:
             "Model checking completed. No error has been found.\n")
     info = parse_output(text)
     assert (info["generated"], info["distinct"], info["depth"], info["completed"]) == (3744, 1872, 1, True)
+
+
+def test_a_pop_spec_whose_revive_ignores_acks_violates_ckm1(tmp_path: Path) -> None:
+    spec = (TLAPLUS / "PopConsumption.tla").read_text()
+    broken = spec.replace("j \\notin c.bits /\\ ~SkippedByEpoch", "~SkippedByEpoch")
+    assert broken != spec
+    (tmp_path / "PopConsumption.tla").write_text(broken)
+    cfg = tmp_path / "MCPopConsumption_small.cfg"
+    cfg.write_text((TLAPLUS / "MCPopConsumption_small.cfg").read_text().replace("PROPERTIES OFF_2 ALO_2", ""))
+    result = run_model(cfg)
+    assert result.result == "violation" and result.violated == "CKM_1" and result.trace

@@ -1,0 +1,183 @@
+--------------------------- MODULE PopConsumption ---------------------------
+(***************************************************************************)
+(* POP consumption of one queue by one consumer group, as the reference     *)
+(* model does it with buffer merge off (reference/broker/pop_processor.py,  *)
+(* ack_processor.py, revive.py):                                            *)
+(*                                                                          *)
+(*  - a POP takes popTime first and reads the queue later (PopMessage-      *)
+(*    Processor#processRequest then popMsgFromQueue), storing one           *)
+(*    checkpoint (CK) per read: startOffset, num, popTime, and committing   *)
+(*    the consumer offset past the batch at once;                           *)
+(*  - an ack marks its bit in the CK (the AckMsg in the revive topic is     *)
+(*    merged by PopReviveService#consumeReviveMessage before the CK is      *)
+(*    revived);                                                             *)
+(*  - changeInvisibleTime acks the old CK and stores a new one;             *)
+(*  - once now >= popTime + invisibleTime, revive copies every unacked      *)
+(*    message into the retry topic (reviveMsgFromCk), except that v5.0      *)
+(*    skips a message stored after the CK's popTime ("ck from last          *)
+(*    epoch", finding F1); develop removed that check;                      *)
+(*  - the consumer pops and acks retry copies; it may crash, losing the     *)
+(*    handles it holds.                                                     *)
+(*                                                                          *)
+(* Abstractions: one queue, one consumer process at a time, time as a       *)
+(* bounded counter, batch = every visible message, CKs are stored at once   *)
+(* (no merge buffer), the retry topic as a set consumed in any order, no    *)
+(* broker restart (the revive topic and offsets are durable here).          *)
+(***************************************************************************)
+EXTENDS Integers, FiniteSets
+
+CONSTANTS
+    Msgs,           \* how many messages are produced
+    MaxTime,        \* the virtual clock stops here (state constraint by construction)
+    Invisible,      \* invisibleTime of every POP
+    MaxCrash,       \* how often the consumer may crash
+    MaxCi,          \* how many changeInvisibleTime calls a behaviour may make
+    Profile         \* "v5.0" or "develop"
+
+ASSUME Profile \in {"v5.0", "develop"} /\ Invisible >= 1
+
+VARIABLES
+    now,            \* virtual time
+    stored,         \* stored[m] = store time of message m (m = queue offset), for m < Len
+    len,            \* messages stored so far (next queue offset)
+    offset,         \* committed consumer offset
+    pending,        \* popTime of a POP begun but not yet read, or -1
+    cks,            \* set of CK records
+    held,           \* set of [m |-> message, ck |-> CK id or 0 for a retry copy, dl |-> deadline]
+    acked,          \* messages acked with SUCCESS at least once
+    cleanAcked,     \* messages acked before their deadline (for NSR)
+    retry,          \* messages whose copy waits in the retry topic
+    crashes,
+    nextCk,
+    cis             \* changeInvisibleTime calls so far
+
+vars == <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+
+Offsets == 0..(Msgs - 1)
+CK == [id: Nat, start: Nat, num: Nat, popTime: Nat, bits: SUBSET Nat, revived: BOOLEAN]
+
+TypeOK ==
+    /\ now \in 0..MaxTime
+    /\ len \in 0..Msgs
+    /\ offset \in 0..len
+    /\ pending \in {-1} \cup (0..MaxTime)
+    /\ acked \subseteq Offsets /\ cleanAcked \subseteq acked /\ retry \subseteq Offsets
+
+Init ==
+    /\ now = 0 /\ stored = [m \in Offsets |-> 0] /\ len = 0 /\ offset = 0 /\ pending = -1
+    /\ cks = {} /\ held = {} /\ acked = {} /\ cleanAcked = {} /\ retry = {} /\ crashes = 0 /\ nextCk = 1 /\ cis = 0
+
+Produce ==
+    /\ len < Msgs
+    /\ stored' = [stored EXCEPT ![len] = now]
+    /\ len' = len + 1
+    /\ UNCHANGED <<now, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+
+\* PopMessageProcessor#processRequest: popTime = now, before any queue is read.
+BeginPop ==
+    /\ pending = -1
+    /\ pending' = now
+    /\ UNCHANGED <<now, stored, len, offset, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+
+\* popMsgFromQueue: everything from the committed offset, one CK, offset committed at once.
+ReadQueue ==
+    /\ pending # -1
+    /\ pending' = -1
+    /\ IF offset < len
+       THEN /\ cks' = cks \cup {[id |-> nextCk, start |-> offset, num |-> len - offset, popTime |-> pending,
+                                 bits |-> {}, revived |-> FALSE]}
+            /\ held' = held \cup {[m |-> x, ck |-> nextCk, dl |-> pending + Invisible] : x \in offset..(len - 1)}
+            /\ offset' = len
+            /\ nextCk' = nextCk + 1
+       ELSE UNCHANGED <<cks, held, offset, nextCk>>
+    /\ UNCHANGED <<now, stored, len, acked, cleanAcked, retry, crashes, cis>>
+
+MarkBit(c, i) == [c EXCEPT !.bits = c.bits \cup {i}]
+
+\* The clock stops at MaxTime, which stands for "any later time": past every deadline.
+Before(deadline) == now < deadline /\ now < MaxTime
+
+\* AckMessageProcessor: the ack's bit reaches its CK (before revive, as consumeReviveMessage merges it).
+Ack(h) ==
+    /\ h \in held
+    /\ held' = held \ {h}
+    /\ acked' = acked \cup {h.m}
+    /\ cleanAcked' = IF Before(h.dl) THEN cleanAcked \cup {h.m} ELSE cleanAcked
+    /\ cks' = IF h.ck = 0 THEN cks
+              ELSE {IF c.id = h.ck /\ ~c.revived THEN MarkBit(c, h.m - c.start) ELSE c : c \in cks}
+    /\ UNCHANGED <<now, stored, len, offset, pending, retry, crashes, nextCk, cis>>
+
+\* ChangeInvisibleTimeProcessor: a new CK for the message, then the old one acked.
+ChangeInvisible(h) ==
+    /\ h \in held /\ h.ck # 0 /\ Before(h.dl) /\ cis < MaxCi
+    /\ cks' = {IF c.id = h.ck /\ ~c.revived THEN MarkBit(c, h.m - c.start) ELSE c : c \in cks}
+              \cup {[id |-> nextCk, start |-> h.m, num |-> 1, popTime |-> now, bits |-> {}, revived |-> FALSE]}
+    /\ held' = (held \ {h}) \cup {[m |-> h.m, ck |-> nextCk, dl |-> now + Invisible]}
+    /\ nextCk' = nextCk + 1 /\ cis' = cis + 1
+    /\ UNCHANGED <<now, stored, len, offset, pending, acked, cleanAcked, retry, crashes>>
+
+\* PopReviveService#reviveMsgFromCk once the CK's revive time has come.
+SkippedByEpoch(c, x) == Profile = "v5.0" /\ c.popTime < stored[x]
+
+\* At MaxTime every revive time has come (see Before).
+Revive(c) ==
+    /\ c \in cks /\ ~c.revived /\ (now >= c.popTime + Invisible \/ now = MaxTime)
+    /\ retry' = retry \cup {c.start + i : i \in {j \in 0..(c.num - 1) : j \notin c.bits /\ ~SkippedByEpoch(c, c.start + j)}}
+    /\ cks' = (cks \ {c}) \cup {[c EXCEPT !.revived = TRUE]}
+    /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, crashes, nextCk, cis>>
+
+\* A POP of the retry topic: the consumer now holds the copy (no CK of its own in this abstraction).
+PopRetry(x) ==
+    /\ x \in retry
+    /\ retry' = retry \ {x}
+    /\ held' = held \cup {[m |-> x, ck |-> 0, dl |-> now + Invisible]}
+    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, crashes, nextCk, cis>>
+
+\* The consumer dies with what it holds. A retry copy it held comes back through the retry
+\* topic (its own CK -- abstracted away -- revives it).
+Crash ==
+    /\ crashes < MaxCrash /\ held # {}
+    /\ held' = {} /\ crashes' = crashes + 1
+    /\ retry' = retry \cup {h.m : h \in {g \in held : g.ck = 0}}
+    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, nextCk, cis>>
+
+Tick ==
+    /\ now < MaxTime
+    /\ now' = now + 1
+    /\ UNCHANGED <<stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+
+Next ==
+    \/ Produce \/ BeginPop \/ ReadQueue \/ Tick \/ Crash
+    \/ \E h \in held : Ack(h) \/ ChangeInvisible(h)
+    \/ \E c \in cks : Revive(c)
+    \/ \E x \in retry : PopRetry(x)
+
+\* Consumers keep popping and acking, the broker keeps reviving and time keeps passing.
+Fairness ==
+    /\ WF_vars(BeginPop) /\ WF_vars(ReadQueue) /\ WF_vars(Tick)
+    /\ \A x \in Offsets : WF_vars(PopRetry(x))
+    /\ WF_vars(\E h \in held : Ack(h))
+    /\ WF_vars(\E c \in cks : Revive(c))
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+\* Properties, named after spec/properties.md.
+
+LiveCovered(x) == \E c \in cks : ~c.revived /\ c.start <= x /\ x < c.start + c.num /\ (x - c.start) \notin c.bits
+HeldNow(x) == \E h \in held : h.m = x
+
+\* ALO-1 / OFF-1 as a state invariant: every stored message is acked, still deliverable
+\* (at or after the committed offset), in the retry topic, held, or under a live CK.
+OFF_1 == \A x \in 0..(len - 1) :
+            x \in acked \/ x >= offset \/ x \in retry \/ HeldNow(x) \/ LiveCovered(x)
+
+\* CKM-1: revive never re-sends a message acked before its deadline.
+CKM_1 == \A x \in retry : x \notin cleanAcked
+
+\* OFF-2: the committed offset never moves back (an action property).
+OFF_2 == [][offset' >= offset]_vars
+
+\* ALO-2 (liveness): once production stops, every stored message is eventually acked for good.
+ALO_2 == <>[](\A x \in 0..(len - 1) : x \in acked)
+=============================================================================
