@@ -1,7 +1,7 @@
 """Benchmark (not a test): Spark campaign throughput on local[1] vs local[2], Spark's overhead
 against a plain Python loop over the same seeds, and coverage of guided vs blind rounds.
 
-Usage: .venv/bin/python benchmarks/fuzz_scaling.py [--runs 600] [--steps 400]
+Usage: .venv/bin/python benchmarks/fuzz_scaling.py [--runs 600] [--steps 400] [--mode pop|push]
 All figures come from one invocation, so their ratios are comparable.
 """
 
@@ -24,28 +24,29 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=600)
     parser.add_argument("--steps", type=int, default=400)
+    parser.add_argument("--mode", choices=("pop", "push"), default="pop")
     args = parser.parse_args()
     jobs = [(s, -1, None) for s in range(args.runs)]
     figures: dict[str, float] = {}
 
     start = time.perf_counter()
     for seed, _, _ in jobs:
-        run_row("develop", "pop", seed, args.steps, None, 0)
+        run_row("develop", args.mode, seed, args.steps, None, 0)
     figures["plain_loop_runs_per_s"] = args.runs / (time.perf_counter() - start)
 
     for cores in (1, 2):
         session = spark_session(f"local[{cores}]")
-        run_round(session, jobs[:20], "develop", "pop", args.steps, None, 0, 8)  # warm the Python workers
+        run_round(session, jobs[:20], "develop", args.mode, args.steps, None, 0, 8)  # warm the Python workers
         start = time.perf_counter()
-        run_round(session, jobs, "develop", "pop", args.steps, None, 0, cores * 8)
+        run_round(session, jobs, "develop", args.mode, args.steps, None, 0, cores * 8)
         figures[f"local{cores}_runs_per_s"] = args.runs / (time.perf_counter() - start)
         session.stop()
     figures["scaling_efficiency_2_cores"] = figures["local2_runs_per_s"] / (2 * figures["local1_runs_per_s"])
     figures["spark_local1_vs_plain_loop"] = figures["local1_runs_per_s"] / figures["plain_loop_runs_per_s"]
 
     with tempfile.TemporaryDirectory() as guided_dir, tempfile.TemporaryDirectory() as blind_dir:
-        guided = campaign("develop", "pop", args.runs, args.steps, Path(guided_dir), master="local[2]", rounds=4)
-        blind = campaign("develop", "pop", args.runs, args.steps, Path(blind_dir), master="local[2]", rounds=1)
+        guided = campaign("develop", args.mode, args.runs, args.steps, Path(guided_dir), master="local[2]", rounds=4)
+        blind = campaign("develop", args.mode, args.runs, args.steps, Path(blind_dir), master="local[2]", rounds=1)
     figures["coverage_guided_4_rounds"] = guided["coverage"]
     figures["coverage_blind_same_runs"] = blind["coverage"]
     print(json.dumps({k: round(v, 3) for k, v in figures.items()}, indent=2))
