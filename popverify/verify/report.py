@@ -24,9 +24,8 @@ td,th{border:1px solid #bbb;padding:.3em .6em;font-size:.9em;vertical-align:top}
 # Which property IDs each conformance check bears on (popverify/conformance).
 CONFORMANCE_PROPERTIES: dict[str, tuple[str, ...]] = {
     "allocat": ("ALLOC-1", "ALLOC-2", "ALLOC-3", "ALLOC-4"),
-    "process_queue": ("PQ-1", "PQ-2"), "processqueue": ("PQ-1", "PQ-2"),
+    "process_queue": ("PQ-1", "PQ-2"),
     "checkpoint": ("CKM-1",), "ack": ("CKM-1",), "extra_info": ("CKM-1",),
-    "offset": ("OFF-1", "OFF-2"), "store": ("OFF-1",),
 }
 
 
