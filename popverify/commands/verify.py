@@ -56,13 +56,22 @@ def cfg_properties(cfg: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f"{family}-{n}" for family, n in names))
 
 
+def cfg_profile(cfg: Path) -> str | None:
+    """The model's ``Profile`` constant ("v5.0" / "develop"), None for a profile-free spec."""
+    import re
+
+    found = re.search(r'Profile\s*=\s*"([^"]+)"', cfg.read_text(encoding="utf-8"))
+    return found.group(1) if found else None
+
+
 def _tlc() -> dict[str, Any]:
     from popverify.tlc.runner import models, run_model
     start = time.perf_counter()
     results = []
     for cfg in models("small"):
         r = run_model(cfg)
-        results.append({**r.to_json(), "properties": list(cfg_properties(cfg))})
+        results.append({**r.to_json(), "properties": list(cfg_properties(cfg)), "violated": r.violated,
+                        "profile": cfg_profile(cfg)})
         _progress(f"tlc: {r.model} {r.result} ({r.distinct_states} states)")
     ok = all(r["result"] in ("ok", "expected-violation") for r in results)
     return {"result": "model-checked" if ok else "failed", "seconds": round(time.perf_counter() - start, 2),

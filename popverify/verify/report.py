@@ -31,7 +31,7 @@ CONFORMANCE_PROPERTIES: dict[str, tuple[str, ...]] = {
 
 def columns() -> list[str]:
     """Matrix columns, profile-dependent techniques with v5.0 and develop side by side."""
-    cols = ["tlc", "z3"]
+    cols = [f"tlc/{profile}" for profile in PROFILES] + ["z3"]
     cols += [f"fuzz {mode}/{profile}" for mode in MODES for profile in PROFILES]
     cols += ["stateful"] + [f"conformance/{profile}" for profile in PROFILES]
     return cols
@@ -52,16 +52,24 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
             state = "proved" if proof["result"] == "proved" and prev in (None, "proved") else "failed"
             cells[pid]["z3"] = {"state": state, "text": state}
     for model in tech.get("tlc", {}).get("models", []):
-        if model["result"] == "expected-violation":
-            continue
-        for pid in model.get("properties", []):
-            if pid not in cells:
+        profiles = [model["profile"]] if model.get("profile") in PROFILES else list(PROFILES)
+        for profile in profiles:
+            column = f"tlc/{profile}"
+            if model["result"] == "expected-violation":
+                pid = (model.get("violated") or "").replace("_", "-")
+                if pid in cells and model.get("profile"):
+                    cells[pid][column] = {"state": "expected",
+                                          "text": f"expected counterexample: {model['model']} (negative check)"}
                 continue
-            prev = cells[pid].get("tlc")
-            state = "model-checked" if model["result"] == "ok" else "violated"
-            if prev is not None and prev["state"] != "model-checked":
-                continue
-            cells[pid]["tlc"] = {"state": state, "text": f"{state}: {model['model']}, {model['distinct_states']} states"}
+            for pid in model.get("properties", []):
+                if pid not in cells:
+                    continue
+                prev = cells[pid].get(column)
+                state = "model-checked" if model["result"] == "ok" else "violated"
+                if prev is not None and prev["state"] != "model-checked":
+                    continue
+                cells[pid][column] = {"state": state,
+                                      "text": f"{state}: {model['model']}, {model['distinct_states']} states"}
     for key, camp in tech.get("fuzz", {}).get("campaigns", {}).items():
         column = f"fuzz {key}"
         if "error" in camp:

@@ -97,3 +97,11 @@ def test_verify_runs_its_campaigns_on_spark(tmp_path: Path) -> None:
     camp = summary["techniques"]["fuzz"]["campaigns"]["pop/v5.0"]
     assert camp["engine"] == "spark local[2]" and camp["runs"] == 4
     assert list((tmp_path / "fuzz" / "pop-v5.0" / "runs").glob("*.parquet"))
+
+
+def test_tlc_cells_are_per_profile_and_show_the_v50_counterexample(tmp_path: Path) -> None:
+    assert main(["verify", "--out", str(tmp_path), "--skip", "z3,fuzz,stateful,conformance"]) == 0
+    matrix = json.loads((tmp_path / "summary.json").read_text())["matrix"]
+    assert matrix["OFF-1"]["tlc/develop"]["state"] == "model-checked"
+    assert matrix["OFF-1"]["tlc/v5.0"]["state"] == "expected"      # F1, found by TLC
+    assert matrix["ALLOC-2"]["tlc/v5.0"]["state"] == matrix["ALLOC-2"]["tlc/develop"]["state"] == "model-checked"
