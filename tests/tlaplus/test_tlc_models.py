@@ -18,6 +18,7 @@ def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None
     assert naive.result == "expected-violation" and naive.violated == "NaiveSharingBound"
     assert naive.trace == ({"c": 2, "q": 1, "s": 0},)
     assert results["MCPopConsumption_small"].result == "ok"  # develop: safety and ALO_2 liveness
+    assert results["MCPushConsumerOffsets_small"].result == "ok"  # OFF_3 and ALO_3 liveness
     f1 = results["MCPopConsumption_seedera"]
     assert f1.result == "expected-violation" and f1.violated == "OFF_1"  # v5.0: finding F1
 
@@ -59,3 +60,14 @@ def test_a_pop_spec_whose_revive_ignores_acks_violates_ckm1(tmp_path: Path) -> N
     cfg.write_text((TLAPLUS / "MCPopConsumption_small.cfg").read_text().replace("PROPERTIES OFF_2 ALO_2", ""))
     result = run_model(cfg)
     assert result.result == "violation" and result.violated == "CKM_1" and result.trace
+
+
+def test_a_push_spec_committing_past_held_messages_violates_off3(tmp_path: Path) -> None:
+    spec = (TLAPLUS / "PushConsumerOffsets.tla").read_text()
+    broken = spec.replace("off == IF rest = {} THEN next[c] ELSE Min(rest)", "off == next[c]")
+    assert broken != spec
+    (tmp_path / "PushConsumerOffsets.tla").write_text(broken)
+    cfg = tmp_path / "MCPushConsumerOffsets_small.cfg"
+    cfg.write_text((TLAPLUS / "MCPushConsumerOffsets_small.cfg").read_text().replace("PROPERTIES ALO_3", ""))
+    result = run_model(cfg)
+    assert result.result == "violation" and result.violated == "OFF_3" and result.trace

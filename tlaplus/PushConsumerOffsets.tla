@@ -1,0 +1,140 @@
+------------------------- MODULE PushConsumerOffsets -------------------------
+(***************************************************************************)
+(* Push consumers of one group on one queue (reference/client/push_consumer *)
+(* .py, rebalance_impl.py, consume_concurrently.py, process_queue.py):      *)
+(*                                                                          *)
+(*  - a consumer that gains the queue in a rebalance drops its stale offset *)
+(*    (removeDirtyOffset) and starts pulling at the broker's committed      *)
+(*    offset (computePullFromWhere, CONSUME_FROM_LAST_OFFSET with an offset *)
+(*    present; a queue without one starts at 0 here -- F5 is the Python     *)
+(*    model's, with retention);                                             *)
+(*  - a pull puts the next message into its ProcessQueue;                   *)
+(*  - consuming a message removes it and updates the client offset with     *)
+(*    increaseOnly to what removeMessage returns: the first offset still    *)
+(*    held, or the pull offset when nothing is held;                        *)
+(*  - persistConsumerOffset sends the client offset; the broker overwrites  *)
+(*    (ConsumerOffsetManager#commitOffset is not increase-only);            *)
+(*  - a consumer losing the queue persists, then forgets it (the dropped    *)
+(*    ProcessQueue's in-flight consumption commits nothing);                *)
+(*  - a consumer may crash (nothing persisted) and start again.             *)
+(* Rebalances are not coordinated: two consumers may hold the queue at once *)
+(* (each acts on its own view of the group), as in RocketMQ.               *)
+(*                                                                          *)
+(* Abstractions: one queue, messages produced up front, every consume       *)
+(* succeeds, no send-back, the offset store is RemoteBrokerOffsetStore.     *)
+(* v5.0 and develop do not differ at this level (the develop-only           *)
+(* ProcessQueue msgSize reset does not touch offsets): Profile is accepted  *)
+(* for symmetry with PopConsumption and changes nothing.                    *)
+(***************************************************************************)
+EXTENDS Integers, FiniteSets, TLC
+
+CONSTANTS Consumers, Msgs, MaxCrash, MaxRebalance, Profile
+
+ASSUME Profile \in {"v5.0", "develop"}
+
+VARIABLES
+    alive,        \* alive[c]
+    owns,         \* owns[c]: c's ProcessQueue for the queue exists (not dropped)
+    pq,           \* pq[c]: offsets pulled and not yet consumed
+    next,         \* next[c]: the pull request's next offset
+    local,        \* local[c]: the client offset table entry, -1 when none
+    committed,    \* the broker's committed offset, -1 when none
+    consumed,     \* offsets consumed successfully at least once
+    crashes, rebalances
+
+vars == <<alive, owns, pq, next, local, committed, consumed, crashes, rebalances>>
+Offsets == 0..(Msgs - 1)
+\* Consumers are interchangeable; only the safety-only deep config uses the symmetry (it is
+\* unsound for liveness checking).
+Perms == Permutations(Consumers)
+Min(S) == CHOOSE x \in S : \A y \in S : x <= y
+Max2(a, b) == IF a >= b THEN a ELSE b
+
+TypeOK ==
+    /\ alive \in [Consumers -> BOOLEAN] /\ owns \in [Consumers -> BOOLEAN]
+    /\ pq \in [Consumers -> SUBSET Offsets] /\ next \in [Consumers -> 0..Msgs]
+    /\ local \in [Consumers -> -1..Msgs] /\ committed \in -1..Msgs /\ consumed \subseteq Offsets
+
+Init ==
+    /\ alive = [c \in Consumers |-> TRUE] /\ owns = [c \in Consumers |-> FALSE]
+    /\ pq = [c \in Consumers |-> {}] /\ next = [c \in Consumers |-> 0] /\ local = [c \in Consumers |-> -1]
+    /\ committed = -1 /\ consumed = {} /\ crashes = 0 /\ rebalances = 0
+
+\* updateProcessQueueTableInRebalance: a new ProcessQueue, pulling from the broker's offset.
+Gain(c) ==
+    /\ alive[c] /\ ~owns[c] /\ (rebalances < MaxRebalance \/ \A d \in Consumers : ~owns[d])
+    /\ owns' = [owns EXCEPT ![c] = TRUE]
+    /\ pq' = [pq EXCEPT ![c] = {}]
+    /\ local' = [local EXCEPT ![c] = -1]
+    /\ next' = [next EXCEPT ![c] = IF committed >= 0 THEN committed ELSE 0]
+    /\ rebalances' = IF rebalances < MaxRebalance THEN rebalances + 1 ELSE rebalances
+    /\ UNCHANGED <<alive, committed, consumed, crashes>>
+
+\* removeUnnecessaryMessageQueue: persist, forget the offset, drop the ProcessQueue.
+Lose(c) ==
+    /\ alive[c] /\ owns[c] /\ rebalances < MaxRebalance
+    /\ committed' = IF local[c] >= 0 THEN local[c] ELSE committed
+    /\ owns' = [owns EXCEPT ![c] = FALSE]
+    /\ pq' = [pq EXCEPT ![c] = {}]
+    /\ local' = [local EXCEPT ![c] = -1]
+    /\ rebalances' = rebalances + 1
+    /\ UNCHANGED <<alive, next, consumed, crashes>>
+
+Pull(c) ==
+    /\ alive[c] /\ owns[c] /\ next[c] < Msgs
+    /\ pq' = [pq EXCEPT ![c] = @ \cup {next[c]}]
+    /\ next' = [next EXCEPT ![c] = @ + 1]
+    /\ UNCHANGED <<alive, owns, local, committed, consumed, crashes, rebalances>>
+
+\* ConsumeMessageConcurrentlyService#processConsumeResult: removeMessage, then
+\* updateOffset(increaseOnly = true) unless the ProcessQueue was dropped.
+Consume(c, x) ==
+    /\ alive[c] /\ owns[c] /\ x \in pq[c]
+    /\ consumed' = consumed \cup {x}
+    /\ pq' = [pq EXCEPT ![c] = @ \ {x}]
+    /\ LET rest == pq[c] \ {x}
+           off == IF rest = {} THEN next[c] ELSE Min(rest)
+       IN local' = [local EXCEPT ![c] = IF @ < 0 THEN off ELSE Max2(@, off)]
+    /\ UNCHANGED <<alive, owns, next, committed, crashes, rebalances>>
+
+\* persistConsumerOffset (every 5 s).
+Persist(c) ==
+    /\ alive[c] /\ owns[c] /\ local[c] >= 0
+    /\ committed' = local[c]
+    /\ UNCHANGED <<alive, owns, pq, next, local, consumed, crashes, rebalances>>
+
+Crash(c) ==
+    /\ alive[c] /\ crashes < MaxCrash
+    /\ alive' = [alive EXCEPT ![c] = FALSE] /\ owns' = [owns EXCEPT ![c] = FALSE]
+    /\ pq' = [pq EXCEPT ![c] = {}] /\ local' = [local EXCEPT ![c] = -1]
+    /\ crashes' = crashes + 1
+    /\ UNCHANGED <<next, committed, consumed, rebalances>>
+
+Start(c) ==
+    /\ ~alive[c]
+    /\ alive' = [alive EXCEPT ![c] = TRUE]
+    /\ UNCHANGED <<owns, pq, next, local, committed, consumed, crashes, rebalances>>
+
+Next ==
+    \E c \in Consumers :
+        \/ Gain(c) \/ Lose(c) \/ Pull(c) \/ Persist(c) \/ Crash(c) \/ Start(c)
+        \/ \E x \in Offsets : Consume(c, x)
+
+\* Live consumers keep pulling and consuming; a crashed one restarts; a queue nobody holds is
+\* eventually taken (after MaxRebalance changes only that rebalance is left).
+Fairness ==
+    \A c \in Consumers :
+        /\ WF_vars(Pull(c)) /\ WF_vars(\E x \in Offsets : Consume(c, x)) /\ WF_vars(Start(c))
+        /\ WF_vars(Gain(c))
+
+Spec == Init /\ [][Next]_vars /\ Fairness
+
+-----------------------------------------------------------------------------
+\* OFF-3: no committed offset (broker or client) passes a message not consumed.
+OFF_3 ==
+    /\ \A x \in Offsets : x < committed => x \in consumed
+    /\ \A c \in Consumers : \A x \in Offsets : x < local[c] => x \in consumed
+
+\* ALO-3 (liveness): every message is eventually consumed.
+ALO_3 == <>(consumed = Offsets)
+=============================================================================
