@@ -22,7 +22,7 @@ from popverify.sim.shrink import shrink_to_trace
 from popverify.trace.itf import timeline
 from reference.common.javalang import JavaRandom
 from spark_fuzz import store
-from spark_fuzz.runs import mutate_schedule, run_row
+from spark_fuzz.runs import mutate_config, mutate_schedule, run_row
 
 MUTATION_SEED_BASE = 1 << 40  # seeds of mutated-schedule runs: never collide with blind seeds
 
@@ -49,9 +49,9 @@ def _task(profile: str, mode: str, steps: int, mutant: str | None, round_no: int
         ctx = TaskContext.get()
         if fail_first_attempt and ctx is not None and ctx.attemptNumber() == 0 and ctx.partitionId() == 0:
             raise RuntimeError("injected executor loss (first attempt of partition 0)")
-        for seed, parent, schedule in items:
+        for seed, parent, schedule, *config in items:
             yield run_row(profile, mode, seed, steps, mutant, round_no,
-                          None if schedule is None else json.loads(schedule), parent)
+                          None if schedule is None else json.loads(schedule), parent, *config)
     return run_partition
 
 
@@ -95,8 +95,13 @@ def run_round(spark, jobs: list[tuple[int, int, str | None]], profile: str, mode
 def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: str = "local[*]",
              rounds: int = 1, time_budget: float | None = None, mutant: str | None = None,
              partitions: int | None = None, fail_first_attempt: bool = False,
-             progress: Callable[[int], None] = lambda _: None) -> dict[str, Any]:
-    """Run (or resume) a campaign of ``runs`` runs in ``rounds`` rounds under ``out``."""
+             progress: Callable[[int], None] = lambda _: None, guided: bool = True,
+             compare_blind: bool = False) -> dict[str, Any]:
+    """Run (or resume) a campaign of ``runs`` runs in ``rounds`` rounds under ``out``.
+
+    ``guided=False`` runs every round on fresh seeds (the blind control); ``compare_blind``
+    also runs that control for the same budget under ``out/blind-baseline`` and puts it in
+    the summary and the report."""
     out.mkdir(parents=True, exist_ok=True)
     spark = spark_session(master)
     parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
@@ -111,7 +116,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     for round_no in range(rounds):
         if time_budget is not None and time.perf_counter() - started > time_budget:
             break
-        jobs = _round_jobs(round_no, per_round, runs, done)
+        jobs = _round_jobs(round_no if guided else 0, per_round, runs, done)
 
         rows = run_round(spark, jobs, profile, mode, steps, mutant, round_no, parallelism, fail_first_attempt,
                          on_progress=progress)
@@ -127,6 +132,12 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     seconds = time.perf_counter() - started
     summary = summarize(profile, mode, done, out, seconds, coverage_timeline, mutant)
     summary["time_to_first_failure_s"] = first_failure
+    summary["guided"] = guided and rounds > 1
+    if compare_blind:
+        blind = campaign(profile, mode, runs, steps, out / "blind-baseline", master=master, rounds=rounds,
+                         time_budget=time_budget, mutant=mutant, partitions=partitions, guided=False)
+        summary["blind_baseline"] = {k: blind[k] for k in ("runs", "coverage", "coverage_timeline", "seconds",
+                                                           "violations_by_property", "time_to_first_failure_s")}
     from spark_fuzz.report import write_report
     write_report(out, summary)
     return summary
@@ -144,7 +155,8 @@ def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict])
     rng = JavaRandom(round_no * 7919 + len(done))
     n_mut = per_round // 2
     jobs = [(s, -1, None) for s in blind[:per_round - n_mut]]
-    weights = _rarity(corpus, done)
+    frequency = _frequency(done)
+    weights = [sum(1.0 / frequency[p] for p in row["coverage"]) for row in corpus]
     total = sum(weights)
     for k in range(n_mut):
         # Parents are picked in proportion to how rare their coverage points are (AFL's
@@ -159,21 +171,40 @@ def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict])
         if seed in done:
             continue
         schedule = json.loads(parent["schedule"])
-        # spliced-in actions are taken from the parent's own schedule (valid kinds and arguments)
-        fresh = [schedule[rng.next_int(len(schedule))] for _ in range(3)] if schedule else []
-        mutated = mutate_schedule(schedule, rng, fresh)
+        if schedule and rng.next_int(4) != 0:
+            # Go to the frontier, then explore: replay the parent up to the step that first
+            # reached its rarest point and let the mutant's own seed draw the rest.
+            mutated = schedule[:_frontier_step(parent, frequency, rng) + 1]
+        else:
+            # spliced-in actions come from the parent's own schedule (valid kinds and arguments)
+            fresh = [schedule[rng.next_int(len(schedule))] for _ in range(3)] if schedule else []
+            mutated = mutate_schedule(schedule, rng, fresh)
         origin = parent["seed"] if parent["parent"] < 0 else parent["parent"]
-        jobs.append((seed, origin, json.dumps(mutated)))
+        config = ScenarioConfig.from_json(json.loads(parent["config"]))
+        if rng.next_boolean():  # half the mutants also change one swarm dimension
+            config = mutate_config(config, rng, parent["mode"])
+        jobs.append((seed, origin, json.dumps(mutated), json.dumps(config.to_json(), sort_keys=True)))
     return jobs
 
 
-def _rarity(corpus: list[dict], done: dict[int, dict]) -> list[float]:
-    """Per corpus run, the sum over its coverage points of 1 / (runs that reached the point)."""
+def _frequency(done: dict[int, dict]) -> dict[str, int]:
+    """Per coverage point, how many runs reached it."""
     frequency: dict[str, int] = {}
     for row in done.values():
         for point in row["coverage"]:
             frequency[point] = frequency.get(point, 0) + 1
-    return [sum(1.0 / frequency[p] for p in row["coverage"]) for row in corpus]
+    return frequency
+
+
+def _frontier_step(row: dict, frequency: dict[str, int], rng: JavaRandom) -> int:
+    """The step at which ``row`` first reached one of its rarest coverage points (a random one
+    among ties); rows without step data give their whole schedule."""
+    steps = row.get("coverage_steps") or []
+    if len(steps) != len(row["coverage"]):
+        return row["steps"]
+    rarest = min(frequency[p] for p in row["coverage"])
+    candidates = [s for p, s in zip(row["coverage"], steps) if frequency[p] == rarest]
+    return candidates[rng.next_int(len(candidates))]
 
 
 def _corpus(done: dict[int, dict]) -> list[dict]:

@@ -10,22 +10,48 @@ from typing import Any
 from popverify.trace.itf import read_trace, timeline
 
 
-def _svg(timeline: list[dict[str, Any]]) -> str:
-    """Coverage over time as an inline SVG polyline."""
-    if not timeline:
+def _svg(series: dict[str, list[dict[str, Any]]], x_key: str, x_label: str, plot_id: str) -> str:
+    """Coverage curves (one polyline per series) as an inline SVG."""
+    if not any(series.values()):
         return "<p>no rounds ran</p>"
     w, h = 480, 200
-    max_t = max(p["seconds"] for p in timeline) or 1.0
-    max_c = max(p["coverage"] for p in timeline) or 1
-    pts = [(0.0, 0)] + [(p["seconds"], p["coverage"]) for p in timeline]
-    coords = " ".join(f"{40 + x / max_t * (w - 60):.1f},{h - 30 - c / max_c * (h - 50):.1f}" for x, c in pts)
-    return (f'<svg id="coverage-plot" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">'
+    colours = ("#1f77b4", "#d62728")
+    max_x = max(p[x_key] for points in series.values() for p in points) or 1.0
+    max_c = max(p["coverage"] for points in series.values() for p in points) or 1
+    lines, legend = [], []
+    for i, (name, points) in enumerate(series.items()):
+        pts = [(0.0, 0)] + [(p[x_key], p["coverage"]) for p in points]
+        coords = " ".join(f"{40 + x / max_x * (w - 60):.1f},{h - 30 - c / max_c * (h - 50):.1f}" for x, c in pts)
+        lines.append(f'<polyline fill="none" stroke="{colours[i % 2]}" stroke-width="2" points="{coords}"/>')
+        legend.append(f'<text x="{50}" y="{20 + 14 * i}" font-size="11" fill="{colours[i % 2]}">'
+                      f'{html.escape(name)}: {points[-1]["coverage"] if points else 0}</text>')
+    return (f'<svg id="{plot_id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">'
             f'<line x1="40" y1="{h-30}" x2="{w-20}" y2="{h-30}" stroke="#444"/>'
-            f'<line x1="40" y1="20" x2="40" y2="{h-30}" stroke="#444"/>'
-            f'<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{coords}"/>'
-            f'<text x="{w/2}" y="{h-8}" font-size="11" text-anchor="middle">seconds (max {max_t:.1f})</text>'
+            f'<line x1="40" y1="20" x2="40" y2="{h-30}" stroke="#444"/>{"".join(lines)}{"".join(legend)}'
+            f'<text x="{w/2}" y="{h-8}" font-size="11" text-anchor="middle">{x_label} (max {max_x:g})</text>'
             f'<text x="12" y="{h/2}" font-size="11" transform="rotate(-90 12 {h/2})">coverage (max {max_c})</text>'
             f'</svg>')
+
+
+def _comparison(summary: dict[str, Any]) -> str:
+    """Guided rounds against the blind control of the same budget, when it ran."""
+    blind = summary.get("blind_baseline")
+    if blind is None:
+        return ("<p>No blind control in this campaign (run with <code>--rounds R --compare-blind</code> to "
+                "measure guidance against fresh seeds for the same budget).</p>")
+    guided = {"runs": summary["runs"], "coverage": summary["coverage"],
+              "violations_by_property": summary["violations_by_property"],
+              "time_to_first_failure_s": summary.get("time_to_first_failure_s")}
+    rows = "".join(
+        f"<tr><th>{name}</th><td>{s['runs']}</td><td>{s['coverage']}</td>"
+        f"<td>{len(s['violations_by_property'])}</td><td>{s['time_to_first_failure_s']}</td></tr>"
+        for name, s in (("guided", guided), ("blind", blind)))
+    delta = summary["coverage"] - blind["coverage"]
+    return (f'<table id="guided-vs-blind"><tr><th></th><th>runs</th><th>coverage points</th>'
+            f"<th>properties violated</th><th>time to first failure (s)</th></tr>{rows}</table>"
+            f"<p>Guided rounds reached {delta:+d} coverage points against blind seeds for the same budget.</p>"
+            + _svg({"guided": summary["coverage_timeline"], "blind": blind["coverage_timeline"]}, "runs",
+                   "runs", "guided-vs-blind-plot"))
 
 
 def _timeline(path: str) -> str:
@@ -51,7 +77,8 @@ table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:
 <tr><th>time to first failure (s)</th><td>{summary.get('time_to_first_failure_s')}</td></tr>
 <tr><th>coverage points</th><td>{summary['coverage']}</td></tr></table>
 <h2>Violations by property</h2><table id="by-property"><tr><th>property</th><th>runs</th></tr>{by_prop}</table>
-<h2>Coverage over time</h2>{_svg(summary['coverage_timeline'])}
+<h2>Coverage over time</h2>{_svg({'coverage': summary['coverage_timeline']}, 'seconds', 'seconds', 'coverage-plot')}
+<h2>Guided rounds against blind seeds</h2>{_comparison(summary)}
 <h2>Minimal counterexamples</h2>{cexes or '<p>none</p>'}</body></html>
 """
     (out / "report.html").write_text(page, encoding="utf-8")

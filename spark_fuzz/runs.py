@@ -11,8 +11,15 @@ import json
 import time
 from typing import Any
 
-from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+import attrs
+
+from popverify.sim.scenario import (FAULTS, POP_ACTIONS, PUSH_ACTIONS, PUSH_ALWAYS, PUSH_FAULTS, Action,
+                                    ScenarioConfig, run_scenario)
 from reference.common.javalang import JavaRandom
+
+# Action kinds a POP swarm configuration always keeps (ScenarioConfig.draw).
+POP_ALWAYS = frozenset({"produce", "pop", "pop_step", "ack", "advance"})
+
 
 def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges."""
@@ -20,9 +27,14 @@ def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
 
 
 def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, round_no: int,
-            schedule: list[list] | None = None, parent: int = -1) -> dict[str, Any]:
-    """Run one scenario and describe it as a flat, Parquet-friendly row keyed by ``seed``."""
-    config = swarm_config(seed if parent < 0 else parent, mode)
+            schedule: list[list] | None = None, parent: int = -1,
+            config_json: str | None = None) -> dict[str, Any]:
+    """Run one scenario and describe it as a flat, Parquet-friendly row keyed by ``seed``
+    (``config_json``: a mutated configuration instead of the seed's or parent's swarm draw)."""
+    if config_json is not None:
+        config = ScenarioConfig.from_json(json.loads(config_json))
+    else:
+        config = swarm_config(seed if parent < 0 else parent, mode)
     plan = None if schedule is None else [Action.from_json(a) for a in schedule]
     start = time.perf_counter()
     # A mutant keeps its parent's configuration but runs under its own seed: the broker's
@@ -36,6 +48,8 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
         "config": json.dumps(config.to_json(), sort_keys=True), "steps": result.steps,
         "violations": json.dumps([v.to_json() for v in result.violations], sort_keys=True),
         "coverage": coverage,
+        # the step that first reached each point (same order): where a guided mutant cuts
+        "coverage_steps": [result.first_step.get(point, result.steps) for point in coverage],
         "coverage_signature": hashlib.sha1("\n".join(coverage).encode()).hexdigest(),
         "schedule": json.dumps([a.to_json() for a in result.schedule]),
         "faults": result.counts.get("faults", 0), "duration_ms": round(duration_ms, 3),
@@ -59,3 +73,24 @@ def mutate_schedule(schedule: list[list], rng: JavaRandom, extra: list[list]) ->
         return s[:i] + extra + s[i:]
     s[i], s[j] = s[j], s[i]
     return s
+
+
+def mutate_config(config: ScenarioConfig, rng: JavaRandom, mode: str) -> ScenarioConfig:
+    """Swarm-aware mutation: one dimension of a parent's configuration changes -- one optional
+    action kind or one fault toggled, or one size or switch re-drawn within its range."""
+    push = mode == "push"
+    dims = ["action", "fault", "queues", "consumers"]
+    dims += ["consume_orderly", "consume_fail_percent"] if push else \
+        ["invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period"]
+    dim = dims[rng.next_int(len(dims))]
+    if dim in ("action", "fault"):
+        field = "actions" if dim == "action" else "faults"
+        pool = [k for k in (PUSH_ACTIONS if push else POP_ACTIONS) if k not in (PUSH_ALWAYS if push else POP_ALWAYS)] \
+            if dim == "action" else list(PUSH_FAULTS if push else FAULTS)
+        kind = pool[rng.next_int(len(pool))]
+        current = getattr(config, field)
+        order = list(PUSH_ACTIONS if push else POP_ACTIONS) if dim == "action" else pool
+        toggled = set(current) ^ {kind}
+        return attrs.evolve(config, **{field: tuple(k for k in order if k in toggled)})
+    fresh = ScenarioConfig.draw(rng, mode=mode)
+    return attrs.evolve(config, **{dim: getattr(fresh, dim)})

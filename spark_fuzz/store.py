@@ -14,7 +14,8 @@ def _schema():
     import pyarrow as pa
     return pa.schema([("seed", pa.int64()), ("parent", pa.int64()), ("profile", pa.string()), ("mode", pa.string()),
                       ("config", pa.string()), ("steps", pa.int64()), ("violations", pa.string()),
-                      ("coverage", pa.list_(pa.string())), ("coverage_signature", pa.string()),
+                      ("coverage", pa.list_(pa.string())), ("coverage_steps", pa.list_(pa.int64())),
+                      ("coverage_signature", pa.string()),
                       ("schedule", pa.string()), ("faults", pa.int64()), ("duration_ms", pa.float64()),
                       ("mutant", pa.string()), ("round", pa.int64())])
 

@@ -7,24 +7,34 @@
 (*    (removeDirtyOffset) and starts pulling at the broker's committed      *)
 (*    offset (computePullFromWhere, CONSUME_FROM_LAST_OFFSET with an offset *)
 (*    present; a queue without one starts at 0 here -- F5 is the Python     *)
-(*    model's, with retention);                                             *)
-(*  - a pull puts the next message into its ProcessQueue;                   *)
+(*    model's, with retention); reading the offset from the broker also     *)
+(*    puts it in the client's offset table (RemoteBrokerOffsetStore#        *)
+(*    readOffset), and a queue without one is answered 0 (always on v5.0,  *)
+(*    only once message 0 exists on develop: ConsumerManageProcessor#       *)
+(*    queryConsumerOffset);                                                 *)
+(*  - a pull puts the next message into its ProcessQueue; a pull finding    *)
+(*    nothing new while the ProcessQueue is empty moves the client offset   *)
+(*    up to the pull offset (correctTagsOffset);                            *)
 (*  - consuming a message removes it and updates the client offset with     *)
 (*    increaseOnly to what removeMessage returns: the first offset still    *)
 (*    held, or the pull offset when nothing is held;                        *)
-(*  - persistConsumerOffset sends the client offset; the broker overwrites  *)
-(*    (ConsumerOffsetManager#commitOffset is not increase-only);            *)
+(*  - cleanExpiredMsg sends the head message back after consumeTimeout and  *)
+(*    removes it without touching the client offset;                        *)
+(*  - persistConsumerOffset sends the client offset, and so does a pull     *)
+(*    (its commitOffset); the broker overwrites (ConsumerOffsetManager#     *)
+(*    commitOffset is not increase-only);                                   *)
 (*  - a consumer losing the queue persists, then forgets it (the dropped    *)
 (*    ProcessQueue's in-flight consumption commits nothing);                *)
 (*  - a consumer may crash (nothing persisted) and start again.             *)
 (* Rebalances are not coordinated: two consumers may hold the queue at once *)
 (* (each acts on its own view of the group), as in RocketMQ.               *)
 (*                                                                          *)
-(* Abstractions: one queue, messages produced up front, every consume       *)
-(* succeeds, no send-back, the offset store is RemoteBrokerOffsetStore.     *)
-(* v5.0 and develop do not differ at this level (the develop-only           *)
-(* ProcessQueue msgSize reset does not touch offsets): Profile is accepted  *)
-(* for symmetry with PopConsumption and changes nothing.                    *)
+(* Abstractions: one queue, messages produced up front, a consume either    *)
+(* succeeds or sends the message back to %RETRY% (both "consumed" here),    *)
+(* the offset store is RemoteBrokerOffsetStore, no retention, no broker     *)
+(* restart. The profiles differ only in the answer for a queue without an   *)
+(* offset. PushConsumerOffsetsTrace checks runs of the Python model against *)
+(* this spec (spec/trace-validation.md).                                    *)
 (***************************************************************************)
 EXTENDS Integers, FiniteSets, TLC
 
@@ -60,12 +70,17 @@ Init ==
     /\ pq = [c \in Consumers |-> {}] /\ next = [c \in Consumers |-> 0] /\ local = [c \in Consumers |-> -1]
     /\ committed = -1 /\ consumed = {} /\ crashes = 0 /\ rebalances = 0
 
+\* What RemoteBrokerOffsetStore#readOffset(READ_FROM_STORE) leaves in the client's table: the
+\* broker's answer (QUERY_NOT_FOUND leaves the entry removed by removeDirtyOffset absent).
+StoreAnswers == IF committed >= 0 THEN {committed}
+                ELSE IF Profile = "v5.0" THEN {0} ELSE {-1, 0}
+
 \* updateProcessQueueTableInRebalance: a new ProcessQueue, pulling from the broker's offset.
 Gain(c) ==
     /\ alive[c] /\ ~owns[c] /\ (rebalances < MaxRebalance \/ \A d \in Consumers : ~owns[d])
     /\ owns' = [owns EXCEPT ![c] = TRUE]
     /\ pq' = [pq EXCEPT ![c] = {}]
-    /\ local' = [local EXCEPT ![c] = -1]
+    /\ \E v \in StoreAnswers : local' = [local EXCEPT ![c] = v]
     /\ next' = [next EXCEPT ![c] = IF committed >= 0 THEN committed ELSE 0]
     /\ rebalances' = IF rebalances < MaxRebalance THEN rebalances + 1 ELSE rebalances
     /\ UNCHANGED <<alive, committed, consumed, crashes>>
@@ -97,7 +112,21 @@ Consume(c, x) ==
        IN local' = [local EXCEPT ![c] = IF @ < 0 THEN off ELSE Max2(@, off)]
     /\ UNCHANGED <<alive, owns, next, committed, crashes, rebalances>>
 
-\* persistConsumerOffset (every 5 s).
+\* DefaultMQPushConsumerImpl#correctTagsOffset: NO_NEW_MSG / NO_MATCHED_MSG with nothing held.
+CorrectTagsOffset(c) ==
+    /\ alive[c] /\ owns[c] /\ pq[c] = {}
+    /\ local' = [local EXCEPT ![c] = IF @ < 0 THEN next[c] ELSE Max2(@, next[c])]
+    /\ UNCHANGED <<alive, owns, pq, next, committed, consumed, crashes, rebalances>>
+
+\* ProcessQueue#cleanExpiredMsg: the head, consumed for longer than consumeTimeout, is sent
+\* back and removed; the offset removeMessage returns is discarded.
+CleanExpired(c) ==
+    /\ alive[c] /\ owns[c] /\ pq[c] # {}
+    /\ consumed' = consumed \cup {Min(pq[c])}
+    /\ pq' = [pq EXCEPT ![c] = @ \ {Min(pq[c])}]
+    /\ UNCHANGED <<alive, owns, next, local, committed, crashes, rebalances>>
+
+\* persistConsumerOffset (every 5 s), or the commitOffset a pull carries (PullMessageProcessor).
 Persist(c) ==
     /\ alive[c] /\ owns[c] /\ local[c] >= 0
     /\ committed' = local[c]
@@ -118,6 +147,7 @@ Start(c) ==
 Next ==
     \E c \in Consumers :
         \/ Gain(c) \/ Lose(c) \/ Pull(c) \/ Persist(c) \/ Crash(c) \/ Start(c)
+        \/ CorrectTagsOffset(c) \/ CleanExpired(c)
         \/ \E x \in Offsets : Consume(c, x)
 
 \* Live consumers keep pulling and consuming; a crashed one restarts; a queue nobody holds is

@@ -19,6 +19,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.runs < 1 or args.steps < 1 or args.rounds < 1:
         raise UsageError("--runs, --steps and --rounds must be >= 1")
+    if args.compare_blind and args.rounds < 2:
+        raise UsageError("--compare-blind needs --rounds >= 2 (one round is blind seeds already)")
     if args.mutant is not None and args.mutant not in MUTANTS:
         raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
     # an empty master means spark-submit chose it
@@ -27,12 +29,16 @@ def run(args: argparse.Namespace) -> int:
               disable=args.no_progress) as bar:
         summary = campaign(args.profile, args.mode, args.runs, args.steps, Path(args.out), master=master,
                            rounds=args.rounds, time_budget=args.time_budget, mutant=args.mutant,
-                           progress=bar.update)
+                           progress=bar.update, compare_blind=args.compare_blind)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
         print(f"{summary['runs']} runs, {summary['runs_per_s']} runs/s, {summary['steps_per_s']} steps/s; "
               f"report: {Path(args.out) / 'report.html'}")
+        if "blind_baseline" in summary:
+            blind = summary["blind_baseline"]["coverage"]
+            print(f"  coverage: guided {summary['coverage']} vs blind {blind} points for the same budget "
+                  f"({summary['coverage'] - blind:+d})")
         for v in summary["violations"]:
             print(f"  {v['property']}{' UNEXPECTED' if v['unexpected'] else ''}: {v['runs']} run(s), minimal trace "
                   f"{v['trace']} ({v['minimal_steps']} steps)")
@@ -47,6 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
     parser.add_argument("--rounds", type=int, default=1, help="coverage-guided rounds (1 = blind seeds only)")
+    parser.add_argument("--compare-blind", action="store_true",
+                        help="also run blind seeds for the same budget (under OUT/blind-baseline) and compare")
     parser.add_argument("--time-budget", type=float, default=None, help="stop starting rounds after S seconds")
     parser.add_argument("--out", default="popverify-out/fuzz")
     parser.add_argument("--mutant", default=None, help="fuzz a deliberately broken model variant")

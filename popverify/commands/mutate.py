@@ -61,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--operators", default=",".join(mutation_operators()),
                         help="comma list: " + ", ".join(mutation_operators()))
     parser.add_argument("--techniques", default="simulation,push,z3",
-                        help="comma list of simulation (POP), push, z3 (cross-checks), stateful, conformance")
+                        help="comma list of simulation (POP), push, z3 (cross-checks), stateful, conformance, "
+                             "trace (TLC trace validation of the reference push runs)")
     parser.add_argument("--files", default=DEFAULT_FILES, help="comma list of files relative to reference/")
     parser.add_argument("--max-mutants", type=int, default=100, help="mutate at most this many sites (file order)")
     parser.add_argument("--seeds", type=int, default=3, help="simulation seeds per profile")

@@ -12,6 +12,11 @@ from popverify.errors import UsageError
 def run(args: argparse.Namespace) -> int:
     from popverify.tlc.runner import TLAPLUS, counterexample_itf, models, run_model
 
+    if args.validate:
+        if args.models or args.update_readme:
+            raise UsageError("--validate takes trace files only (no models, no --update-readme)")
+        return _validate(args)
+
     tier = "deep" if args.deep else "small" if args.small else "default"
     if args.models:
         cfgs = []
@@ -52,6 +57,34 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _validate(args: argparse.Namespace) -> int:
+    """``--validate TRACE...``: is each run a behaviour of its spec? Exit 1 when one is not."""
+    from popverify.tlc.trace_validation import validate_trace
+    from popverify.trace.itf import TraceError
+
+    if args.workers < 1:
+        raise UsageError("--workers must be >= 1")
+    results = []
+    for path in args.validate:
+        try:
+            results.append(validate_trace(Path(path), workers=args.workers))
+        except TraceError as err:
+            raise UsageError(f"cannot validate {path}: {err}") from err
+    if args.json:
+        print(json.dumps({"traces": [r.to_json() for r in results]}, indent=2))
+    else:
+        for r in results:
+            verdict = "valid" if r.valid else "NOT a behaviour"
+            print(f"  {verdict:<16} {r.trace}: {r.spec}, profile {r.profile}")
+            for q in r.queues:
+                line = (f"    queue {q.queue}: {q.replayed}/{q.entries} spec steps from {q.python_steps} "
+                        f"Python steps, {q.seconds:.1f}s")
+                print(line + (f" -- {q.failed_at}" if q.failed_at else ""))
+                if q.error:
+                    print("      TLC gave no verdict:\n      " + q.error.replace("\n", "\n      "))
+    return 0 if all(r.valid for r in results) else 1
+
+
 def _update_readme(readme: Path, results) -> None:
     """Replace the generated results table of tlaplus/README.md."""
     start, end = "<!-- results:start -->", "<!-- results:end -->"
@@ -74,5 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default="popverify-out/tlc", help="where counterexamples are saved as ITF")
     parser.add_argument("--update-readme", action="store_true", help="regenerate the table in tlaplus/README.md")
+    parser.add_argument("--validate", action="append", metavar="TRACE", default=[],
+                        help="check that a push-mode ITF trace (simulate, fuzz, replay) is a behaviour of "
+                             "PushConsumerOffsets (repeatable)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

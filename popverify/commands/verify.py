@@ -16,7 +16,7 @@ from typing import Any
 from popverify.errors import UsageError
 from popverify.tools import PROJECT_ROOT, ToolError
 
-TECHNIQUES = ("tlc", "z3", "fuzz", "stateful", "conformance")
+TECHNIQUES = ("tlc", "trace", "z3", "fuzz", "stateful", "conformance")
 MODES = ("pop", "push")
 PROFILES = ("v5.0", "develop")
 
@@ -76,6 +76,21 @@ def _tlc() -> dict[str, Any]:
     ok = all(r["result"] in ("ok", "expected-violation") for r in results)
     return {"result": "model-checked" if ok else "failed", "seconds": round(time.perf_counter() - start, 2),
             "models": results}
+
+
+def _trace_validation(out: Path) -> dict[str, Any]:
+    """TLC replays the reference push runs of both profiles against PushConsumerOffsets."""
+    from popverify.tlc.trace_validation import REFERENCE_SEEDS, reference_trace, validate_trace
+    start = time.perf_counter()
+    traces = []
+    for profile in PROFILES:
+        for seed in REFERENCE_SEEDS[profile]:
+            result = validate_trace(reference_trace(profile, seed, out / "validated-traces"))
+            traces.append(result.to_json())
+            _progress(f"trace validation: push {profile} seed {seed} {'valid' if result.valid else 'NOT valid'}")
+    ok = all(t["valid"] for t in traces)
+    return {"result": "valid" if ok else "failed", "seconds": round(time.perf_counter() - start, 2),
+            "traces": traces}
 
 
 def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str) -> dict[str, Any]:
@@ -188,6 +203,9 @@ def run(args: argparse.Namespace) -> int:
     if "tlc" not in skip:
         _progress("TLC, small configs")
         _guarded("tlc", _tlc, summary)
+    if "trace" not in skip:
+        _progress("trace validation: reference push runs against PushConsumerOffsets")
+        _guarded("trace", lambda: _trace_validation(out), summary)
     if "z3" not in skip:
         _progress("z3 proofs")
         _guarded("z3", _z3, summary)

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
-from popverify.sim.scenario import FAULT_WEIGHT, FAULTS, POP_ACTIONS, Action, RunResult, ScenarioConfig
+from popverify.sim.scenario import Coverage, FAULT_WEIGHT, FAULTS, POP_ACTIONS, Action, RunResult, ScenarioConfig
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
 from reference.broker.broker import Broker
@@ -74,7 +74,7 @@ class PopDriver:
         self.checker = PopChecker(TOPIC, GROUP, enabled=check)
         self.counts: dict[str, int] = {k: 0 for k in ("produced", "popped", "acked", "revived", "redelivered",
                                                       "changed_invisible", "restarts", "faults", "skipped")}
-        self.coverage: set[str] = set()
+        self.coverage = Coverage()
         self.schedule: list[Action] = []
         self.record_trace = record_trace
         self.states: list[dict[str, Any]] = []
@@ -128,6 +128,7 @@ class PopDriver:
         for i in range(total):
             action = plan[i] if i < len(plan) else self.draw()
             self.step_no = i
+            self.coverage.step = i
             self.events = []
             applied = self.apply(action)
             if not applied:
@@ -138,6 +139,7 @@ class PopDriver:
             if self.record_trace:
                 self._record(action, applied)
         self.step_no = total
+        self.coverage.step = total
         drained = False
         if self.config.drain:
             self.events = []
@@ -449,7 +451,7 @@ class PopDriver:
         """The RunResult of the finished run (trace in ITF when recorded)."""
         result = RunResult(seed=self.seed, profile=self.profile, mode="pop", steps=len(self.schedule),
                            config=self.config, counts=dict(self.counts),
-                           violations=tuple(self.checker.violations), coverage=frozenset(self.coverage),
+                           violations=tuple(self.checker.violations), coverage=self.coverage.points(), first_step=dict(self.coverage.first_step),
                            schedule=tuple(self.schedule), mutant=mutant)
         if self.record_trace:
             from popverify.trace.itf import trace_of

@@ -17,13 +17,14 @@ from typing import Any
 import attrs
 
 from popverify.checker.push import PushChecker
-from popverify.sim.scenario import FAULT_WEIGHT, PUSH_ACTIONS, PUSH_FAULTS, Action, RunResult, ScenarioConfig
+from popverify.sim.scenario import Coverage, FAULT_WEIGHT, PUSH_ACTIONS, PUSH_FAULTS, Action, RunResult, ScenarioConfig
 from reference.broker import response_code as rc
 from reference.broker.broker import Broker
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
 from reference.common.profile import get_profile
 from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
+from reference.client.allocation import MessageQueue
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
 from reference.client.push_consumer import DefaultMQPushConsumer
 
@@ -67,13 +68,16 @@ class PushDriver:
         self.counts: dict[str, int] = {k: 0 for k in (
             "produced", "pulled", "consumed", "reconsume_later", "sent_back", "rebalances", "crashes",
             "restarts", "faults", "skipped")}
-        self.coverage: set[str] = set()
+        self.coverage = Coverage()
         self.schedule: list[Action] = []
         self.record_trace = record_trace
         self.states: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         self.step_no = 0
         self._prev_kind = "start"
+        # Ghost of PushConsumerOffsets' ``consumed`` per queue of TOPIC: offsets whose consume
+        # result was processed (success, or sent back to %RETRY%) -- see spec/trace-validation.md.
+        self._handled: list[set[int]] = [set() for _ in range(config.queues)]
         kinds = [k for k in PUSH_ACTIONS if k in config.actions] or list(PUSH_ACTIONS)
         weights = [(k, PUSH_ACTIONS[k]) for k in kinds] + [(f, FAULT_WEIGHT) for f in config.faults
                                                           if f in PUSH_FAULTS]
@@ -86,6 +90,7 @@ class PushDriver:
         self._total = total
         for client in self.clients:
             self._start(client)
+        self.initial_observed = self.observe() if record_trace else None
 
     # -- drawing -----------------------------------------------------------------------------
     def draw(self) -> Action:
@@ -119,6 +124,7 @@ class PushDriver:
         for i in range(total):
             action = plan[i] if i < len(plan) else self.draw()
             self.step_no = i
+            self.coverage.step = i
             self.events = []
             applied = self.apply(action)
             if not applied:
@@ -129,6 +135,7 @@ class PushDriver:
             if self.record_trace:
                 self._record(action, applied)
         self.step_no = total
+        self.coverage.step = total
         drained = False
         if self.config.drain:
             self.events = []
@@ -154,7 +161,23 @@ class PushDriver:
         inflight = sum(len(c.inbox) for c in self.clients)
         self.coverage.add(f"edge:{self._prev_kind}>{kind}:{int(applied)}")
         self.coverage.add(f"state:live{len(live)}:held{min(held, 3)}:inflight{min(inflight, 2)}")
+        for qid in range(self.config.queues):
+            self.coverage.add(f"queue:{kind}:{self._queue_state(live, qid)}")
         self._prev_kind = kind
+
+    def _queue_state(self, live: list[DefaultMQPushConsumer], qid: int) -> str:
+        """PushConsumerOffsets' view of one queue, bucketed: owners, the largest ProcessQueue,
+        the first owner's client offset against the broker's, and the broker's lag."""
+        mq = MessageQueue(TOPIC, self.broker.broker_name, qid)
+        owners = [(c, pq) for c in live if (pq := c.process_queue_table.get(mq)) is not None and not pq.dropped]
+        committed = self.broker.offsets.query_offset(GROUP, TOPIC, qid)
+        lag = self.broker.max_offset(TOPIC, qid) - max(committed, 0)
+        relation = "none"
+        if owners:
+            local = owners[0][0].offset_store.offset_table.get(mq, -1)
+            relation = "absent" if local < 0 else "<" if local < committed else "=" if local == committed else ">"
+        largest = max((pq.msg_count for _, pq in owners), default=0)
+        return f"o{min(len(owners), 2)}:pq{min(largest, 2)}:local{relation}:lag{min(lag, 2)}"
 
     def apply(self, action: Action) -> bool:
         """Perform one action; False when it does not apply in this state (a no-op)."""
@@ -337,6 +360,9 @@ class PushDriver:
 
     def _on_record(self, client: Client, record: ConsumeRecord) -> None:
         self.checker.on_consume(record)
+        if record.mq.topic == TOPIC and not record.dropped:
+            ok = record.status in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT")
+            self._handled[record.mq.queue_id].update(record.offsets if ok else record.sent_back)
         if record.dropped:
             self.coverage.add("consume:dropped")
         elif record.status in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT"):
@@ -363,7 +389,14 @@ class PushDriver:
         live = self._live(c)
         if live is None:
             return False
-        live[1].timer_step()
+        consumer = live[1]
+        before = {mq: (pq, set(pq.msg_tree_map)) for mq, pq in consumer.process_queue_table.items()
+                  if mq.topic == TOPIC and not pq.dropped}
+        consumer.timer_step()
+        # cleanExpiredMsg sent back (and removed) what left a live ProcessQueue: handled.
+        for mq, (pq, offsets) in before.items():
+            if consumer.process_queue_table.get(mq) is pq and not pq.dropped:
+                self._handled[mq.queue_id].update(offsets - set(pq.msg_tree_map))
         return True
 
     # -- time and faults ---------------------------------------------------------------------
@@ -455,17 +488,41 @@ class PushDriver:
     def _record(self, action: Action, applied: bool) -> None:
         self.states.append({"step": self.step_no, "now": self.clock.now(),
                             "action": {"kind": action.kind, "args": list(action.args), "applied": applied},
-                            "events": self.events})
+                            "events": self.events, "observed": self.observe()})
+
+    def observe(self) -> dict[str, Any]:
+        """The state in PushConsumerOffsets' variables, per queue of TOPIC (what ``popverify tlc
+        --validate`` checks against the spec): who is alive, who holds a live ProcessQueue for
+        the queue, its offsets, the pull cursor, the client and broker offsets, what was handled."""
+        queues = []
+        for qid in range(self.config.queues):
+            mq = MessageQueue(TOPIC, self.broker.broker_name, qid)
+            alive, owns, pq, nxt, local = {}, {}, {}, {}, {}
+            for client in self.clients:
+                consumer = client.consumer
+                alive[client.name] = consumer is not None
+                table_pq = None if consumer is None else consumer.process_queue_table.get(mq)
+                held = table_pq is not None and not table_pq.dropped
+                owns[client.name] = held
+                pq[client.name] = sorted(table_pq.msg_tree_map) if held else []
+                local[client.name] = -1 if consumer is None else consumer.offset_store.offset_table.get(mq, -1)
+                cursor = consumer.pull_cursor(mq) if held else None
+                if cursor is not None:
+                    nxt[client.name] = cursor
+            committed = self.broker.offsets.query_offset(GROUP, TOPIC, qid)
+            queues.append({"queue": qid, "alive": alive, "owns": owns, "pq": pq, "next": nxt, "local": local,
+                           "committed": committed, "consumed": sorted(self._handled[qid])})
+        return {"queues": queues}
 
     def result(self, mutant: str | None) -> RunResult:
         """The RunResult of the finished run (trace in ITF when recorded)."""
         result = RunResult(seed=self.seed, profile=self.profile, mode="push", steps=len(self.schedule),
                            config=self.config, counts=dict(self.counts),
-                           violations=tuple(self.checker.violations), coverage=frozenset(self.coverage),
+                           violations=tuple(self.checker.violations), coverage=self.coverage.points(), first_step=dict(self.coverage.first_step),
                            schedule=tuple(self.schedule), mutant=mutant)
         if self.record_trace:
             from popverify.trace.itf import trace_of
-            result = attrs.evolve(result, trace=trace_of(result, self.states))
+            result = attrs.evolve(result, trace=trace_of(result, self.states, self.initial_observed))
         return result
 
 

@@ -164,6 +164,21 @@ class ScenarioConfig:
 
 
 
+class Coverage:
+    """A run's coverage points, each with the first step that reached it (guided fuzzing
+    replays a parent up to the step where it reached its rarest point)."""
+
+    def __init__(self) -> None:
+        self.first_step: dict[str, int] = {}
+        self.step = 0
+
+    def add(self, point: str) -> None:
+        self.first_step.setdefault(point, self.step)
+
+    def points(self) -> frozenset[str]:
+        return frozenset(self.first_step)
+
+
 @attrs.frozen
 class RunResult:
     """The outcome of one run."""
@@ -179,6 +194,7 @@ class RunResult:
     schedule: tuple[Action, ...]
     mutant: str | None = None
     trace: dict[str, Any] | None = None
+    first_step: dict[str, int] = attrs.field(factory=dict, eq=False, repr=False)
 
     def summary(self) -> dict[str, Any]:
         """The JSON object ``popverify simulate --json`` prints."""

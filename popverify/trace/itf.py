@@ -17,6 +17,7 @@ from popverify import __version__
 from popverify.sim.scenario import Action, RunResult, ScenarioConfig
 
 ITF_VARS = ["step", "now", "action", "events"]
+# Push traces add ``observed``: the state in PushConsumerOffsets' variables after the step.
 _SAFE = 2 ** 53
 
 
@@ -48,8 +49,10 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def trace_of(result: RunResult, states: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ITF document of a run whose per-step states were recorded."""
+def trace_of(result: RunResult, states: list[dict[str, Any]],
+             initial_observed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ITF document of a run whose per-step states were recorded (``initial_observed``:
+    the observed state before the first step, for trace validation)."""
     meta = {
         "format": "ITF",
         "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
@@ -62,8 +65,11 @@ def trace_of(result: RunResult, states: list[dict[str, Any]]) -> dict[str, Any]:
             "outcome": result.summary(),
         },
     }
+    if initial_observed is not None:
+        meta["popverify"]["initial_observed"] = initial_observed
     itf_states = [{"#meta": {"index": i}, **state} for i, state in enumerate(states)]
-    return _encode({"#meta": meta, "vars": ITF_VARS, "states": itf_states})
+    variables = ITF_VARS + (["observed"] if states and "observed" in states[0] else [])
+    return _encode({"#meta": meta, "vars": variables, "states": itf_states})
 
 
 def write_trace(path: Path, trace: dict[str, Any]) -> None:

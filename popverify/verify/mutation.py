@@ -199,6 +199,22 @@ for check in run_checks(cases=int(sys.argv[2]), seed=0):
 _finish(out)
 """
 
+_TRACE = _PRELUDE + """
+import tempfile
+from pathlib import Path
+from popverify.tlc.trace_validation import REFERENCE_SEEDS, reference_trace, validate_trace
+out = {}
+with tempfile.TemporaryDirectory() as tmp:
+    for profile, seeds in sorted(REFERENCE_SEEDS.items()):
+        for seed in seeds[:int(sys.argv[2])]:
+            try:
+                result = validate_trace(reference_trace(profile, seed, Path(tmp)))
+                out[f"{profile}/{seed}"] = "valid" if result.valid else "invalid"
+            except Exception as err:
+                out[f"{profile}/{seed}"] = "crash:" + type(err).__name__
+_finish(out)
+"""
+
 
 @attrs.frozen
 class Technique:
@@ -215,6 +231,9 @@ TECHNIQUES: dict[str, Technique] = {t.name: t for t in (
     Technique("z3", _Z3, lambda seeds, steps: []),
     Technique("stateful", _STATEFUL, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "stateful_tests")]),
     Technique("conformance", _CONFORMANCE, lambda seeds, steps: [str(50 * seeds)]),
+    # TLC replays the reference push runs (spec/trace-validation.md); a mutant is killed when
+    # its runs stop being behaviours of PushConsumerOffsets.
+    Technique("trace", _TRACE, lambda seeds, steps: [str(seeds)]),
 )}
 DEFAULT_TECHNIQUES = ("simulation", "push", "z3")
 

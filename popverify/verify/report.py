@@ -19,7 +19,7 @@ PROFILES = ("v5.0", "develop")
 MODES = ("pop", "push")
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #bbb;padding:.3em .6em;font-size:.9em;vertical-align:top}th{background:#eee}
-.proved,.clean,.passed,.model-checked,.agrees{background:#d9f2d9}.violated,.error,.failed{background:#f8d7d7}
+.proved,.clean,.passed,.model-checked,.agrees,.valid{background:#d9f2d9}.violated,.error,.failed{background:#f8d7d7}
 .expected{background:#fbe9c9}.unavailable{background:#e6e6e6}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:.8em}"""
 # Which property IDs each conformance check bears on (popverify/conformance).
 CONFORMANCE_PROPERTIES: dict[str, tuple[str, ...]] = {
@@ -120,7 +120,7 @@ def failures(summary: dict[str, Any]) -> list[str]:
     spec/expectations.json expects to hold. Findings are results, not failures."""
     failed = []
     tech = summary["techniques"]
-    for name in ("tlc", "z3", "stateful", "conformance"):
+    for name in ("tlc", "trace", "z3", "stateful", "conformance"):
         if name in tech and tech[name].get("result") in ("failed", "error"):
             failed.append(name)
     fuzz = tech.get("fuzz", {})
@@ -203,6 +203,12 @@ def render(summary: dict[str, Any], out: Path) -> str:
         figures.append(f"<tr><th>TLC {esc(model['model'])}</th><td>{esc(model['result'])}</td>"
                        f"<td colspan=2>{model.get('distinct_states')} distinct states, depth {model.get('depth')}</td>"
                        f"<td>{model.get('seconds')}</td><td></td></tr>")
+    validated = "".join(
+        f"<tr><th>{esc(t['trace'])}</th><td>{esc(t['profile'])}</td><td class=\"{'valid' if t['valid'] else 'failed'}\">"
+        f"{'valid' if t['valid'] else 'NOT a behaviour'}</td><td>"
+        + esc("; ".join(f"queue {q['queue']}: {q['replayed']}/{q['entries']} spec steps"
+                        + (f" -- {q['failed_at']}" if q["failed_at"] else "") for q in t["queues"]))
+        + "</td></tr>" for t in tech.get("trace", {}).get("traces", []))
     techniques = "".join(f"<tr><th>{esc(k)}</th><td class=\"{esc(str(v.get('result', '')))}\">"
                          f"{esc(str(v.get('result', v.get('engine', ''))))}</td><td>{esc(str(v.get('seconds', '')))}</td></tr>"
                          for k, v in tech.items() if isinstance(v, dict))
@@ -216,6 +222,9 @@ def render(summary: dict[str, Any], out: Path) -> str:
 <h2>Property × technique</h2><table id="matrix"><tr><th>ID</th><th>property</th><th>expected</th>
 {''.join(f'<th>{esc(c)}</th>' for c in cols)}</tr>{''.join(rows)}</table>
 <h2>Techniques</h2><table>{techniques}{unavailable}</table>
+<h2>Trace validation</h2><p>Runs of the Python model replayed by TLC as behaviours of
+{esc(tech.get("trace", {}).get("traces", [{}])[0].get("spec", "PushConsumerOffsets"))} (spec/trace-validation.md).</p>
+<table><tr><th>trace</th><th>profile</th><th>verdict</th><th>log</th></tr>{validated}</table>
 <h2>Mutation score</h2>{_mutation_html(summary.get("mutation"))}
 <h2>Figures</h2><table><tr><th>campaign / model</th><th>engine / result</th><th>runs</th><th>steps</th><th>seconds</th>
 <th>coverage points</th></tr>{''.join(figures)}</table>

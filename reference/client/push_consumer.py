@@ -134,6 +134,13 @@ class DefaultMQPushConsumer:
         """When the first queued PullRequest is due."""
         return self.pull_service.next_due() if self.running else None
 
+    def pull_cursor(self, mq: MessageQueue) -> int | None:
+        """The nextOffset of the live PullRequest of ``mq`` (queued, or waiting on a response);
+        None when there is none (inspection)."""
+        pq = self.process_queue_table.get(mq)
+        requests = self.pull_service.pending() + [request for request, _ in self._in_flight.values()]
+        return next((r.next_offset for r in requests if r.process_queue is pq and pq is not None), None)
+
     def pull_step(self) -> PullMessageRequestHeader | None:
         """PullMessageService takes one due PullRequest and runs pullMessage: None when flow
         control (or a dropped queue) stops it, else the request to send."""

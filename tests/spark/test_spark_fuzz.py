@@ -63,3 +63,26 @@ def test_killed_task_loses_and_duplicates_nothing(tmp_path: Path) -> None:
 def test_fuzz_cli_rejects_bad_arguments(tmp_path: Path) -> None:
     assert main(["fuzz", "--profile", "develop", "--runs", "0", "--out", str(tmp_path)]) == 2
     assert main(["fuzz", "--profile", "develop", "--mutant", "nope", "--out", str(tmp_path)]) == 2
+
+
+def test_guided_rounds_are_compared_with_blind_seeds_of_the_same_budget(tmp_path: Path, spark) -> None:
+    summary = campaign("develop", "push", 24, 120, tmp_path, master="local[2]", rounds=2, compare_blind=True)
+    rows = store.load_rows(tmp_path, "develop", "push")
+    mutants = [r for r in rows.values() if r["parent"] >= 0]
+    assert mutants, "round 2 ran no mutant of the corpus"
+    assert all(len(r["coverage_steps"]) == len(r["coverage"]) for r in rows.values())
+    blind = summary["blind_baseline"]
+    assert blind["runs"] == 24 and len(blind["coverage_timeline"]) == 2
+    assert all(r["parent"] < 0 for r in store.load_rows(tmp_path / "blind-baseline", "develop", "push").values())
+    report = (tmp_path / "report.html").read_text()
+    assert 'id="guided-vs-blind"' in report and report.count("<svg") == 2
+    assert f"{summary['coverage'] - blind['coverage']:+d} coverage points" in report
+
+
+def test_a_mutant_starts_from_where_its_parent_reached_its_rarest_point() -> None:
+    from reference.common.javalang import JavaRandom
+    from spark_fuzz.campaign import _frontier_step
+
+    row = {"coverage": ["a", "b", "c"], "coverage_steps": [0, 7, 3], "steps": 10}
+    assert _frontier_step(row, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 7
+    assert _frontier_step({**row, "coverage_steps": None}, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 10

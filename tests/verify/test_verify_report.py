@@ -15,7 +15,7 @@ from popverify.sim.shrink import shrink
 from popverify.sim.scenario import ScenarioConfig, run_scenario
 
 
-def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance") -> int:
+def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance,trace") -> int:
     return main(["verify", "--out", str(out), "--runs", "8", "--steps", "250", "--engine", "python", "--skip", skip,
                  *extra])
 
@@ -83,7 +83,7 @@ def test_verify_shows_the_mutation_score_of_the_last_mutate_run(tmp_path: Path) 
     assert main(["mutate", "--operators", "flip-compare", "--files", "broker/ack_processor.py",
                  "--techniques", "simulation", "--max-mutants", "1", "--seeds", "1", "--steps", "200",
                  "--out", str(tmp_path)]) == 0
-    assert _verify(tmp_path, skip="stateful,z3,tlc,conformance,fuzz") == 0
+    assert _verify(tmp_path, skip="stateful,z3,tlc,conformance,fuzz,trace") == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["mutation"]["techniques"]["simulation"]["total"] == 1
     assert 'id="mutation"' in (tmp_path / "report.html").read_text()
@@ -91,7 +91,7 @@ def test_verify_shows_the_mutation_score_of_the_last_mutate_run(tmp_path: Path) 
 
 def test_verify_runs_its_campaigns_on_spark(tmp_path: Path) -> None:
     assert main(["verify", "--out", str(tmp_path), "--runs", "4", "--steps", "200", "--skip",
-                 "stateful,z3,tlc,conformance"]) == 0
+                 "stateful,z3,tlc,conformance,trace"]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["techniques"]["fuzz"]["engine"] == "spark local[2]"
     camp = summary["techniques"]["fuzz"]["campaigns"]["pop/v5.0"]
@@ -101,7 +101,14 @@ def test_verify_runs_its_campaigns_on_spark(tmp_path: Path) -> None:
 
 def test_tlc_cells_are_per_profile_and_show_the_v50_counterexample(tmp_path: Path) -> None:
     assert main(["verify", "--out", str(tmp_path), "--skip", "z3,fuzz,stateful,conformance"]) == 0
-    matrix = json.loads((tmp_path / "summary.json").read_text())["matrix"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    # trace validation ran too: the reference push runs of both profiles are spec behaviours
+    traces = summary["techniques"]["trace"]["traces"]
+    assert summary["techniques"]["trace"]["result"] == "valid"
+    assert sorted({t["profile"] for t in traces}) == ["develop", "v5.0"] and all(t["valid"] for t in traces)
+    report = (tmp_path / "report.html").read_text()
+    assert all(t["trace"] in report for t in traces) and "NOT a behaviour" not in report
+    matrix = summary["matrix"]
     assert matrix["OFF-1"]["tlc/develop"]["state"] == "model-checked"
     assert matrix["OFF-1"]["tlc/v5.0"]["state"] == "expected"      # F1, found by TLC
     assert matrix["ALLOC-2"]["tlc/v5.0"]["state"] == matrix["ALLOC-2"]["tlc/develop"]["state"] == "model-checked"

@@ -1,0 +1,100 @@
+"""Trace validation with real TLC: reference runs of both profiles are behaviours of
+PushConsumerOffsets; a corrupted trace, a trace of a broken model and a stale spec are not."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import attrs
+import pytest
+
+from popverify.cli import main
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from popverify.tlc.runner import TLAPLUS
+from popverify.tlc.trace_validation import REFERENCE_SEEDS, ScopeError, project, validate_trace
+from popverify.tlc.trace_validation import reference_trace as _trace
+from popverify.trace.itf import read_trace, write_trace
+
+# The first reference run of each profile (CI validates the same runs every time).
+REFERENCE = {profile: seeds[0] for profile, seeds in REFERENCE_SEEDS.items()}
+
+
+@pytest.mark.parametrize("profile", sorted(REFERENCE))
+def test_reference_runs_are_behaviours_of_the_spec(tmp_path: Path, profile: str) -> None:
+    path = _trace(profile, REFERENCE[profile], tmp_path)
+    logs = project(read_trace(path))
+    actions = Counter(e.action for log in logs for e in log.entries)
+    # The reference runs exercise the spec's actions, not just stuttering.
+    for action in ("Gain", "Lose", "Pull", "Consume", "Persist", "Crash", "Start"):
+        assert actions[action] > 0, (action, actions)
+    result = validate_trace(path)
+    assert result.valid, result.to_json()
+    assert all(q.replayed == q.entries and q.python_steps == 300 for q in result.queues)
+
+
+
+def test_a_corrupted_trace_fails_at_the_corrupted_step(tmp_path: Path) -> None:
+    path = _trace("develop", REFERENCE["develop"], tmp_path)
+    doc = json.loads(path.read_text())
+    state = doc["states"][120]
+    state["observed"]["queues"][0]["committed"] += 1   # the broker's offset, off by one
+    path.write_text(json.dumps(doc))
+    result = validate_trace(path, queues=[0])
+    assert not result.valid
+    (verdict,) = result.queues
+    assert verdict.failed_at is not None and verdict.failed_at.startswith("Python step 120:")
+
+
+def test_a_trace_of_a_broken_model_fails(tmp_path: Path) -> None:
+    # removeMessage answering queueOffsetMax + 1 while messages are held commits past them.
+    path = _trace("develop", REFERENCE["develop"], tmp_path, mutant="push-commit-max")
+    result = validate_trace(path)
+    assert not result.valid
+    assert any(q.failed_at and "Consume(" in q.failed_at for q in result.queues)
+
+
+def test_a_spec_that_drifted_from_the_model_rejects_its_runs(tmp_path: Path) -> None:
+    # The spec before trace validation: a gained queue's client offset stays absent, whereas
+    # RemoteBrokerOffsetStore#readOffset(READ_FROM_STORE) puts the broker's answer in the table.
+    spec = (TLAPLUS / "PushConsumerOffsets.tla").read_text()
+    stale = spec.replace("/\\ \\E v \\in StoreAnswers : local' = [local EXCEPT ![c] = v]",
+                         "/\\ local' = [local EXCEPT ![c] = -1]")
+    assert stale != spec
+    specs = tmp_path / "tlaplus"
+    specs.mkdir()
+    (specs / "PushConsumerOffsets.tla").write_text(stale)
+    (specs / "PushConsumerOffsetsTrace.tla").write_text((TLAPLUS / "PushConsumerOffsetsTrace.tla").read_text())
+    result = validate_trace(_trace("v5.0", REFERENCE["v5.0"], tmp_path), tlaplus=specs)
+    assert not result.valid
+    assert any(q.failed_at and "Gain(" in q.failed_at for q in result.queues)
+
+
+def test_traces_outside_the_spec_are_refused_with_a_reason(tmp_path: Path) -> None:
+    pop = run_scenario("develop", 1, 40, mode="pop", record_trace=True)
+    write_trace(tmp_path / "pop.json", pop.trace)
+    with pytest.raises(ScopeError, match="push-mode"):
+        project(read_trace(tmp_path / "pop.json"))
+    with pytest.raises(ScopeError, match="orderly"):
+        project(read_trace(_trace("develop", 5, tmp_path, steps=20, consume_orderly=True)))
+    restart = ScenarioConfig.default_for("push")
+    run = run_scenario("develop", 5, 3, mode="push", config=attrs.evolve(restart, faults=("restart",)),
+                       schedule=(Action("produce", (0,)), Action("restart"), Action("advance", (10,))),
+                       record_trace=True)
+    write_trace(tmp_path / "restart.json", run.trace)
+    with pytest.raises(ScopeError, match="broker restart"):
+        project(read_trace(tmp_path / "restart.json"))
+
+
+def test_cli_validate(tmp_path: Path, capsys) -> None:
+    good = _trace("develop", REFERENCE["develop"], tmp_path, steps=120)
+    assert main(["tlc", "--validate", str(good), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["traces"][0]["valid"] is True and out["traces"][0]["spec"] == "PushConsumerOffsets"
+    bad = _trace("develop", REFERENCE["develop"], tmp_path, mutant="push-commit-max")
+    assert main(["tlc", "--validate", str(good), "--validate", str(bad)]) == 1
+    assert "NOT a behaviour" in capsys.readouterr().out
+    (tmp_path / "junk.json").write_text("{not json")
+    assert main(["tlc", "--validate", str(tmp_path / "junk.json")]) == 2
+    assert "cannot validate" in capsys.readouterr().err
