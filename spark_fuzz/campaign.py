@@ -219,6 +219,22 @@ def _corpus(done: dict[int, dict]) -> list[dict]:
     return corpus
 
 
+def validation_of(path: Path) -> dict[str, str]:
+    """Trace validation of a minimal push counterexample against PushConsumerOffsets: is the
+    failing run a behaviour of the spec (a protocol-level finding the spec shares), or does the
+    model leave the spec at some step (a model defect), or is it outside the spec's scope?"""
+    from popverify.tlc.trace_validation import ScopeError, validate_trace
+    from popverify.tools import ToolError
+    try:
+        result = validate_trace(path)
+    except ScopeError as err:
+        return {"verdict": "out of scope", "detail": str(err)}
+    except ToolError as err:
+        return {"verdict": "unavailable", "detail": str(err)}
+    failed = [f"queue {q.queue}: {q.failed_at or q.error}" for q in result.queues if not q.valid]
+    return {"verdict": "valid" if result.valid else "not a behaviour", "detail": "; ".join(failed)}
+
+
 def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds: float,
               coverage_timeline: list[dict], mutant: str | None) -> dict[str, Any]:
     """Shrink the first run of each violated property; summary.json and report.html."""
@@ -243,7 +259,8 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
                            "original_steps": len(schedule), "minimal_steps": len(minimal),
                            "unexpected": is_unexpected(profile, pid, row["faults"]),
                            "message": next(v.message for v in replayed.violations if v.property_id == pid),
-                           "timeline": timeline(replayed.trace["states"])})
+                           "timeline": timeline(replayed.trace["states"]),
+                           "validation": validation_of(path) if mode == "push" else None})
     total_steps = sum(r["steps"] for r in rows.values())
     summary = {
         "profile": profile, "mode": mode, "mutant": mutant, "runs": len(rows), "steps": total_steps,

@@ -58,6 +58,14 @@ def _timeline(path: str) -> str:
     return "\n".join(timeline(read_trace(Path(path))["states"]))
 
 
+def _validation(validation: dict[str, str] | None) -> str:
+    """The counterexample's trace-validation verdict (push), one line."""
+    if not validation:
+        return ""
+    detail = f" ({validation['detail']})" if validation.get("detail") else ""
+    return f"<br>trace validation against PushConsumerOffsets: <b>{html.escape(validation['verdict'] + detail)}</b>"
+
+
 def write_report(out: Path, summary: dict[str, Any]) -> None:
     """Write summary.json and report.html under ``out``."""
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -66,7 +74,8 @@ def write_report(out: Path, summary: dict[str, Any]) -> None:
     cexes = "".join(
         f"<h3>{esc(v['property'])} {'(UNEXPECTED)' if v['unexpected'] else '(expected finding)'}</h3>"
         f"<p>{esc(v['message'])}<br>{v['runs']} run(s); minimal trace {v['minimal_steps']} steps: "
-        f"<code>{esc(Path(v['trace']).name)}</code></p><pre>{esc(_timeline(v['trace']))}</pre>"
+        f"<code>{esc(Path(v['trace']).name)}</code>{_validation(v.get('validation'))}</p>"
+        f"<pre>{esc(_timeline(v['trace']))}</pre>"
         for v in summary["violations"])
     page = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>popverify fuzz report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em}}td,th{{border:1px solid #bbb;padding:.3em .6em}}

@@ -86,3 +86,11 @@ def test_a_mutant_starts_from_where_its_parent_reached_its_rarest_point() -> Non
     row = {"coverage": ["a", "b", "c"], "coverage_steps": [0, 7, 3], "steps": 10}
     assert _frontier_step(row, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 7
     assert _frontier_step({**row, "coverage_steps": None}, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 10
+
+
+def test_a_push_counterexample_of_a_broken_model_is_not_a_behaviour_of_the_spec(tmp_path: Path, spark) -> None:
+    summary = campaign("develop", "push", 12, 200, tmp_path, master="local[2]", mutant="push-commit-max")
+    finding = next(v for v in summary["violations"] if v["property"] == "OFF-3")
+    assert finding["validation"]["verdict"] == "not a behaviour"
+    assert "Consume(" in finding["validation"]["detail"]
+    assert "not a behaviour" in (tmp_path / "report.html").read_text()
