@@ -55,10 +55,10 @@ def _task(profile: str, mode: str, steps: int, mutant: str | None, round_no: int
     return run_partition
 
 
-def run_round(spark, jobs: list[tuple[int, int, str | None]], profile: str, mode: str, steps: int,
+def run_round(spark, jobs: list[tuple], profile: str, mode: str, steps: int,
               mutant: str | None, round_no: int, partitions: int, fail_first_attempt: bool = False,
               on_progress: Callable[[int], None] = lambda _: None) -> list[dict[str, Any]]:
-    """Run ``jobs`` (seed, parent, schedule json) as Spark tasks; every row of every successful
+    """Run ``jobs`` (seed, parent, schedule json[, config json]) as Spark tasks; every row of every successful
     task attempt comes back exactly once (a failed attempt's rows are discarded by Spark)."""
     if not jobs:
         return []
@@ -143,7 +143,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     return summary
 
 
-def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict]) -> list[tuple[int, int, str | None]]:
+def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict]) -> list[tuple]:
     """Round 0 (and any round without a corpus): blind seeds. Later rounds: half mutations of
     corpus schedules (runs that reached coverage no earlier run had), half blind seeds."""
     blind = [s for s in range(runs) if s not in done][:per_round]

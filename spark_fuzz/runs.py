@@ -13,13 +13,9 @@ from typing import Any
 
 import attrs
 
-from popverify.sim.scenario import (FAULTS, POP_ACTIONS, PUSH_ACTIONS, PUSH_ALWAYS, PUSH_FAULTS, Action,
-                                    ScenarioConfig, run_scenario)
+from popverify.sim.scenario import (FAULTS, POP_ACTIONS, POP_ALWAYS, PUSH_ACTIONS, PUSH_ALWAYS, PUSH_FAULTS,
+                                    Action, ScenarioConfig, run_scenario)
 from reference.common.javalang import JavaRandom
-
-# Action kinds a POP swarm configuration always keeps (ScenarioConfig.draw).
-POP_ALWAYS = frozenset({"produce", "pop", "pop_step", "ack", "advance"})
-
 
 def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges."""
@@ -37,8 +33,9 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
         config = swarm_config(seed if parent < 0 else parent, mode)
     plan = None if schedule is None else [Action.from_json(a) for a in schedule]
     start = time.perf_counter()
-    # A mutant keeps its parent's configuration but runs under its own seed: the broker's
-    # random choices and the drawn continuation after the mutated prefix are new.
+    # A mutant keeps its parent's configuration (or one mutated dimension of it) but runs under
+    # its own seed: the broker's random choices and the drawn continuation after the mutated
+    # prefix are new.
     result = run_scenario(profile, seed, steps, mode=mode, config=config,
                           schedule=plan, mutant=mutant)
     duration_ms = (time.perf_counter() - start) * 1000.0  # statistics only, never fed to the model

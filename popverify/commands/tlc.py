@@ -86,16 +86,20 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _update_readme(readme: Path, results) -> None:
-    """Replace the generated results table of tlaplus/README.md."""
+    """Replace the rows of the models just run in the generated results table of
+    tlaplus/README.md; rows of other models stay (a deep model need not be re-run with every
+    change to a small one), and new models are appended."""
     start, end = "<!-- results:start -->", "<!-- results:end -->"
-    rows = ["| model | outcome | distinct states | depth | seconds |", "| --- | --- | --- | --- | --- |"]
-    rows += [f"| {r.model} | {r.result} | {r.distinct_states} | {r.depth} | {r.seconds:.1f} |" for r in results]
     text = readme.read_text(encoding="utf-8")
     if start not in text or end not in text:
         raise UsageError(f"{readme} has no {start} ... {end} block")
     head, rest = text.split(start, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(head + start + "\n" + "\n".join(rows) + "\n" + end + tail, encoding="utf-8")
+    table, tail = rest.split(end, 1)
+    rows = [line for line in table.strip().splitlines()[2:] if line.startswith("| ")]
+    fresh = {r.model: f"| {r.model} | {r.result} | {r.distinct_states} | {r.depth} | {r.seconds:.1f} |" for r in results}
+    merged = [fresh.pop(row.split("|")[1].strip(), row) for row in rows] + list(fresh.values())
+    header = ["| model | outcome | distinct states | depth | seconds |", "| --- | --- | --- | --- | --- |"]
+    readme.write_text(head + start + "\n" + "\n".join(header + merged) + "\n" + end + tail, encoding="utf-8")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -106,7 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tier.add_argument("--deep", action="store_true", help="the deep configs")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default="popverify-out/tlc", help="where counterexamples are saved as ITF")
-    parser.add_argument("--update-readme", action="store_true", help="regenerate the table in tlaplus/README.md")
+    parser.add_argument("--update-readme", action="store_true", help="put these models' results into the table of tlaplus/README.md")
     parser.add_argument("--validate", action="append", metavar="TRACE", default=[],
                         help="check that a push-mode ITF trace (simulate, fuzz, replay) is a behaviour of "
                              "PushConsumerOffsets (repeatable)")

@@ -518,7 +518,8 @@ class PushDriver:
         """The RunResult of the finished run (trace in ITF when recorded)."""
         result = RunResult(seed=self.seed, profile=self.profile, mode="push", steps=len(self.schedule),
                            config=self.config, counts=dict(self.counts),
-                           violations=tuple(self.checker.violations), coverage=self.coverage.points(), first_step=dict(self.coverage.first_step),
+                           violations=tuple(self.checker.violations), coverage=self.coverage.points(),
+                           first_step=dict(self.coverage.first_step),
                            schedule=tuple(self.schedule), mutant=mutant)
         if self.record_trace:
             from popverify.trace.itf import trace_of

@@ -71,6 +71,8 @@ PUSH_ACTIONS: dict[str, int] = {
 }
 PUSH_FAULTS: tuple[str, ...] = ("consumer_crash", "restart", "lose_response", "dup_response", "expire", "clock_jump")
 PUSH_ALWAYS: frozenset[str] = frozenset({"produce", "start", "rebalance", "pull", "deliver", "consume", "advance"})
+# Action kinds every POP swarm configuration keeps.
+POP_ALWAYS: frozenset[str] = frozenset({"produce", "pop", "pop_step", "ack", "advance"})
 
 
 @attrs.frozen
@@ -136,8 +138,7 @@ class ScenarioConfig:
         """A swarm configuration drawn from ``rng`` within the documented ranges."""
         if mode == "push":
             return cls.draw_push(rng, faults)
-        always = {"produce", "pop", "pop_step", "ack", "advance"}
-        actions = tuple(a for a in POP_ACTIONS if a in always or rng.next_int(10) < 8)
+        actions = tuple(a for a in POP_ACTIONS if a in POP_ALWAYS or rng.next_int(10) < 8)
         chosen = tuple(faults) if faults is not None else tuple(f for f in FAULTS if rng.next_int(10) < 3)
         return cls(queues=1 + rng.next_int(4), consumers=1 + rng.next_int(3),
                    invisible_time=1000 * (1 + rng.next_int(60)), max_msg_nums=1 + rng.next_int(8),

@@ -71,3 +71,18 @@ def test_a_push_spec_committing_past_held_messages_violates_off3(tmp_path: Path)
     cfg.write_text((TLAPLUS / "MCPushConsumerOffsets_small.cfg").read_text().replace("PROPERTIES ALO_3", ""))
     result = run_model(cfg)
     assert result.result == "violation" and result.violated == "OFF_3" and result.trace
+
+
+def test_update_readme_replaces_the_rows_of_the_models_run_and_keeps_the_others(tmp_path: Path) -> None:
+    from popverify.commands.tlc import _update_readme
+    from popverify.tlc.runner import TlcResult
+
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results:start -->\n| model | outcome | distinct states | depth | seconds |\n"
+                      "| --- | --- | --- | --- | --- |\n| MCA | ok | 1 | 1 | 1.0 |\n| MCB_deep | ok | 9 | 9 | 99.0 |\n"
+                      "<!-- results:end -->\nafter\n")
+    _update_readme(readme, [TlcResult("MCA", "ok", 5, 6, 2, 0.5), TlcResult("MCC", "violation", 3, 3, 2, 0.1)])
+    text = readme.read_text()
+    assert "| MCA | ok | 5 | 2 | 0.5 |" in text and "| MCB_deep | ok | 9 | 9 | 99.0 |" in text
+    assert text.index("MCA") < text.index("MCB_deep") < text.index("| MCC | violation")
+    assert text.startswith("intro\n") and text.endswith("after\n")
