@@ -19,12 +19,29 @@
 (*  - the consumer pops and acks retry copies; it may crash, losing the     *)
 (*    handles it holds.                                                     *)
 (*                                                                          *)
+(*  - with BufferMerge (enablePopBufferMerge), a read's CK may wait in the  *)
+(*    merge buffer (PopBufferMergeService#addCk; addCkJustOffset stores it  *)
+(*    at once when the buffer refuses), acks set its bits there, the scan   *)
+(*    stores it to the revive topic (only stored CKs are revived), and the  *)
+(*    consumer offset is not committed at pop: each read queues its         *)
+(*    nextBeginOffset, and scanCommitOffset commits the head of the queue   *)
+(*    once its CK is stored or fully acked; a POP reads from the larger of  *)
+(*    the committed offset and the newest queued one (getPopOffset);        *)
+(*  - a broker restart loses the buffer, the offset queue and the POP in    *)
+(*    progress, and the committed offset falls back to its last flush       *)
+(*    (ConsumerOffsetManager persists every flushConsumerOffsetInterval).   *)
+(*                                                                          *)
 (* Abstractions: one queue, one consumer process at a time, time as a       *)
-(* bounded counter, batch = every visible message, CKs are stored at once   *)
-(* (no merge buffer), the retry topic as a set consumed in any order, no    *)
-(* broker restart (the revive topic and offsets are durable here).          *)
+(* bounded counter, batch = every visible message, the retry topic as a set *)
+(* consumed in any order. Without BufferMerge the offset is committed at    *)
+(* the read (the model queues it and the next scan commits it: only a      *)
+(* restart between the two can tell, and it only re-delivers). Batch ack is *)
+(* its acks one after another: every batch-ack behaviour is a behaviour of  *)
+(* that sequence (nothing else moves between them), so safety carries over.*)
+(* A restart's rollback of the revive progress only revives again           *)
+(* (duplicates) and is left out.                                            *)
 (***************************************************************************)
-EXTENDS Integers, FiniteSets
+EXTENDS Integers, FiniteSets, Sequences
 
 CONSTANTS
     Msgs,           \* how many messages are produced
@@ -32,9 +49,11 @@ CONSTANTS
     Invisible,      \* invisibleTime of every POP
     MaxCrash,       \* how often the consumer may crash
     MaxCi,          \* how many changeInvisibleTime calls a behaviour may make
-    Profile         \* "v5.0" or "develop"
+    Profile,        \* "v5.0" or "develop"
+    BufferMerge,    \* enablePopBufferMerge
+    MaxRestart      \* how often the broker may restart
 
-ASSUME Profile \in {"v5.0", "develop"} /\ Invisible >= 1
+ASSUME Profile \in {"v5.0", "develop"} /\ Invisible >= 1 /\ BufferMerge \in BOOLEAN /\ MaxRestart \in Nat
 
 VARIABLES
     now,            \* virtual time
@@ -49,12 +68,18 @@ VARIABLES
     retry,          \* messages whose copy waits in the retry topic
     crashes,
     nextCk,
-    cis             \* changeInvisibleTime calls so far
+    cis,            \* changeInvisibleTime calls so far
+    oq,             \* PopBufferMergeService#commitOffsets of the queue: <<[ck |-> id, nb |-> nextBeginOffset]>>
+    flushed,        \* the committed offset as last persisted
+    restarts
 
-vars == <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+vars == <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
+          oq, flushed, restarts>>
+\* Actions that leave the buffer-merge and restart variables alone.
+Keep == UNCHANGED <<oq, flushed, restarts>>
 
 Offsets == 0..(Msgs - 1)
-CK == [id: Nat, start: Nat, num: Nat, popTime: Nat, bits: SUBSET Nat, revived: BOOLEAN]
+CK == [id: Nat, start: Nat, num: Nat, popTime: Nat, bits: SUBSET Nat, revived: BOOLEAN, buf: BOOLEAN]
 
 TypeOK ==
     /\ now \in 0..MaxTime
@@ -62,35 +87,45 @@ TypeOK ==
     /\ offset \in 0..len
     /\ pending \in {-1} \cup (0..MaxTime)
     /\ acked \subseteq Offsets /\ cleanAcked \subseteq acked /\ retry \subseteq Offsets
+    /\ flushed \in 0..Msgs /\ restarts \in 0..MaxRestart
 
 Init ==
     /\ now = 0 /\ stored = [m \in Offsets |-> 0] /\ len = 0 /\ offset = 0 /\ pending = -1
     /\ cks = {} /\ held = {} /\ acked = {} /\ cleanAcked = {} /\ retry = {} /\ crashes = 0 /\ nextCk = 1 /\ cis = 0
+    /\ oq = <<>> /\ flushed = 0 /\ restarts = 0
 
 Produce ==
     /\ len < Msgs
     /\ stored' = [stored EXCEPT ![len] = now]
     /\ len' = len + 1
-    /\ UNCHANGED <<now, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+    /\ UNCHANGED <<now, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
 
 \* PopMessageProcessor#processRequest: popTime = now, before any queue is read.
 BeginPop ==
     /\ pending = -1
     /\ pending' = now
-    /\ UNCHANGED <<now, stored, len, offset, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+    /\ UNCHANGED <<now, stored, len, offset, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
 
-\* popMsgFromQueue: everything from the committed offset, one CK, offset committed at once.
+\* getPopOffset: the committed offset, or the newest nextBeginOffset still queued if larger.
+ReadPos == IF oq = <<>> THEN offset ELSE IF oq[Len(oq)].nb > offset THEN oq[Len(oq)].nb ELSE offset
+
+\* popMsgFromQueue: everything from the pop offset, one CK. Without BufferMerge the offset is
+\* committed at once; with it the CK is buffered (addCk) or stored at once (addCkJustOffset),
+\* and its nextBeginOffset queued for scanCommitOffset.
 ReadQueue ==
     /\ pending # -1
     /\ pending' = -1
-    /\ IF offset < len
-       THEN /\ cks' = cks \cup {[id |-> nextCk, start |-> offset, num |-> len - offset, popTime |-> pending,
-                                 bits |-> {}, revived |-> FALSE]}
-            /\ held' = held \cup {[m |-> x, ck |-> nextCk, dl |-> pending + Invisible] : x \in offset..(len - 1)}
-            /\ offset' = len
+    /\ IF ReadPos < len
+       THEN /\ \E b \in IF BufferMerge THEN BOOLEAN ELSE {FALSE} :
+                   cks' = cks \cup {[id |-> nextCk, start |-> ReadPos, num |-> len - ReadPos, popTime |-> pending,
+                                     bits |-> {}, revived |-> FALSE, buf |-> b]}
+            /\ held' = held \cup {[m |-> x, ck |-> nextCk, dl |-> pending + Invisible] : x \in ReadPos..(len - 1)}
+            /\ IF BufferMerge
+               THEN oq' = Append(oq, [ck |-> nextCk, nb |-> len]) /\ UNCHANGED offset
+               ELSE offset' = len /\ UNCHANGED oq
             /\ nextCk' = nextCk + 1
-       ELSE UNCHANGED <<cks, held, offset, nextCk>>
-    /\ UNCHANGED <<now, stored, len, acked, cleanAcked, retry, crashes, cis>>
+       ELSE UNCHANGED <<cks, held, offset, nextCk, oq>>
+    /\ UNCHANGED <<now, stored, len, acked, cleanAcked, retry, crashes, cis, flushed, restarts>>
 
 MarkBit(c, i) == [c EXCEPT !.bits = c.bits \cup {i}]
 
@@ -105,33 +140,34 @@ Ack(h) ==
     /\ cleanAcked' = IF Before(h.dl) THEN cleanAcked \cup {h.m} ELSE cleanAcked
     /\ cks' = IF h.ck = 0 THEN cks
               ELSE {IF c.id = h.ck /\ ~c.revived THEN MarkBit(c, h.m - c.start) ELSE c : c \in cks}
-    /\ UNCHANGED <<now, stored, len, offset, pending, retry, crashes, nextCk, cis>>
+    /\ UNCHANGED <<now, stored, len, offset, pending, retry, crashes, nextCk, cis>> /\ Keep
 
 \* ChangeInvisibleTimeProcessor: a new CK for the message, then the old one acked.
 ChangeInvisible(h) ==
     /\ h \in held /\ h.ck # 0 /\ Before(h.dl) /\ cis < MaxCi
     /\ cks' = {IF c.id = h.ck /\ ~c.revived THEN MarkBit(c, h.m - c.start) ELSE c : c \in cks}
-              \cup {[id |-> nextCk, start |-> h.m, num |-> 1, popTime |-> now, bits |-> {}, revived |-> FALSE]}
+              \cup {[id |-> nextCk, start |-> h.m, num |-> 1, popTime |-> now, bits |-> {}, revived |-> FALSE,
+                     buf |-> FALSE]}
     /\ held' = (held \ {h}) \cup {[m |-> h.m, ck |-> nextCk, dl |-> now + Invisible]}
     /\ nextCk' = nextCk + 1 /\ cis' = cis + 1
-    /\ UNCHANGED <<now, stored, len, offset, pending, acked, cleanAcked, retry, crashes>>
+    /\ UNCHANGED <<now, stored, len, offset, pending, acked, cleanAcked, retry, crashes>> /\ Keep
 
 \* PopReviveService#reviveMsgFromCk once the CK's revive time has come.
 SkippedByEpoch(c, x) == Profile = "v5.0" /\ c.popTime < stored[x]
 
 \* At MaxTime every revive time has come (see Before).
 Revive(c) ==
-    /\ c \in cks /\ ~c.revived /\ (now >= c.popTime + Invisible \/ now = MaxTime)
+    /\ c \in cks /\ ~c.revived /\ ~c.buf /\ (now >= c.popTime + Invisible \/ now = MaxTime)
     /\ retry' = retry \cup {c.start + i : i \in {j \in 0..(c.num - 1) : j \notin c.bits /\ ~SkippedByEpoch(c, c.start + j)}}
     /\ cks' = (cks \ {c}) \cup {[c EXCEPT !.revived = TRUE]}
-    /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, crashes, nextCk, cis>>
+    /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, crashes, nextCk, cis>> /\ Keep
 
 \* A POP of the retry topic: the consumer now holds the copy (no CK of its own in this abstraction).
 PopRetry(x) ==
     /\ x \in retry
     /\ retry' = retry \ {x}
     /\ held' = held \cup {[m |-> x, ck |-> 0, dl |-> now + Invisible]}
-    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, crashes, nextCk, cis>>
+    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, crashes, nextCk, cis>> /\ Keep
 
 \* The consumer dies with what it holds. A retry copy it held comes back through the retry
 \* topic (its own CK -- abstracted away -- revives it).
@@ -139,15 +175,51 @@ Crash ==
     /\ crashes < MaxCrash /\ held # {}
     /\ held' = {} /\ crashes' = crashes + 1
     /\ retry' = retry \cup {h.m : h \in {g \in held : g.ck = 0}}
-    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, nextCk, cis>>
+    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, nextCk, cis>> /\ Keep
 
 Tick ==
     /\ now < MaxTime
     /\ now' = now + 1
-    /\ UNCHANGED <<stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>>
+    /\ UNCHANGED <<stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
+
+AllAcked(c) == \A i \in 0..(c.num - 1) : i \in c.bits
+
+\* PopBufferMergeService#scan writes a buffered CK to the revive topic (one that is fully acked
+\* is dropped instead; reviving it would re-send nothing, so both are this step).
+StoreCk(c) ==
+    /\ c \in cks /\ c.buf
+    /\ cks' = (cks \ {c}) \cup {[c EXCEPT !.buf = FALSE]}
+    /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
+
+\* scanCommitOffset: the head of the offset queue is committed once its CK is stored or fully
+\* acked (its nextBeginOffset, even below the committed offset, as commitOffset does).
+CommitScan ==
+    /\ oq # <<>>
+    /\ \A c \in cks : c.id = Head(oq).ck => (~c.buf \/ AllAcked(c))
+    /\ offset' = Head(oq).nb
+    /\ oq' = Tail(oq)
+    /\ UNCHANGED <<now, stored, len, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
+                   flushed, restarts>>
+
+\* ConsumerOffsetManager#persist (only needed to roll back to; off once no restart is left).
+Flush ==
+    /\ restarts < MaxRestart /\ flushed # offset
+    /\ flushed' = offset
+    /\ UNCHANGED <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
+                   oq, restarts>>
+
+\* BrokerController restart: memory lost (buffer, offset queue, the POP in progress), the
+\* committed offset back to its last flush; the store and the revive topic survive.
+Restart ==
+    /\ restarts < MaxRestart
+    /\ restarts' = restarts + 1
+    /\ cks' = {c \in cks : ~c.buf}
+    /\ oq' = <<>> /\ pending' = -1 /\ offset' = flushed
+    /\ UNCHANGED <<now, stored, len, held, acked, cleanAcked, retry, crashes, nextCk, cis, flushed>>
 
 Next ==
-    \/ Produce \/ BeginPop \/ ReadQueue \/ Tick \/ Crash
+    \/ Produce \/ BeginPop \/ ReadQueue \/ Tick \/ Crash \/ CommitScan \/ Flush \/ Restart
+    \/ \E c \in cks : StoreCk(c)
     \/ \E h \in held : Ack(h) \/ ChangeInvisible(h)
     \/ \E c \in cks : Revive(c)
     \/ \E x \in retry : PopRetry(x)
@@ -158,6 +230,7 @@ Fairness ==
     /\ \A x \in Offsets : WF_vars(PopRetry(x))
     /\ WF_vars(\E h \in held : Ack(h))
     /\ WF_vars(\E c \in cks : Revive(c))
+    /\ WF_vars(\E c \in cks : StoreCk(c)) /\ WF_vars(CommitScan)
 
 Spec == Init /\ [][Next]_vars /\ Fairness
 
@@ -172,11 +245,15 @@ HeldNow(x) == \E h \in held : h.m = x
 OFF_1 == \A x \in 0..(len - 1) :
             x \in acked \/ x >= offset \/ x \in retry \/ HeldNow(x) \/ LiveCovered(x)
 
-\* CKM-1: revive never re-sends a message acked before its deadline.
-CKM_1 == \A x \in retry : x \notin cleanAcked
+\* CKM-1: revive never re-sends a message acked before its deadline -- assuming no restart
+\* (spec/properties.md): after one, a message can be delivered again under a second CK, and
+\* a clean ack through one handle does not stop the other CK's revive (MCPopConsumption_merge
+\* finds that without this assumption).
+CKM_1 == restarts = 0 => \A x \in retry : x \notin cleanAcked
 
-\* OFF-2: the committed offset never moves back (an action property).
-OFF_2 == [][offset' >= offset]_vars
+\* OFF-2: the committed offset never moves back (an action property), restarts aside
+\* (spec/properties.md: the offsets fall back to the last flush).
+OFF_2 == [][offset' >= offset \/ restarts' > restarts]_vars
 
 \* ALO-2 (liveness): once production stops, every stored message is eventually acked for good.
 ALO_2 == <>[](\A x \in 0..(len - 1) : x \in acked)

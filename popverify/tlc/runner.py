@@ -60,9 +60,10 @@ def expects_violation(cfg: Path) -> bool:
 
 
 def spec_of(cfg: Path) -> Path:
-    """MCAllocate4Pop_small.cfg → Allocate4Pop.tla (next to it)."""
+    """MCAllocate4Pop_small.cfg, MCPopConsumption_merge_small.cfg → Allocate4Pop.tla,
+    PopConsumption.tla (next to it): what follows the first underscore names the config."""
     base = cfg.stem[2:] if cfg.stem.startswith("MC") else cfg.stem
-    base = re.sub(r"_(small|deep|naive|[a-z]+)$", "", base)
+    base = base.split("_", 1)[0]
     return cfg.with_name(base + ".tla")
 
 

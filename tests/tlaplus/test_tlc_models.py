@@ -19,6 +19,8 @@ def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None
     assert naive.trace == ({"c": 2, "q": 1, "s": 0},)
     assert results["MCPopConsumption_small"].result == "ok"  # develop: safety and ALO_2 liveness
     assert results["MCPushConsumerOffsets_small"].result == "ok"  # OFF_3 and ALO_3 liveness
+    assert results["MCPopConsumption_merge_small"].result == "ok"  # buffer merge: scanCommitOffset path
+    assert results["MCPopConsumption_restart_small"].result == "ok"  # a restart loses the buffer, not a message
     f1 = results["MCPopConsumption_seedera"]
     assert f1.result == "expected-violation" and f1.violated == "OFF_1"  # v5.0: finding F1
 
@@ -32,6 +34,19 @@ def test_a_mutated_spec_yields_a_counterexample(tmp_path: Path) -> None:
     shutil.copy(TLAPLUS / "MCAllocate4Pop_small.cfg", cfg)
     result = run_model(cfg)
     assert result.result == "violation" and result.violated == "ALLOC_2" and result.trace
+
+
+def test_committing_past_a_buffered_checkpoint_loses_a_message_at_restart(tmp_path: Path) -> None:
+    # scanCommitOffset waits until the head CK is stored or fully acked; without that wait a
+    # restart loses the buffered CK after its offset was committed: OFF_1.
+    spec = (TLAPLUS / "PopConsumption.tla").read_text()
+    broken = spec.replace("    /\\ \\A c \\in cks : c.id = Head(oq).ck => (~c.buf \\/ AllAcked(c))\n", "")
+    assert broken != spec
+    (tmp_path / "PopConsumption.tla").write_text(broken)
+    cfg = tmp_path / "MCPopConsumption_restart_small.cfg"
+    shutil.copy(TLAPLUS / "MCPopConsumption_restart_small.cfg", cfg)
+    result = run_model(cfg)
+    assert result.result == "violation" and result.violated == "OFF_1" and result.trace
 
 
 def test_cli_json_and_saved_counterexample(tmp_path: Path, capsys) -> None:
