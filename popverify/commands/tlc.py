@@ -31,10 +31,12 @@ def run(args: argparse.Namespace) -> int:
         cfgs = models(tier)
     if args.workers < 1:
         raise UsageError("--workers must be >= 1")
-    results = [run_model(cfg, workers=args.workers) for cfg in cfgs]
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be > 0")
+    results = [run_model(cfg, workers=args.workers, timeout=args.timeout) for cfg in cfgs]
     failed = False
     for r in results:
-        if r.result in ("violation", "unexpected-pass", "error"):
+        if r.result in ("violation", "unexpected-pass", "error", "timeout"):
             failed = True
         if r.trace:
             out = Path(args.out)
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    {r.violated} violated; counterexample (saved under {args.out}):")
                 for i, state in enumerate(r.trace):
                     print(f"    step {i}: " + ", ".join(f"{k} = {v}" for k, v in sorted(state.items())))
-            if r.result == "error":
+            if r.result in ("error", "timeout"):
                 print("    " + r.output_tail.replace("\n", "\n    "))
     if args.update_readme:
         _update_readme(TLAPLUS / "README.md", results)
@@ -109,6 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tier.add_argument("--small", action="store_true", help="the CI configs")
     tier.add_argument("--deep", action="store_true", help="the deep configs")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=7200, help="seconds per model before TLC is stopped")
     parser.add_argument("--out", default="popverify-out/tlc", help="where counterexamples are saved as ITF")
     parser.add_argument("--update-readme", action="store_true", help="put these models' results into the table of tlaplus/README.md")
     parser.add_argument("--validate", action="append", metavar="TRACE", default=[],

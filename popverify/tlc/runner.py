@@ -27,7 +27,7 @@ class TlcResult:
     """One model-checking run."""
 
     model: str
-    result: str                 # ok | violation | expected-violation | unexpected-pass | error
+    result: str                 # ok | violation | expected-violation | unexpected-pass | error | timeout
     distinct_states: int | None
     states_generated: int | None
     depth: int | None
@@ -112,9 +112,13 @@ def run_model(cfg: Path, workers: int = 2, spec: Path | None = None, timeout: fl
         shutil.copy(spec, work / spec.name)
         shutil.copy(cfg, work / cfg.name)
         start = time.perf_counter()
-        proc = subprocess.run([java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
-                               "-metadir", str(work / "states"), "-config", cfg.name, spec.name],
-                              cwd=work, capture_output=True, text=True, timeout=timeout, check=False)
+        try:
+            proc = subprocess.run([java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
+                                   "-metadir", str(work / "states"), "-config", cfg.name, spec.name],
+                                  cwd=work, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return TlcResult(cfg.stem, "timeout", None, None, None, time.perf_counter() - start,
+                             output_tail=f"TLC did not finish within {timeout:g} s (raise --timeout)")
         seconds = time.perf_counter() - start
     text = proc.stdout + proc.stderr
     info = parse_output(text)

@@ -101,3 +101,8 @@ def test_update_readme_replaces_the_rows_of_the_models_run_and_keeps_the_others(
     assert "| MCA | ok | 5 | 2 | 0.5 |" in text and "| MCB_deep | ok | 9 | 9 | 99.0 |" in text
     assert text.index("MCA") < text.index("MCB_deep") < text.index("| MCC | violation")
     assert text.startswith("intro\n") and text.endswith("after\n")
+
+
+def test_a_model_that_runs_past_its_timeout_is_reported_not_raised() -> None:
+    result = run_model(TLAPLUS / "MCPopConsumption_small.cfg", timeout=0.5)
+    assert result.result == "timeout" and "--timeout" in result.output_tail
