@@ -7,6 +7,7 @@ Runs unchanged under spark-submit: ``spark-submit spark_fuzz/main.py --profile v
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -106,6 +107,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     spark = spark_session(master)
     parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
     done = store.load_rows(out, profile, mode)
+    _warm_up(spark, parallelism)
     started = time.perf_counter()
     coverage_timeline: list[dict[str, Any]] = []
     first_failure: float | None = None
@@ -141,6 +143,16 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     from spark_fuzz.report import write_report
     write_report(out, summary)
     return summary
+
+
+def _warm_up(spark, slices: int) -> None:
+    """Start the Python workers and import the model in them before the clock starts, so that
+    time to first failure and coverage over time measure the search, not Spark's start-up (a
+    blind baseline run second in the same session would otherwise start warm)."""
+    def load(items):
+        importlib.import_module("spark_fuzz.runs")  # the model's modules, as the first task would load them
+        yield sum(1 for _ in items)
+    spark.sparkContext.parallelize(range(slices), slices).mapPartitions(load).collect()
 
 
 def _round_jobs(round_no: int, per_round: int, runs: int, done: dict[int, dict]) -> list[tuple]:

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"models": [r.to_json() for r in results]}, indent=2))
     else:
         for r in results:
-            print(f"  {r.result:<18} {r.model:<28} distinct {r.distinct_states}, depth {r.depth}, {r.seconds:.1f}s")
+            print(f"  {r.result:<18} {r.model:<28} distinct {_figure(r.distinct_states)}, depth {_figure(r.depth)}, "
+                  f"{r.seconds:.1f}s")
             if r.trace:
                 print(f"    {r.violated} violated; counterexample (saved under {args.out}):")
                 for i, state in enumerate(r.trace):
@@ -87,6 +88,11 @@ def _validate(args: argparse.Namespace) -> int:
     return 0 if all(r.valid for r in results) else 1
 
 
+def _figure(value: int | None) -> str:
+    """A state count or depth; TLC prints none when it stops in the initial states."""
+    return "-" if value is None else str(value)
+
+
 def _update_readme(readme: Path, results) -> None:
     """Replace the rows of the models just run in the generated results table of
     tlaplus/README.md; rows of other models stay (a deep model need not be re-run with every
@@ -98,7 +104,8 @@ def _update_readme(readme: Path, results) -> None:
     head, rest = text.split(start, 1)
     table, tail = rest.split(end, 1)
     rows = [line for line in table.strip().splitlines()[2:] if line.startswith("| ")]
-    fresh = {r.model: f"| {r.model} | {r.result} | {r.distinct_states} | {r.depth} | {r.seconds:.1f} |" for r in results}
+    fresh = {r.model: f"| {r.model} | {r.result} | {_figure(r.distinct_states)} | {_figure(r.depth)} | {r.seconds:.1f} |"
+             for r in results}
     merged = [fresh.pop(row.split("|")[1].strip(), row) for row in rows] + list(fresh.values())
     header = ["| model | outcome | distinct states | depth | seconds |", "| --- | --- | --- | --- | --- |"]
     readme.write_text(head + start + "\n" + "\n".join(header + merged) + "\n" + end + tail, encoding="utf-8")

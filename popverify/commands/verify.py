@@ -72,7 +72,8 @@ def _tlc() -> dict[str, Any]:
         r = run_model(cfg)
         results.append({**r.to_json(), "properties": list(cfg_properties(cfg)), "violated": r.violated,
                         "profile": cfg_profile(cfg)})
-        _progress(f"tlc: {r.model} {r.result} ({r.distinct_states} states)")
+        size = "initial states" if r.distinct_states is None else f"{r.distinct_states} states"
+        _progress(f"tlc: {r.model} {r.result} ({size})")
     ok = all(r["result"] in ("ok", "expected-violation") for r in results)
     return {"result": "model-checked" if ok else "failed", "seconds": round(time.perf_counter() - start, 2),
             "models": results}

@@ -69,7 +69,7 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
                 if prev is not None and prev["state"] != "model-checked":
                     continue
                 cells[pid][column] = {"state": state,
-                                      "text": f"{state}: {model['model']}, {model['distinct_states']} states"}
+                                      "text": f"{state}: {model['model']}, {_states(model)}"}
     for key, camp in tech.get("fuzz", {}).get("campaigns", {}).items():
         column = f"fuzz {key}"
         if "error" in camp:
@@ -201,7 +201,7 @@ def render(summary: dict[str, Any], out: Path) -> str:
                 f"<pre>{esc(chr(10).join(f['timeline']))}</pre>")
     for model in tech.get("tlc", {}).get("models", []):
         figures.append(f"<tr><th>TLC {esc(model['model'])}</th><td>{esc(model['result'])}</td>"
-                       f"<td colspan=2>{model.get('distinct_states')} distinct states, depth {model.get('depth')}</td>"
+                       f"<td colspan=2>{_states(model)}</td>"
                        f"<td>{model.get('seconds')}</td><td></td></tr>")
     validated = "".join(
         f"<tr><th>{esc(t['trace'])}</th><td>{esc(t['profile'])}</td><td class=\"{'valid' if t['valid'] else 'failed'}\">"
@@ -231,3 +231,10 @@ PushConsumerOffsets (spec/trace-validation.md).</p>
 <h2>Findings (minimal counterexamples)</h2>{''.join(findings) or '<p>none</p>'}
 <h2>Environment</h2><table>{env}</table></body></html>
 """
+
+
+def _states(model: dict) -> str:
+    """A TLC model's size; TLC reports none when it stops in the initial states."""
+    if model.get("distinct_states") is None:
+        return "stopped in the initial states"
+    return f"{model['distinct_states']} distinct states, depth {model.get('depth')}"

@@ -96,10 +96,12 @@ def test_update_readme_replaces_the_rows_of_the_models_run_and_keeps_the_others(
     readme.write_text("intro\n<!-- results:start -->\n| model | outcome | distinct states | depth | seconds |\n"
                       "| --- | --- | --- | --- | --- |\n| MCA | ok | 1 | 1 | 1.0 |\n| MCB_deep | ok | 9 | 9 | 99.0 |\n"
                       "<!-- results:end -->\nafter\n")
-    _update_readme(readme, [TlcResult("MCA", "ok", 5, 6, 2, 0.5), TlcResult("MCC", "violation", 3, 3, 2, 0.1)])
+    _update_readme(readme, [TlcResult("MCA", "ok", 5, 6, 2, 0.5), TlcResult("MCC", "violation", 3, 3, 2, 0.1),
+                            TlcResult("MCD", "expected-violation", None, None, None, 0.2)])
     text = readme.read_text()
     assert "| MCA | ok | 5 | 2 | 0.5 |" in text and "| MCB_deep | ok | 9 | 9 | 99.0 |" in text
     assert text.index("MCA") < text.index("MCB_deep") < text.index("| MCC | violation")
+    assert "| MCD | expected-violation | - | - | 0.2 |" in text  # stopped in the initial states
     assert text.startswith("intro\n") and text.endswith("after\n")
 
 
