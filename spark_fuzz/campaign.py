@@ -28,20 +28,30 @@ from spark_fuzz.runs import mutate_config, mutate_schedule, run_row
 MUTATION_SEED_BASE = 1 << 40  # seeds of mutated-schedule runs: never collide with blind seeds
 
 
-def spark_session(master: str):
-    """A quiet SparkSession on ``master`` whose Python workers use this interpreter."""
+def spark_session(master: str | None):
+    """A quiet SparkSession on ``master`` whose Python workers use this interpreter; ``None``
+    keeps the master spark-submit (or spark-defaults) chose."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only in local mode
+    if master is None or is_local(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only in local mode
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master(master).appName("popverify-fuzz")
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
+    spark = (builder.appName("popverify-fuzz")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
              .config("spark.python.worker.reuse", "true").config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    if not master.startswith("local"):
+    if not is_local(spark.sparkContext.master):
+        # executors of a cluster (local-cluster included) do not share the driver's sys.path
         spark.sparkContext.addPyFile(str(store.code_zip()))
     return spark
+
+
+def is_local(master: str) -> bool:
+    """``local``, ``local[N]``, ``local[*]``, ``local[N,F]``: tasks run in the driver's JVM
+    (``local-cluster[...]`` starts separate executors and is not local)."""
+    return master == "local" or master.startswith("local[")
 
 
 def _task(profile: str, mode: str, steps: int, mutant: str | None, round_no: int, fail_first_attempt: bool):
@@ -93,7 +103,7 @@ def run_round(spark, jobs: list[tuple], profile: str, mode: str, steps: int,
     return rows
 
 
-def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: str = "local[*]",
+def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: str | None = "local[*]",
              rounds: int = 1, time_budget: float | None = None, mutant: str | None = None,
              partitions: int | None = None, fail_first_attempt: bool = False,
              progress: Callable[[int], None] = lambda _: None, guided: bool = True,
@@ -102,7 +112,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
 
     ``guided=False`` runs every round on fresh seeds (the blind control); ``compare_blind``
     also runs that control for the same budget under ``out/blind-baseline`` and puts it in
-    the summary and the report."""
+    the summary and the report. ``master=None`` keeps the master spark-submit chose."""
     out.mkdir(parents=True, exist_ok=True)
     spark = spark_session(master)
     parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
@@ -135,6 +145,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     summary = summarize(profile, mode, done, out, seconds, coverage_timeline, mutant)
     summary["time_to_first_failure_s"] = first_failure
     summary["guided"] = guided and rounds > 1
+    summary["master"] = spark.sparkContext.master
     if compare_blind:
         blind = campaign(profile, mode, runs, steps, out / "blind-baseline", master=master, rounds=rounds,
                          time_budget=time_budget, mutant=mutant, partitions=partitions, guided=False)

@@ -12,4 +12,9 @@ from pathlib import Path
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from popverify.cli import main
-    raise SystemExit(main(["fuzz", "--master", "", *sys.argv[1:]]))
+    args = sys.argv[1:]
+    if "--json" in args:
+        # spark-submit's PythonRunner merges the driver's stderr into stdout: the progress bar
+        # would break the JSON
+        args.append("--no-progress")
+    raise SystemExit(main(["fuzz", "--master", "", *args]))

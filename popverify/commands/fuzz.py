@@ -23,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--compare-blind needs --rounds >= 2 (one round is blind seeds already)")
     if args.mutant is not None and args.mutant not in MUTANTS:
         raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
-    # an empty master means spark-submit chose it
-    master = args.master or "local[*]"
+    # an empty master (spark_fuzz/main.py under spark-submit) keeps the master spark-submit chose
+    master = args.master or None
     with tqdm(total=args.runs, desc=f"fuzz {args.profile}/{args.mode}", unit="run", file=sys.stderr,
               disable=args.no_progress) as bar:
         summary = campaign(args.profile, args.mode, args.runs, args.steps, Path(args.out), master=master,
