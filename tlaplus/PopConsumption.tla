@@ -30,6 +30,11 @@
 (*  - a broker restart loses the buffer, the offset queue and the POP in    *)
 (*    progress, and the committed offset falls back to its last flush       *)
 (*    (ConsumerOffsetManager persists every flushConsumerOffsetInterval).   *)
+(*  - with MaxExpire, retention deletes the oldest messages; a read below   *)
+(*    the store's min offset gets OFFSET_TOO_SMALL and commits the min      *)
+(*    offset at once (popMsgFromQueue), and revive skips a deleted message  *)
+(*    (reviveMsgFromCk: "can not get biz msg"). With BufferMerge this lets  *)
+(*    scanCommitOffset move the committed offset back (finding F6).         *)
 (*                                                                          *)
 (* Abstractions: one queue, one consumer process at a time, time as a       *)
 (* bounded counter, batch = every visible message, the retry topic as a set *)
@@ -51,9 +56,11 @@ CONSTANTS
     MaxCi,          \* how many changeInvisibleTime calls a behaviour may make
     Profile,        \* "v5.0" or "develop"
     BufferMerge,    \* enablePopBufferMerge
-    MaxRestart      \* how often the broker may restart
+    MaxRestart,     \* how often the broker may restart
+    MaxExpire       \* how many of the oldest messages retention may delete
 
 ASSUME Profile \in {"v5.0", "develop"} /\ Invisible >= 1 /\ BufferMerge \in BOOLEAN /\ MaxRestart \in Nat
+       /\ MaxExpire \in Nat
 
 VARIABLES
     now,            \* virtual time
@@ -71,12 +78,13 @@ VARIABLES
     cis,            \* changeInvisibleTime calls so far
     oq,             \* PopBufferMergeService#commitOffsets of the queue: <<[ck |-> id, nb |-> nextBeginOffset]>>
     flushed,        \* the committed offset as last persisted
-    restarts
+    restarts,
+    low             \* the store's min offset (messages below it were deleted by retention)
 
 vars == <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-          oq, flushed, restarts>>
-\* Actions that leave the buffer-merge and restart variables alone.
-Keep == UNCHANGED <<oq, flushed, restarts>>
+          oq, flushed, restarts, low>>
+\* Actions that leave the buffer-merge, restart and retention variables alone.
+Keep == UNCHANGED <<oq, flushed, restarts, low>>
 
 Offsets == 0..(Msgs - 1)
 CK == [id: Nat, start: Nat, num: Nat, popTime: Nat, bits: SUBSET Nat, revived: BOOLEAN, buf: BOOLEAN]
@@ -87,12 +95,12 @@ TypeOK ==
     /\ offset \in 0..len
     /\ pending \in {-1} \cup (0..MaxTime)
     /\ acked \subseteq Offsets /\ cleanAcked \subseteq acked /\ retry \subseteq Offsets
-    /\ flushed \in 0..Msgs /\ restarts \in 0..MaxRestart
+    /\ flushed \in 0..Msgs /\ restarts \in 0..MaxRestart /\ low \in 0..len
 
 Init ==
     /\ now = 0 /\ stored = [m \in Offsets |-> 0] /\ len = 0 /\ offset = 0 /\ pending = -1
     /\ cks = {} /\ held = {} /\ acked = {} /\ cleanAcked = {} /\ retry = {} /\ crashes = 0 /\ nextCk = 1 /\ cis = 0
-    /\ oq = <<>> /\ flushed = 0 /\ restarts = 0
+    /\ oq = <<>> /\ flushed = 0 /\ restarts = 0 /\ low = 0
 
 Produce ==
     /\ len < Msgs
@@ -109,23 +117,29 @@ BeginPop ==
 \* getPopOffset: the committed offset, or the newest nextBeginOffset still queued if larger.
 ReadPos == IF oq = <<>> THEN offset ELSE IF oq[Len(oq)].nb > offset THEN oq[Len(oq)].nb ELSE offset
 
+\* popMsgFromQueue: a pop offset below the store's min offset gets OFFSET_TOO_SMALL and the
+\* min offset is committed at once ("store is no correct"), whatever the buffer holds.
+From == IF ReadPos < low THEN low ELSE ReadPos
+Corrected == IF ReadPos < low THEN low ELSE offset
+
 \* popMsgFromQueue: everything from the pop offset, one CK. Without BufferMerge the offset is
 \* committed at once; with it the CK is buffered (addCk) or stored at once (addCkJustOffset),
 \* and its nextBeginOffset queued for scanCommitOffset.
 ReadQueue ==
     /\ pending # -1
     /\ pending' = -1
-    /\ IF ReadPos < len
+    /\ IF From < len
        THEN /\ \E b \in IF BufferMerge THEN BOOLEAN ELSE {FALSE} :
-                   cks' = cks \cup {[id |-> nextCk, start |-> ReadPos, num |-> len - ReadPos, popTime |-> pending,
+                   cks' = cks \cup {[id |-> nextCk, start |-> From, num |-> len - From, popTime |-> pending,
                                      bits |-> {}, revived |-> FALSE, buf |-> b]}
-            /\ held' = held \cup {[m |-> x, ck |-> nextCk, dl |-> pending + Invisible] : x \in ReadPos..(len - 1)}
+            /\ held' = held \cup {[m |-> x, ck |-> nextCk, dl |-> pending + Invisible] : x \in From..(len - 1)}
             /\ IF BufferMerge
-               THEN oq' = Append(oq, [ck |-> nextCk, nb |-> len]) /\ UNCHANGED offset
+               THEN oq' = Append(oq, [ck |-> nextCk, nb |-> len]) /\ offset' = Corrected
                ELSE offset' = len /\ UNCHANGED oq
             /\ nextCk' = nextCk + 1
-       ELSE UNCHANGED <<cks, held, offset, nextCk, oq>>
-    /\ UNCHANGED <<now, stored, len, acked, cleanAcked, retry, crashes, cis, flushed, restarts>>
+       ELSE /\ offset' = Corrected
+            /\ UNCHANGED <<cks, held, nextCk, oq>>
+    /\ UNCHANGED <<now, stored, len, acked, cleanAcked, retry, crashes, cis, flushed, restarts, low>>
 
 MarkBit(c, i) == [c EXCEPT !.bits = c.bits \cup {i}]
 
@@ -154,11 +168,13 @@ ChangeInvisible(h) ==
 
 \* PopReviveService#reviveMsgFromCk once the CK's revive time has come.
 SkippedByEpoch(c, x) == Profile = "v5.0" /\ c.popTime < stored[x]
+\* reviveMsgFromCk finds no message at a deleted offset and goes on.
+Skipped(c, x) == SkippedByEpoch(c, x) \/ x < low
 
 \* At MaxTime every revive time has come (see Before).
 Revive(c) ==
     /\ c \in cks /\ ~c.revived /\ ~c.buf /\ (now >= c.popTime + Invisible \/ now = MaxTime)
-    /\ retry' = retry \cup {c.start + i : i \in {j \in 0..(c.num - 1) : j \notin c.bits /\ ~SkippedByEpoch(c, c.start + j)}}
+    /\ retry' = retry \cup {c.start + i : i \in {j \in 0..(c.num - 1) : j \notin c.bits /\ ~Skipped(c, c.start + j)}}
     /\ cks' = (cks \ {c}) \cup {[c EXCEPT !.revived = TRUE]}
     /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, crashes, nextCk, cis>> /\ Keep
 
@@ -199,14 +215,14 @@ CommitScan ==
     /\ offset' = Head(oq).nb
     /\ oq' = Tail(oq)
     /\ UNCHANGED <<now, stored, len, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-                   flushed, restarts>>
+                   flushed, restarts, low>>
 
 \* ConsumerOffsetManager#persist (only needed to roll back to; off once no restart is left).
 Flush ==
     /\ restarts < MaxRestart /\ flushed # offset
     /\ flushed' = offset
     /\ UNCHANGED <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-                   oq, restarts>>
+                   oq, restarts, low>>
 
 \* BrokerController restart: memory lost (buffer, offset queue, the POP in progress), the
 \* committed offset back to its last flush; the store and the revive topic survive.
@@ -215,10 +231,17 @@ Restart ==
     /\ restarts' = restarts + 1
     /\ cks' = {c \in cks : ~c.buf}
     /\ oq' = <<>> /\ pending' = -1 /\ offset' = flushed
-    /\ UNCHANGED <<now, stored, len, held, acked, cleanAcked, retry, crashes, nextCk, cis, flushed>>
+    /\ UNCHANGED <<now, stored, len, held, acked, cleanAcked, retry, crashes, nextCk, cis, flushed, low>>
+
+\* Retention (DefaultMessageStore#deleteExpiredFiles) deletes the oldest stored message.
+Expire ==
+    /\ low < len /\ low < MaxExpire
+    /\ low' = low + 1
+    /\ UNCHANGED <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
+                   oq, flushed, restarts>>
 
 Next ==
-    \/ Produce \/ BeginPop \/ ReadQueue \/ Tick \/ Crash \/ CommitScan \/ Flush \/ Restart
+    \/ Produce \/ Expire \/ BeginPop \/ ReadQueue \/ Tick \/ Crash \/ CommitScan \/ Flush \/ Restart
     \/ \E c \in cks : StoreCk(c)
     \/ \E h \in held : Ack(h) \/ ChangeInvisible(h)
     \/ \E c \in cks : Revive(c)
@@ -241,8 +264,9 @@ LiveCovered(x) == \E c \in cks : ~c.revived /\ c.start <= x /\ x < c.start + c.n
 HeldNow(x) == \E h \in held : h.m = x
 
 \* ALO-1 / OFF-1 as a state invariant: every stored message is acked, still deliverable
-\* (at or after the committed offset), in the retry topic, held, or under a live CK.
-OFF_1 == \A x \in 0..(len - 1) :
+\* (at or after the committed offset), in the retry topic, held, or under a live CK
+\* (a message retention deleted is excused, as in spec/properties.md).
+OFF_1 == \A x \in low..(len - 1) :
             x \in acked \/ x >= offset \/ x \in retry \/ HeldNow(x) \/ LiveCovered(x)
 
 \* CKM-1: revive never re-sends a message acked before its deadline -- assuming no restart
@@ -256,5 +280,5 @@ CKM_1 == restarts = 0 => \A x \in retry : x \notin cleanAcked
 OFF_2 == [][offset' >= offset \/ restarts' > restarts]_vars
 
 \* ALO-2 (liveness): once production stops, every stored message is eventually acked for good.
-ALO_2 == <>[](\A x \in 0..(len - 1) : x \in acked)
+ALO_2 == <>[](\A x \in low..(len - 1) : x \in acked)
 =============================================================================

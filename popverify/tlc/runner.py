@@ -80,18 +80,25 @@ def parse_output(text: str) -> dict[str, Any]:
     m = re.search(r"The depth of the complete state graph search is (\d+)", text)
     if m:
         info["depth"] = int(m.group(1))
-    m = re.search(r"Error: Invariant (\w+) is violated", text) or re.search(r"Error: Temporal properties were violated", text)
+    m = (re.search(r"Error: Invariant (\w+) is violated", text)
+         or re.search(r"Error: Action property (\w+) is violated", text)
+         or re.search(r"Error: Temporal properties were violated", text))
     if m:
         info["violated"] = m.group(1) if m.groups() else "temporal"
         state: dict[str, Any] = {}
+        last = None
         for line in text.splitlines():
             vm = _VALUE.match(line.strip())
             if vm:
+                last = vm.group(1)
                 value = vm.group(2).strip()
-                state[vm.group(1)] = int(value) if re.fullmatch(r"-?\d+", value) else value
+                state[last] = int(value) if re.fullmatch(r"-?\d+", value) else value
             elif state and not line.strip():
                 info["trace"].append(state)
-                state = {}
+                state, last = {}, None
+            elif state and last is not None:
+                # TLC prints a long value over several lines: join them
+                state[last] = f"{state[last]} {line.strip()}"
         if state:
             info["trace"].append(state)
     info["completed"] = "Model checking completed. No error has been found." in text

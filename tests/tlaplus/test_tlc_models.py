@@ -23,6 +23,25 @@ def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None
     assert results["MCPopConsumption_restart_small"].result == "ok"  # a restart loses the buffer, not a message
     f1 = results["MCPopConsumption_seedera"]
     assert f1.result == "expected-violation" and f1.violated == "OFF_1"  # v5.0: finding F1
+    assert results["MCPopConsumption_retention_small"].result == "ok"  # retention alone: OFF_2 holds
+    f6 = results["MCPopConsumption_retention"]
+    assert f6.result == "expected-violation" and f6.violated == "OFF_2"  # buffer merge + retention: F6
+    assert f6.trace[-1]["offset"] < f6.trace[-2]["offset"]
+    # a value TLC prints over several lines arrives whole in the step table
+    assert any("revived |-> FALSE" in str(state["cks"]) and "buf |->" in str(state["cks"]) for state in f6.trace)
+
+
+def test_f6_goes_away_when_scan_commit_offset_never_moves_back(tmp_path: Path) -> None:
+    # The counterexample is scanCommitOffset's unconditional commit: with the commit guarded by
+    # nextBeginOffset > committed (Java only logs that case), MCPopConsumption_retention passes.
+    spec = (TLAPLUS / "PopConsumption.tla").read_text()
+    fixed = spec.replace("    /\\ offset' = Head(oq).nb\n",
+                         "    /\\ offset' = IF Head(oq).nb > offset THEN Head(oq).nb ELSE offset\n")
+    assert fixed != spec
+    (tmp_path / "PopConsumption.tla").write_text(fixed)
+    cfg = tmp_path / "MCPopConsumption_retention.cfg"
+    shutil.copy(TLAPLUS / "MCPopConsumption_retention.cfg", cfg)
+    assert run_model(cfg).result == "unexpected-pass"
 
 
 def test_a_mutated_spec_yields_a_counterexample(tmp_path: Path) -> None:
