@@ -87,7 +87,7 @@ def test_parse_output_reads_tlc_statistics() -> None:
 
 def test_a_pop_spec_whose_revive_ignores_acks_violates_ckm1(tmp_path: Path) -> None:
     spec = (TLAPLUS / "PopConsumption.tla").read_text()
-    broken = spec.replace("j \\notin c.bits /\\ ~SkippedByEpoch", "~SkippedByEpoch")
+    broken = spec.replace("j \\notin c.bits /\\ ~Skipped(", "~Skipped(")
     assert broken != spec
     (tmp_path / "PopConsumption.tla").write_text(broken)
     cfg = tmp_path / "MCPopConsumption_small.cfg"
