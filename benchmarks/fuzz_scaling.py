@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from spark_fuzz.campaign import campaign, run_round, spark_session  # noqa: E402
+from spark_fuzz.campaign import campaign, run_round, spark_session, warm_up  # noqa: E402
 from spark_fuzz.runs import run_row  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def main() -> None:
 
     for cores in (1, 2):
         session = spark_session(f"local[{cores}]")
-        run_round(session, jobs[:20], "develop", args.mode, args.steps, None, 0, 8)  # warm the Python workers
+        warm_up(session, cores * 8)
         start = time.perf_counter()
         run_round(session, jobs, "develop", args.mode, args.steps, None, 0, cores * 8)
         figures[f"local{cores}_runs_per_s"] = args.runs / (time.perf_counter() - start)

@@ -117,7 +117,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     spark = spark_session(master)
     parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
     done = store.load_rows(out, profile, mode)
-    _warm_up(spark, parallelism)
+    warm_up(spark, parallelism)
     started = time.perf_counter()
     coverage_timeline: list[dict[str, Any]] = []
     first_failure: float | None = None
@@ -156,7 +156,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     return summary
 
 
-def _warm_up(spark, slices: int) -> None:
+def warm_up(spark, slices: int) -> None:
     """Start the Python workers and import the model in them before the clock starts, so that
     time to first failure and coverage over time measure the search, not Spark's start-up (a
     blind baseline run second in the same session would otherwise start warm)."""
