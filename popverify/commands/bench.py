@@ -7,8 +7,13 @@ import json
 import platform
 import time
 
+from popverify.args import bounded_int
 from popverify.errors import UsageError
 from popverify.sim.scenario import ScenarioConfig, run_scenario
+
+
+MAX_STEPS = 1_000_000  # README "Bounds"
+MAX_RUNS = 1_000
 
 
 def measure(steps: int, runs: int, check: bool, profile: str) -> float:
@@ -22,8 +27,6 @@ def measure(steps: int, runs: int, check: bool, profile: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.steps < 1 or args.runs < 1:
-        raise UsageError("--steps and --runs must be >= 1")
     measure(200, 1, True, args.profile)  # warm-up: imports and first-call costs out of the figures
     checked = measure(args.steps, args.runs, True, args.profile)
     unchecked = measure(args.steps, args.runs, False, args.profile)
@@ -41,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("bench", help="measure simulated steps per second per core")
     parser.add_argument("--profile", default="develop", choices=("v5.0", "develop"))
-    parser.add_argument("--steps", type=int, default=5000)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--steps", type=bounded_int(1, MAX_STEPS), default=5000, help=f"steps per run (1..{MAX_STEPS:,})")
+    parser.add_argument("--runs", type=bounded_int(1, MAX_RUNS), default=5, help=f"runs per measurement (1..{MAX_RUNS})")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

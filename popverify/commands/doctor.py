@@ -14,7 +14,7 @@ from popverify import tools
 
 def _java_version() -> str:
     java = tools.java_executable()
-    proc = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    proc = tools.run_child([java, "-version"], timeout=120)
     first = (proc.stderr or proc.stdout).splitlines()[0] if (proc.stderr or proc.stdout) else ""
     match = re.search(r'version "([^"]+)"', first)
     if proc.returncode != 0 or match is None:
@@ -27,8 +27,7 @@ def _java_version() -> str:
 
 def _tlc_version() -> str:
     jar = tools.tlc_jar()
-    proc = subprocess.run([tools.java_executable(), "-cp", str(jar), "tlc2.TLC", "-h"],
-                          capture_output=True, text=True, check=False, timeout=120)
+    proc = tools.run_child([tools.java_executable(), "-cp", str(jar), "tlc2.TLC", "-h"], timeout=120)
     match = re.search(r"Version (\S+) of ([^\n]+)", proc.stdout + proc.stderr)
     if match is None:
         raise tools.ToolError(f"TLC at {jar} did not report a version")
@@ -68,7 +67,7 @@ def _maven_version() -> str:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise tools.ToolError("mvn not found on PATH (needed to install TLC and for conformance)")
-    proc = subprocess.run([mvn, "-v"], capture_output=True, text=True, check=False, timeout=120)
+    proc = tools.run_child([mvn, "-v"], timeout=120)
     first = proc.stdout.splitlines()[0] if proc.stdout else ""
     return re.sub(r"\x1b\[[0-9;]*m", "", first).strip()
 

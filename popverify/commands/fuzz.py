@@ -7,8 +7,16 @@ import json
 import sys
 from pathlib import Path
 
+from popverify.args import bounded_float, bounded_int, output_dir, spark_master
 from popverify.errors import UsageError
 from popverify.sim.scenario import MODES
+
+# Upper bounds (README "Bounds"): beyond them a campaign would run for days on one machine;
+# split it into resumed campaigns instead.
+MAX_RUNS = 10_000_000
+MAX_STEPS = 100_000
+MAX_ROUNDS = 10_000
+MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,8 +25,8 @@ def run(args: argparse.Namespace) -> int:
     from popverify.mutants import MUTANTS
     from spark_fuzz.campaign import campaign
 
-    if args.runs < 1 or args.steps < 1 or args.rounds < 1:
-        raise UsageError("--runs, --steps and --rounds must be >= 1")
+    if args.rounds > args.runs:
+        raise UsageError(f"--rounds {args.rounds} is more than --runs {args.runs}: every round needs a run")
     if args.compare_blind and args.rounds < 2:
         raise UsageError("--compare-blind needs --rounds >= 2 (one round is blind seeds already)")
     if args.mutant is not None and args.mutant not in MUTANTS:
@@ -27,14 +35,14 @@ def run(args: argparse.Namespace) -> int:
     master = args.master or None
     with tqdm(total=args.runs, desc=f"fuzz {args.profile}/{args.mode}", unit="run", file=sys.stderr,
               disable=args.no_progress) as bar:
-        summary = campaign(args.profile, args.mode, args.runs, args.steps, Path(args.out), master=master,
+        summary = campaign(args.profile, args.mode, args.runs, args.steps, args.out, master=master,
                            rounds=args.rounds, time_budget=args.time_budget, mutant=args.mutant,
                            progress=bar.update, compare_blind=args.compare_blind)
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))
     else:
         print(f"{summary['runs']} runs, {summary['runs_per_s']} runs/s, {summary['steps_per_s']} steps/s; "
-              f"report: {Path(args.out) / 'report.html'}")
+              f"report: {args.out / 'report.html'}")
         if "blind_baseline" in summary:
             blind = summary["blind_baseline"]["coverage"]
             print(f"  coverage: guided {summary['coverage']} vs blind {blind} points for the same budget "
@@ -48,15 +56,20 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fuzz", help="run a distributed fuzz campaign on Spark (local mode by default)")
     parser.add_argument("--profile", choices=("v5.0", "develop"), required=True)
-    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--runs", type=bounded_int(1, MAX_RUNS), default=1000,
+                        help=f"runs in the campaign (1..{MAX_RUNS:,}; a resume counts the runs already done)")
     parser.add_argument("--mode", choices=tuple(MODES), default="pop")
-    parser.add_argument("--steps", type=int, default=500)
-    parser.add_argument("--master", default="local[*]", help="Spark master URL (default local[*])")
-    parser.add_argument("--rounds", type=int, default=1, help="coverage-guided rounds (1 = blind seeds only)")
+    parser.add_argument("--steps", type=bounded_int(1, MAX_STEPS), default=500, help=f"steps per run (1..{MAX_STEPS:,})")
+    parser.add_argument("--master", type=spark_master, default="local[*]",
+                        help="Spark master URL (default local[*]; local masters get 4 attempts per task)")
+    parser.add_argument("--rounds", type=bounded_int(1, MAX_ROUNDS), default=1,
+                        help=f"coverage-guided rounds (1 = blind seeds only; 1..{MAX_ROUNDS})")
     parser.add_argument("--compare-blind", action="store_true",
                         help="also run blind seeds for the same budget (under OUT/blind-baseline) and compare")
-    parser.add_argument("--time-budget", type=float, default=None, help="stop starting rounds after S seconds")
-    parser.add_argument("--out", default="popverify-out/fuzz")
+    parser.add_argument("--time-budget", type=bounded_float(0, MAX_TIME_BUDGET_S, low_open=True), default=None,
+                        help="stop starting rounds after S seconds (0 < S <= 30 days)")
+    parser.add_argument("--out", type=output_dir, default="popverify-out/fuzz",
+                        help="campaign folder; a resume must use the same --profile/--mode/--steps/--mutant/--rounds")
     parser.add_argument("--mutant", default=None, help="fuzz a deliberately broken model variant")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true")

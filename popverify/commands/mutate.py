@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from popverify.args import bounded_int, comma_list, output_dir
 from popverify.errors import UsageError
 
 DEFAULT_FILES = ("broker/ack_processor.py,broker/buffer_merge.py,broker/checkpoint.py,broker/offset_manager.py,"
@@ -16,21 +17,28 @@ DEFAULT_FILES = ("broker/ack_processor.py,broker/buffer_merge.py,broker/checkpoi
 def run(args: argparse.Namespace) -> int:
     from popverify.verify import mutation
 
-    operators = tuple(o for o in args.operators.split(",") if o)
-    files = tuple(f for f in args.files.split(",") if f)
-    missing = [f for f in files if ".." in Path(f).parts or not (mutation.REFERENCE / f).is_file()]
+    operators = args.operators
+    files = args.files
+    root = mutation.REFERENCE.resolve()
+
+    def inside(name: str) -> bool:
+        # relative, no "..", a Python file of reference/ (``reference/x`` joined to "/etc/passwd"
+        # would otherwise be /etc/passwd)
+        path = (mutation.REFERENCE / name).resolve()
+        return (not Path(name).is_absolute() and ".." not in Path(name).parts and path.suffix == ".py"
+                and path.is_file() and root in path.parents)
+
+    missing = [f for f in files if not inside(f)]
     if missing:
-        raise UsageError(f"no such reference file(s): {missing}")
-    if args.max_mutants < 1 or args.seeds < 1 or args.steps < 1:
-        raise UsageError("--max-mutants, --seeds and --steps must be >= 1")
+        raise UsageError(f"not a Python file of reference/: {', '.join(missing)} (give paths relative to reference/)")
     try:
         result = mutation.run(operators, files, args.max_mutants, args.seeds, args.steps,
                               lambda m: print(f"[mutate] {m}", file=sys.stderr, flush=True),
-                              techniques=tuple(t for t in args.techniques.split(",") if t))
+                              techniques=args.techniques)
     except ValueError as err:
         raise UsageError(str(err)) from err
-    if args.out:
-        out = Path(args.out)
+    if args.out is not None:
+        out = args.out
         try:
             out.mkdir(parents=True, exist_ok=True)
             (out / "mutation.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -58,15 +66,19 @@ def mutation_operators() -> tuple[str, ...]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("mutate", help="mutation testing: which mutants of the model each technique kills")
-    parser.add_argument("--operators", default=",".join(mutation_operators()),
+    parser.add_argument("--operators", type=comma_list(mutation_operators(), "operator"),
+                        default=",".join(mutation_operators()),
                         help="comma list: " + ", ".join(mutation_operators()))
-    parser.add_argument("--techniques", default="simulation,push,z3",
+    parser.add_argument("--techniques", type=comma_list(None, "technique"), default="simulation,push,z3",
                         help="comma list of simulation (POP), push, z3 (cross-checks), stateful, conformance, "
                              "trace (TLC trace validation of the reference push runs)")
-    parser.add_argument("--files", default=DEFAULT_FILES, help="comma list of files relative to reference/")
-    parser.add_argument("--max-mutants", type=int, default=100, help="mutate at most this many sites (file order)")
-    parser.add_argument("--seeds", type=int, default=3, help="simulation seeds per profile")
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--out", default=None, help="also write mutation.json here (verify's --out shows it)")
+    parser.add_argument("--files", type=comma_list(None, "file"), default=DEFAULT_FILES,
+                        help="comma list of files relative to reference/")
+    parser.add_argument("--max-mutants", type=bounded_int(1, 10_000), default=100,
+                        help="mutate at most this many sites (file order; 1..10000)")
+    parser.add_argument("--seeds", type=bounded_int(1, 1_000), default=3, help="simulation seeds per profile (1..1000)")
+    parser.add_argument("--steps", type=bounded_int(1, 100_000), default=300, help="1..100000")
+    parser.add_argument("--out", type=output_dir, default=None,
+                        help="also write mutation.json here (verify's --out shows it)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

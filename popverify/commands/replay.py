@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 
+from popverify.args import input_file
 from popverify.errors import UsageError
 from popverify.sim.scenario import run_scenario
-from popverify.trace.itf import TraceError, read_trace, run_spec
+from popverify.trace.itf import TraceError, _decode, read_trace, run_spec, same_value
 
 
 def replay(path: str) -> tuple[bool, dict, dict]:
-    """Re-run the trace at ``path``; (same outcome?, recorded summary, replayed summary)."""
+    """Re-run the trace at ``path``; (same outcome?, recorded summary, replayed summary).
+    States and outcome are compared with their types (``1`` is not ``true`` nor ``1.0``)."""
     doc = read_trace(path)
     spec = run_spec(doc)
     recorded = doc["#meta"]["popverify"].get("outcome")
+    if recorded is not None and not isinstance(recorded, dict):
+        raise TraceError("trace outcome is not an object")
     try:
         result = run_scenario(spec["profile"], spec["seed"], len(spec["schedule"]), mode=spec["mode"],
                               config=spec["config"], schedule=spec["schedule"], mutant=spec["mutant"],
@@ -22,13 +26,13 @@ def replay(path: str) -> tuple[bool, dict, dict]:
     except ValueError as err:
         raise TraceError(f"trace cannot be replayed: {err}") from err
     assert result.trace is not None
-    same_states = result.trace["states"] == json.loads(json.dumps(doc["states"]))
-    return same_states and result.summary() == recorded, recorded or {}, result.summary()
+    same_states = same_value(_decode(result.trace["states"]), doc["states"])
+    return same_states and same_value(result.summary(), recorded), recorded or {}, result.summary()
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        same, recorded, replayed = replay(args.file)
+        same, recorded, replayed = replay(str(args.file))
     except TraceError as err:
         raise UsageError(str(err)) from err
     if args.json:
@@ -44,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("replay", help="re-execute an ITF trace and confirm the same outcome")
-    parser.add_argument("file")
+    parser.add_argument("file", type=input_file)
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import attrs
 
+from popverify.args import bounded_int, output_file
 from popverify.errors import UsageError
 from popverify.sim.scenario import FAULTS, MODES, PUSH_FAULTS, ScenarioConfig, run_scenario
 from reference.common.profile import PROFILE_NAMES
@@ -27,14 +27,20 @@ def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
     return names
 
 
+MAX_STEPS = 10_000_000  # README "Bounds"
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.steps < 0 or args.steps > 10_000_000:
-        raise UsageError("--steps must be between 0 and 10000000")
+    # options of the other mode are errors, not silently ignored
+    if args.mode == "pop" and (args.orderly or args.fail_percent is not None):
+        raise UsageError("--orderly and --fail-percent are push-mode options (add --mode push)")
+    if args.mode == "push" and args.buffer_merge is not None:
+        raise UsageError("--buffer-merge is a POP-mode option (PopBufferMergeService); push mode has no buffer")
     try:
         config = attrs.evolve(ScenarioConfig.default_for(args.mode), queues=args.queues, consumers=args.consumers,
                               enable_pop_buffer_merge=args.buffer_merge == "on",
                               faults=parse_faults(args.faults, args.mode), consume_orderly=args.orderly,
-                              consume_fail_percent=args.fail_percent)
+                              consume_fail_percent=20 if args.fail_percent is None else args.fail_percent)
         config.validate()
         result = run_scenario(args.profile, args.seed, args.steps, mode=args.mode, config=config,
                               mutant=args.mutant, record_trace=args.trace is not None)
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         from popverify.trace.itf import write_trace
         assert result.trace is not None
         try:
-            write_trace(Path(args.trace), result.trace)
+            write_trace(args.trace, result.trace)
         except OSError as err:
             raise UsageError(f"cannot write trace {args.trace}: {err.strerror or err}") from err
     if args.json:
@@ -64,18 +70,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("simulate", help="run one deterministic scenario and check every property")
     parser.add_argument("--profile", choices=PROFILE_NAMES, default="develop")
     parser.add_argument("--mode", choices=tuple(MODES), default="pop")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--queues", type=int, default=2)
-    parser.add_argument("--consumers", type=int, default=2)
-    parser.add_argument("--buffer-merge", choices=("on", "off"), default="off",
-                        help="enablePopBufferMerge (RocketMQ's default is off)")
+    parser.add_argument("--seed", type=bounded_int(-2 ** 63, 2 ** 63 - 1), default=0, help="a 64-bit integer")
+    parser.add_argument("--steps", type=bounded_int(0, MAX_STEPS), default=1000, help=f"0..{MAX_STEPS:,}")
+    parser.add_argument("--queues", type=bounded_int(1, 64), default=2, help="1..64")
+    parser.add_argument("--consumers", type=bounded_int(1, 64), default=2, help="1..64")
+    parser.add_argument("--buffer-merge", choices=("on", "off"), default=None,
+                        help="POP: enablePopBufferMerge (RocketMQ's default, off)")
     parser.add_argument("--faults", default=None,
                         help=f"comma list of faults, or 'all'; pop: {', '.join(FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
     parser.add_argument("--orderly", action="store_true", help="push: an orderly listener (ConsumeMessageOrderlyService)")
-    parser.add_argument("--fail-percent", type=int, default=20,
+    parser.add_argument("--fail-percent", type=bounded_int(0, 100), default=None,
                         help="push: how often the listener asks to reconsume later, in percent (default 20)")
     parser.add_argument("--mutant", default=None, help="run a deliberately broken model variant (see popverify/mutants.py)")
-    parser.add_argument("--trace", default=None, metavar="FILE", help="write the run as an ITF trace")
+    parser.add_argument("--trace", type=output_file, default=None, metavar="FILE", help="write the run as an ITF trace")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

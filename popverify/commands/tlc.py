@@ -6,7 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
+from popverify.args import bounded_float, bounded_int, input_file, output_dir
 from popverify.errors import UsageError
+from popverify.tlc.runner import MAX_TIMEOUT_S, MAX_WORKERS
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,20 +31,21 @@ def run(args: argparse.Namespace) -> int:
             cfgs.append(path)
     else:
         cfgs = models(tier)
-    if args.workers < 1:
-        raise UsageError("--workers must be >= 1")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be > 0")
+    if not cfgs:
+        raise UsageError(f"no {tier} models under {TLAPLUS}: nothing to check")
     results = [run_model(cfg, workers=args.workers, timeout=args.timeout) for cfg in cfgs]
     failed = False
     for r in results:
         if r.result in ("violation", "unexpected-pass", "error", "timeout"):
             failed = True
         if r.trace:
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
+            out = args.out
             path = out / f"{r.model}.itf.json"
-            path.write_text(json.dumps(counterexample_itf(r), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            try:
+                out.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(counterexample_itf(r), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            except OSError as err:
+                raise UsageError(f"cannot save the counterexample under {out}: {err.strerror or err}") from err
     if args.json:
         print(json.dumps({"models": [r.to_json() for r in results]}, indent=2))
     else:
@@ -65,11 +68,14 @@ def _validate(args: argparse.Namespace) -> int:
     from popverify.tlc.trace_validation import validate_trace
     from popverify.trace.itf import TraceError
 
-    if args.workers < 1:
-        raise UsageError("--workers must be >= 1")
+    from popverify.trace.itf import read_trace, run_spec
+
     results = []
     for path in args.validate:
         try:
+            # the run itself must be loadable and within bounds before TLC sees its states
+            run_spec(read_trace(path))
+            check_observed(read_trace(path))
             results.append(validate_trace(Path(path), workers=args.workers))
         except TraceError as err:
             raise UsageError(f"cannot validate {path}: {err}") from err
@@ -86,6 +92,35 @@ def _validate(args: argparse.Namespace) -> int:
                 if q.error:
                     print("      TLC gave no verdict:\n      " + q.error.replace("\n", "\n      "))
     return 0 if all(r.valid for r in results) else 1
+
+
+def check_observed(doc: dict) -> None:
+    """TraceError unless every ``observed`` state (and ``initial_observed``) is an object whose
+    values are integers, strings, booleans or lists/objects of them: what the trace
+    validation turns into TLA+ values."""
+    from popverify.trace.itf import TraceError
+
+    def plain(value, depth: int = 0) -> bool:
+        if depth > 8:
+            return False
+        if isinstance(value, (bool, int, str)):
+            return not isinstance(value, int) or isinstance(value, bool) or abs(value) < 2 ** 63
+        if isinstance(value, list):
+            return all(plain(v, depth + 1) for v in value)
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and plain(v, depth + 1) for k, v in value.items())
+        return False
+
+    meta = doc["#meta"]["popverify"]
+    observed = [meta["initial_observed"]] if "initial_observed" in meta else []
+    for i, state in enumerate(doc["states"]):
+        if not isinstance(state, dict):
+            raise TraceError(f"state {i} is not an object")
+        if "observed" in state:
+            observed.append(state["observed"])
+    for i, value in enumerate(observed):
+        if not isinstance(value, dict) or not plain(value):
+            raise TraceError(f"observed state {i} is not an object of plain values")
 
 
 def _figure(value: int | None) -> str:
@@ -117,11 +152,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     tier = parser.add_mutually_exclusive_group()
     tier.add_argument("--small", action="store_true", help="the CI configs")
     tier.add_argument("--deep", action="store_true", help="the deep configs")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--timeout", type=float, default=7200, help="seconds per model before TLC is stopped")
-    parser.add_argument("--out", default="popverify-out/tlc", help="where counterexamples are saved as ITF")
+    parser.add_argument("--workers", type=bounded_int(1, MAX_WORKERS), default=2, help=f"TLC worker threads (1..{MAX_WORKERS})")
+    parser.add_argument("--timeout", type=bounded_float(0, MAX_TIMEOUT_S, low_open=True), default=7200,
+                        help="seconds per model before TLC is stopped (0 < S <= 7 days)")
+    parser.add_argument("--out", type=output_dir, default="popverify-out/tlc",
+                        help="where counterexamples are saved as ITF")
     parser.add_argument("--update-readme", action="store_true", help="put these models' results into the table of tlaplus/README.md")
-    parser.add_argument("--validate", action="append", metavar="TRACE", default=[],
+    parser.add_argument("--validate", action="append", type=input_file, metavar="TRACE", default=[],
                         help="check that a push-mode ITF trace (simulate, fuzz, replay) is a behaviour of "
                              "PushConsumerOffsets (repeatable)")
     parser.add_argument("--json", action="store_true")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -13,9 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from popverify.args import bounded_int, comma_list, output_dir, spark_master
 from popverify.errors import UsageError
-from popverify.tools import PROJECT_ROOT, ToolError
+from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
+MAX_RUNS = 1_000_000   # fuzz runs per campaign (README "Bounds")
+MAX_STEPS = 100_000    # steps per fuzz run
 TECHNIQUES = ("tlc", "trace", "z3", "fuzz", "stateful", "conformance")
 MODES = ("pop", "push")
 PROFILES = ("v5.0", "develop")
@@ -94,19 +96,27 @@ def _trace_validation(out: Path) -> dict[str, Any]:
             "traces": traces}
 
 
+def campaign_folder(out: Path, mode: str, profile: str, steps: int, mutant: str | None) -> Path:
+    """Where one campaign of ``verify`` keeps its rows: keyed by everything that determines a
+    row besides the seed, so a re-run with other --steps or --mutant starts its own campaign
+    instead of reusing rows of another (the campaign's own manifest still refuses a mismatch)."""
+    return out / "fuzz" / (f"{mode}-{profile}-steps{steps}" + (f"-mutant-{mutant}" if mutant else ""))
+
+
 def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str) -> dict[str, Any]:
-    """A swarm campaign per mode and profile: on Spark (local mode by default), or as a plain
-    Python loop when asked or when Spark cannot start (reported as such)."""
+    """A swarm campaign per mode and profile: on Spark (local mode by default) or, when asked
+    with --engine python, as a plain Python loop. Spark that cannot start is an error of the
+    technique, never a silent switch to the loop."""
     from popverify.verify.campaign import run_campaign
     campaigns: dict[str, Any] = {}
-    used = engine
     if engine == "spark":
+        from spark_fuzz.campaign import campaign, spark_session
         try:
-            from spark_fuzz.campaign import campaign, spark_session
             spark_session(master)
-        except Exception as err:  # no Java / no pyspark: the loop still checks every property
-            _progress(f"Spark unavailable ({type(err).__name__}: {err}); campaigns run as a Python loop")
-            used = f"python (Spark unavailable: {type(err).__name__})"
+        except Exception as err:  # Py4J/JVM start-up failures have no narrower common type
+            return {"engine": f"spark {master}", "result": "error", "campaigns": {},
+                    "error": f"Spark did not start on {master} ({type(err).__name__}: {_first_line(err)}); "
+                             "use --engine python to run the campaigns as a Python loop"}
     import importlib
 
     from popverify.sim.scenario import MODES as DRIVERS
@@ -120,10 +130,10 @@ def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, mas
             continue
         for profile in PROFILES:
             key = f"{mode}/{profile}"
-            _progress(f"fuzz {key}: {runs} runs of {steps} steps on {'Spark ' + master if used == 'spark' else 'Python'}")
+            _progress(f"fuzz {key}: {runs} runs of {steps} steps on {'Spark ' + master if engine == 'spark' else 'Python'}")
             try:
-                if used == "spark":
-                    folder = out / "fuzz" / f"{mode}-{profile}"
+                if engine == "spark":
+                    folder = campaign_folder(out, mode, profile, steps, mutant)
                     summary = campaign(profile, mode, runs, steps, folder, master=master, mutant=mutant)
                     campaigns[key] = {"profile": profile, "mode": mode, "engine": f"spark {master}",
                                       "runs": summary["runs"], "steps": summary["steps"],
@@ -132,9 +142,16 @@ def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, mas
                 else:
                     campaigns[key] = run_campaign(profile, runs, steps, out / "traces", _progress, mutant=mutant,
                                                   mode=mode)
-            except ValueError as err:  # e.g. a mode this build does not have
+            except (ValueError, UsageError) as err:
+                # e.g. a mode this build does not have, or a folder holding another campaign
                 campaigns[key] = {"profile": profile, "mode": mode, "error": str(err)}
-    return {"engine": used if used != "spark" else f"spark {master}", "campaigns": campaigns}
+            if "error" in campaigns[key]:
+                _progress(f"fuzz {key}: ERROR {campaigns[key]['error']}")
+    return {"engine": f"spark {master}" if engine == "spark" else "python", "campaigns": campaigns}
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [""])[0][:300]
 
 
 # The property IDs each stateful machine checks (stateful_tests/, spec/properties.md).
@@ -150,8 +167,8 @@ def _stateful() -> dict[str, Any]:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="popverify-stateful-") as tmp:
         junit = Path(tmp) / "junit.xml"
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-                               "stateful_tests"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+        proc = run_child([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                          "stateful_tests"], cwd=PROJECT_ROOT)
         machines: dict[str, dict[str, Any]] = {}
         if junit.is_file():
             for case in ET.parse(junit).getroot().iter("testcase"):
@@ -176,26 +193,27 @@ def _conformance() -> dict[str, Any]:
 
 
 def _guarded(name: str, step: Callable[[], dict[str, Any]], summary: dict[str, Any]) -> None:
-    """Run one technique; a missing tool is reported as unavailable, never crashed on."""
+    """Run one technique; a missing tool makes it unavailable (a failure of the run, named in
+    the report), never a crash."""
     try:
         summary["techniques"][name] = step()
     except (ToolError, ImportError, FileNotFoundError) as err:
         summary["unavailable"][name] = f"{type(err).__name__}: {err}"
     except Exception as err:  # the tool itself broke: reported, and the run fails
-        summary["techniques"][name] = {"result": "error", "error": f"{type(err).__name__}: {err}"}
+        summary["techniques"][name] = {"result": "error", "error": f"{type(err).__name__}: {_first_line(err)}"}
 
 
 def run(args: argparse.Namespace) -> int:
     from popverify.commands.doctor import collect
+    from popverify.mutants import MUTANTS
     from popverify.verify import report
 
-    skip = {s for s in (args.skip or "").split(",") if s}
-    unknown = skip - set(TECHNIQUES)
-    if unknown:
-        raise UsageError(f"unknown technique(s) {sorted(unknown)}; known: {', '.join(TECHNIQUES)}")
-    if args.runs < 1 or args.steps < 1:
-        raise UsageError("--runs and --steps must be >= 1")
-    out = Path(args.out)
+    skip = set(args.skip or ())
+    if skip >= set(TECHNIQUES):
+        raise UsageError("--skip names every technique: nothing would be checked")
+    if args.mutant is not None and args.mutant not in MUTANTS:
+        raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
+    out = args.out
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -221,14 +239,24 @@ def run(args: argparse.Namespace) -> int:
     for name in sorted(skip):
         summary["unavailable"][name] = "skipped (--skip)"
     failed = report.failures(summary)
-    summary["outcome"] = "failed: " + ", ".join(failed) if failed else "ok: every property expected to hold held"
+    if not failed:
+        summary["outcome"] = "ok: every technique ran, checked something, and every property expected to hold held"
+    elif all(f.endswith("(skipped (--skip))") for f in failed):
+        summary["outcome"] = "incomplete: " + "; ".join(failed)
+    else:
+        summary["outcome"] = "failed: " + "; ".join(failed)
     mutation_file = out / "mutation.json"  # written by `popverify mutate --out` into the same folder
     if mutation_file.is_file():
         try:
             summary["mutation"] = json.loads(mutation_file.read_text())
         except (OSError, ValueError) as err:
             summary["unavailable"]["mutation"] = f"unreadable {mutation_file.name}: {err}"
-    report.write(summary, out)
+    try:
+        report.write(summary, out)
+    except OSError as err:
+        raise UsageError(f"cannot write the report under {out}: {err.strerror or err}") from err
+    for line in failed:  # every failing technique on stderr too, not only in the report
+        _progress(f"FAILED: {line}")
     if args.json:
         print(json.dumps({"outcome": summary["outcome"], "matrix": summary["matrix"]}, indent=2, sort_keys=True))
     else:
@@ -238,13 +266,19 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("verify", help="run every technique on defaults and write one report")
-    parser.add_argument("--out", default="popverify-out/verify", help="report folder (default popverify-out/verify)")
-    parser.add_argument("--runs", type=int, default=200, help="fuzz runs per mode and profile")
-    parser.add_argument("--steps", type=int, default=600, help="steps per fuzz run")
+    parser.add_argument("--out", type=output_dir, default="popverify-out/verify",
+                        help="report folder (default popverify-out/verify)")
+    parser.add_argument("--runs", type=bounded_int(1, MAX_RUNS), default=200,
+                        help=f"fuzz runs per mode and profile (1..{MAX_RUNS})")
+    parser.add_argument("--steps", type=bounded_int(1, MAX_STEPS), default=600,
+                        help=f"steps per fuzz run (1..{MAX_STEPS})")
     parser.add_argument("--engine", choices=("spark", "python"), default="spark",
                         help="run the fuzz campaigns on Spark (default) or as a plain Python loop")
-    parser.add_argument("--master", default="local[2]", help="Spark master for the campaigns (default local[2])")
-    parser.add_argument("--skip", default=None, help=f"comma list of techniques to skip: {', '.join(TECHNIQUES)}")
+    parser.add_argument("--master", type=spark_master, default="local[2]",
+                        help="Spark master for the campaigns (default local[2]; local masters get task retries)")
+    parser.add_argument("--skip", type=comma_list(TECHNIQUES, "technique"), default=None,
+                        help=f"comma list of techniques to skip: {', '.join(TECHNIQUES)} (a skipped technique "
+                             "makes the outcome 'incomplete', exit 1)")
     parser.add_argument("--mutant", default=None,
                         help="run the fuzz campaigns on a deliberately broken model (checks the suite itself)")
     parser.add_argument("--json", action="store_true")

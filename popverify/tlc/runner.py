@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from popverify.tools import PROJECT_ROOT, ToolError, java_executable, tlc_jar
+from popverify.tools import PROJECT_ROOT, ToolError, java_executable, run_child, tlc_jar
 
 TLAPLUS = PROJECT_ROOT / "tlaplus"
 
@@ -105,8 +105,17 @@ def parse_output(text: str) -> dict[str, Any]:
     return info
 
 
+MAX_WORKERS = 256  # TLC threads; far more than cores only exhausts file handles
+MAX_TIMEOUT_S = 7 * 24 * 3600.0
+
+
 def run_model(cfg: Path, workers: int = 2, spec: Path | None = None, timeout: float = 1800) -> TlcResult:
-    """Run TLC on ``cfg`` in a scratch folder (no states/ left in the tree)."""
+    """Run TLC on ``cfg`` in a scratch folder (no states/ left in the tree); ValueError for
+    workers outside 1..MAX_WORKERS or a timeout that is not a finite number in (0, MAX_TIMEOUT_S]."""
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"workers must be in 1..{MAX_WORKERS}")
+    if not 0 < timeout <= MAX_TIMEOUT_S:  # NaN fails this too
+        raise ValueError(f"timeout must be in (0, {MAX_TIMEOUT_S:g}] seconds")
     jar = tlc_jar()
     java = java_executable()
     spec = spec or spec_of(cfg)
@@ -120,9 +129,11 @@ def run_model(cfg: Path, workers: int = 2, spec: Path | None = None, timeout: fl
         shutil.copy(cfg, work / cfg.name)
         start = time.perf_counter()
         try:
-            proc = subprocess.run([java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
-                                   "-metadir", str(work / "states"), "-config", cfg.name, spec.name],
-                                  cwd=work, capture_output=True, text=True, timeout=timeout, check=False)
+            # its own process group, ended with popverify (SIGINT/SIGTERM) or on time-out; the
+            # scratch folder goes with the context manager as the exception unwinds
+            proc = run_child([java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
+                              "-metadir", str(work / "states"), "-config", cfg.name, spec.name],
+                             cwd=work, timeout=timeout)
         except subprocess.TimeoutExpired:
             return TlcResult(cfg.stem, "timeout", None, None, None, time.perf_counter() - start,
                              output_tail=f"TLC did not finish within {timeout:g} s (raise --timeout)")

@@ -10,11 +10,23 @@ the step, virtual time, the action and the typed events it produced.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from popverify import __version__
 from popverify.sim.scenario import Action, RunResult, ScenarioConfig
+
+# Bounds on what a trace may ask (README "Bounds"): a schedule is replayed step by step and
+# every millisecond of virtual time passes in service slices, so a trace asking for
+# ``["advance", 10**12]`` would run for hours. Drawn schedules stay far below these.
+MAX_TRACE_STEPS = 200_000
+MAX_ADVANCE_MS = 3_600_000            # one advance or clock_jump action: at most one hour
+MAX_TRACE_VIRTUAL_MS = 6 * 3_600_000  # all advance/clock_jump actions of a trace together
+MAX_INVISIBLE_TIME_MS = 3_600_000
+JAVA_INT = 2 ** 31                    # other integer arguments are Java ints
+MAX_ARG_CHARS = 1_000
+_TIME_ACTIONS = ("advance", "clock_jump")
 
 ITF_VARS = ["step", "now", "action", "events"]
 # Push traces add ``observed``: the state in PushConsumerOffsets' variables after the step.
@@ -40,7 +52,10 @@ def _encode(value: Any) -> Any:
 def _decode(value: Any) -> Any:
     if isinstance(value, dict):
         if set(value) == {"#bigint"}:
-            return int(value["#bigint"])
+            digits = value["#bigint"]
+            if not isinstance(digits, str) or not re.fullmatch(r"-?\d{1,40}", digits):
+                raise TraceError(f"malformed #bigint {str(digits)[:40]!r} (at most 40 digits)")
+            return int(digits)
         if set(value) == {"#tup"} or set(value) == {"#set"}:
             return [_decode(v) for v in next(iter(value.values()))]
         return {k: _decode(v) for k, v in value.items()}
@@ -89,27 +104,128 @@ def read_trace(path: Path) -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as err:
         raise TraceError(f"trace {path} is not valid JSON: {err.msg} at line {err.lineno}") from err
+    except ValueError as err:  # e.g. an integer literal beyond Python's digit limit
+        raise TraceError(f"trace {path} is not usable JSON: {str(err).splitlines()[0]}") from err
+    except RecursionError as err:
+        raise TraceError(f"trace {path} is nested too deeply") from err
     if not isinstance(doc, dict) or "states" not in doc or "#meta" not in doc or not isinstance(doc["states"], list):
         raise TraceError(f"{path} is not an ITF trace (needs #meta, vars and states)")
     meta = doc["#meta"].get("popverify") if isinstance(doc["#meta"], dict) else None
     if not isinstance(meta, dict):
         raise TraceError(f"{path} is an ITF trace but not one written by popverify (no #meta.popverify)")
-    return _decode(doc)
+    try:
+        return _decode(doc)
+    except RecursionError as err:
+        raise TraceError(f"trace {path} is nested too deeply") from err
 
 
 def run_spec(doc: dict[str, Any]) -> dict[str, Any]:
-    """The arguments to re-execute a trace: profile, mode, seed, config, schedule, mutant, steps."""
+    """The arguments to re-execute a trace: profile, mode, seed, config, schedule, mutant.
+
+    TraceError for anything a run could not start from or would not finish in bounded time:
+    unknown profile, mode or mutant, mistyped config fields, a seed that is not a 64-bit
+    integer, or a schedule beyond the bounds above."""
+    from popverify.mutants import MUTANTS
+    from popverify.sim.scenario import MODES
+    from reference.common.profile import PROFILE_NAMES
+
     meta = doc["#meta"]["popverify"]
+    for key in ("profile", "mode", "seed", "config", "schedule"):
+        if key not in meta:
+            raise TraceError(f"trace metadata is incomplete: no {key}")
+    profile, mode, seed, mutant = meta["profile"], meta["mode"], meta["seed"], meta.get("mutant")
+    if not isinstance(profile, str) or profile not in PROFILE_NAMES:
+        raise TraceError(f"trace names an unknown profile {_short(profile)}; known: {', '.join(PROFILE_NAMES)}")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise TraceError(f"trace names an unknown mode {_short(mode)}; known: {', '.join(MODES)}")
+    if mutant is not None and (not isinstance(mutant, str) or mutant not in MUTANTS):
+        raise TraceError(f"trace names an unknown mutant {_short(mutant)}")
+    if type(seed) is not int or not -2 ** 63 <= seed < 2 ** 63:
+        raise TraceError(f"trace seed {_short(seed)} is not a 64-bit integer")
+    schedule = _schedule(meta["schedule"])
+    config = _config(meta["config"])
+    return {"profile": profile, "mode": mode, "seed": seed, "config": config, "schedule": schedule,
+            "mutant": mutant}
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _schedule(raw: Any) -> tuple[Action, ...]:
+    """The schedule, every action checked against the bounds (TraceError names the first
+    offending step)."""
+    if not isinstance(raw, list):
+        raise TraceError("trace schedule is not a list")
+    if len(raw) > MAX_TRACE_STEPS:
+        raise TraceError(f"trace schedule has {len(raw)} steps; at most {MAX_TRACE_STEPS} are replayed")
+    schedule = []
+    virtual = 0
+    for step, entry in enumerate(raw):
+        try:
+            action = Action.from_json(entry)
+        except ValueError as err:
+            raise TraceError(f"trace schedule step {step}: {_short(entry)} is not an action") from err
+        if len(action.kind) > MAX_ARG_CHARS:
+            raise TraceError(f"trace schedule step {step}: action kind longer than {MAX_ARG_CHARS} characters")
+        for arg in action.args:
+            if isinstance(arg, str) and len(arg) > MAX_ARG_CHARS:
+                raise TraceError(f"trace schedule step {step}: argument longer than {MAX_ARG_CHARS} characters")
+            if type(arg) is int and not -JAVA_INT <= arg < JAVA_INT:
+                raise TraceError(f"trace schedule step {step}: argument {arg} is outside a Java int")
+        if action.kind in _TIME_ACTIONS and action.args and type(action.args[0]) is int:
+            ms = action.args[0]
+            if not 0 <= ms <= MAX_ADVANCE_MS:
+                raise TraceError(f"trace schedule step {step}: {action.kind} {ms} ms is outside 0..{MAX_ADVANCE_MS} "
+                                 "ms (one hour of virtual time per action)")
+            virtual += ms
+            if virtual > MAX_TRACE_VIRTUAL_MS:
+                raise TraceError(f"trace schedule asks for more than {MAX_TRACE_VIRTUAL_MS} ms of virtual time "
+                                 f"(by step {step})")
+        schedule.append(action)
+    return tuple(schedule)
+
+
+def _config(raw: Any) -> ScenarioConfig:
+    """The run's configuration; every field must have its default's type (``true`` is not a
+    queue count) and the invisible time a bound."""
+    import attrs as _attrs
+
+    if not isinstance(raw, dict):
+        raise TraceError("trace config is not an object")
+    for field in _attrs.fields(ScenarioConfig):
+        if field.name not in raw:
+            continue
+        value, default = raw[field.name], field.default
+        if isinstance(default, bool):
+            ok = type(value) is bool
+        elif isinstance(default, int):
+            ok = type(value) is int and -JAVA_INT <= value < JAVA_INT
+        elif isinstance(default, tuple):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:
+            ok = True
+        if not ok:
+            raise TraceError(f"trace config field {field.name} has a value of the wrong type or size: {_short(value)}")
+    if type(raw.get("invisible_time", 0)) is int and raw.get("invisible_time", 0) > MAX_INVISIBLE_TIME_MS:
+        raise TraceError(f"trace config invisible_time is above {MAX_INVISIBLE_TIME_MS} ms")
     try:
-        schedule = tuple(Action.from_json(a) for a in meta["schedule"])
-        config = ScenarioConfig.from_json(meta["config"])
-        spec = {"profile": meta["profile"], "mode": meta["mode"], "seed": int(meta["seed"]),
-                "config": config, "schedule": schedule, "mutant": meta.get("mutant")}
-    except (KeyError, TypeError, ValueError) as err:
-        raise TraceError(f"trace metadata is incomplete or malformed: {err}") from err
-    if not isinstance(spec["profile"], str) or not isinstance(spec["mode"], str):
-        raise TraceError("trace metadata is malformed: profile and mode must be strings")
-    return spec
+        return ScenarioConfig.from_json(raw)
+    except (TypeError, ValueError) as err:
+        raise TraceError(f"trace config is malformed: {err}") from err
+
+
+def same_value(left: Any, right: Any) -> bool:
+    """Deep equality that also compares types: ``1`` is not ``true`` and ``1`` is not ``1.0``
+    (Python's ``==`` says both are equal)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(same_value(left[k], right[k]) for k in left)
+    if isinstance(left, (list, tuple)):
+        return len(left) == len(right) and all(same_value(a, b) for a, b in zip(left, right))
+    return bool(left == right)
 
 
 def timeline(states: list[dict[str, Any]]) -> list[str]:

@@ -243,8 +243,8 @@ def judge(technique: Technique, root: Path, seeds: int, steps: int, timeout: flo
     import or a time-out is itself a verdict (a kill when the baseline ran)."""
     cmd = [sys.executable, "-c", technique.script, str(root), *technique.args(seeds, steps)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout,
-                              cwd=REFERENCE.parent)
+        from popverify.tools import run_child
+        proc = run_child(cmd, timeout=timeout, cwd=REFERENCE.parent)  # ends with popverify (SIGINT/SIGTERM)
     except subprocess.TimeoutExpired:  # a mutant that loops forever is caught by any run bound
         return {"verdict": "timeout", "modules": []}
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""

@@ -115,20 +115,51 @@ def _mode_properties(mode: str) -> list[str]:
             and ((pid in push) == (mode == "push"))]
 
 
+def _technique_status(name: str, entry: dict[str, Any]) -> str | None:
+    """Why one technique's entry is not a pass (errored, failed or empty), or None when it
+    checked something and that held."""
+    result = entry.get("result")
+    if result in ("failed", "error"):
+        return f"{name} {result}" + (f" ({entry['error']})" if entry.get("error") else "")
+    # what each technique checked; an empty list means nothing was checked
+    checked = {"tlc": "models", "trace": "traces", "z3": "proofs", "conformance": "checks",
+               "stateful": "machines"}.get(name)
+    if checked is not None and not entry.get(checked):
+        return f"{name} checked nothing (no {checked})"
+    if name == "conformance" and not any(c.get("cases") for c in entry.get("checks", [])):
+        return "conformance checked no cases"
+    return None
+
+
 def failures(summary: dict[str, Any]) -> list[str]:
-    """What makes the run fail: a technique that ran and failed, or a violation of a property
-    spec/expectations.json expects to hold. Findings are results, not failures."""
+    """What makes the run fail: a technique that errored, failed, checked nothing or did not
+    run (skipped or unavailable), a fuzz campaign that errored or ran no runs, or a violation
+    of a property spec/expectations.json expects to hold. Findings are results, not failures."""
     failed = []
     tech = summary["techniques"]
-    for name in ("tlc", "trace", "z3", "stateful", "conformance"):
-        if name in tech and tech[name].get("result") in ("failed", "error"):
-            failed.append(name)
-    fuzz = tech.get("fuzz", {})
-    if fuzz.get("result") == "error":
-        failed.append("fuzz")
-    for key, camp in fuzz.get("campaigns", {}).items():
-        if any(f["unexpected"] for f in camp.get("findings", [])):
-            failed.append(f"fuzz {key}")
+    for name, entry in tech.items():
+        if name == "fuzz" or not isinstance(entry, dict):
+            continue
+        status = _technique_status(name, entry)
+        if status is not None:
+            failed.append(status)
+    fuzz = tech.get("fuzz")
+    if fuzz is not None:
+        if fuzz.get("result") == "error":
+            failed.append(f"fuzz error ({fuzz.get('error', '')})")
+        elif not fuzz.get("campaigns"):
+            failed.append("fuzz ran no campaign")
+        for key, camp in sorted(fuzz.get("campaigns", {}).items()):
+            if "error" in camp:
+                failed.append(f"fuzz {key} error ({camp['error']})")
+            elif not camp.get("runs"):
+                failed.append(f"fuzz {key} ran no runs")
+            elif any(f["unexpected"] for f in camp.get("findings", [])):
+                failed.append(f"fuzz {key}")
+    for name, why in sorted(summary.get("unavailable", {}).items()):
+        if name == "mutation":  # an optional extra of the report, not a technique
+            continue
+        failed.append(f"{name} did not run ({why})")
     return failed
 
 
