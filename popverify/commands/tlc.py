@@ -66,16 +66,20 @@ def run(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     """``--validate TRACE...``: is each run a behaviour of its spec? Exit 1 when one is not."""
     from popverify.tlc.trace_validation import validate_trace
-    from popverify.trace.itf import TraceError
+    from popverify.trace.itf import TraceError, read_trace
 
-    from popverify.trace.itf import read_trace, run_spec
+    from popverify.commands.replay import replay
 
     results = []
     for path in args.validate:
         try:
-            # the run itself must be loadable and within bounds before TLC sees its states
-            run_spec(read_trace(path))
+            # Only a trace its own run reproduces is validated: its observed states are then the
+            # model's, not an edited or corrupt file's (which the projection cannot read).
             check_observed(read_trace(path))
+            identical, _, _ = replay(str(path))
+            if not identical:
+                raise TraceError("its recorded states are not what its run produces (an edited or corrupt "
+                                 "trace; `popverify replay` shows the difference)")
             results.append(validate_trace(Path(path), workers=args.workers))
         except TraceError as err:
             raise UsageError(f"cannot validate {path}: {err}") from err
