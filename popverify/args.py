@@ -11,6 +11,7 @@ import argparse
 import math
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,30 +68,41 @@ def comma_list(known: tuple[str, ...] | None = None, what: str = "name") -> Call
 
 
 def output_dir(text: str) -> Path:
-    """A folder to write into: not empty, not an existing file, and creatable/writable (checked
-    on its nearest existing ancestor, nothing is created here)."""
+    """A folder to write into: not empty, not an existing file; created now (with its parents)
+    and probed with a scratch file, so an unwritable place fails before any work starts."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path is not a folder (give e.g. popverify-out/run)")
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} exists and is not a folder")
-    _check_writable(path, text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot write under {text}: {err.strerror or err}") from None
     return path
 
 
 def output_file(text: str) -> Path:
-    """A file to write: not empty, not a folder, in a folder that exists or can be created."""
+    """A file to write: not empty, not a folder; its folder is created now and the file probed
+    for writing (a file that did not exist is removed again)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path is not a file name")
     path = Path(text)
     if path.is_dir() or text.endswith(os.sep):
         raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text} is not writable")
-    parent = path.parent
-    if parent.exists() and not parent.is_dir():
-        raise argparse.ArgumentTypeError(f"{parent} is not a folder")
-    _check_writable(parent, str(parent))
+    existed = path.exists()
+    if existed and not path.is_file():
+        return path  # a device or pipe (/dev/stdout, a FIFO): written as it is
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot write {text}: {err.strerror or err}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
     return path
 
 
@@ -106,18 +118,6 @@ def input_file(text: str) -> Path:
     if not os.access(path, os.R_OK):
         raise argparse.ArgumentTypeError(f"{text} is not readable")
     return path
-
-
-def _check_writable(path: Path, shown: str) -> None:
-    probe = path
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if probe.exists() and not probe.is_dir():
-        raise argparse.ArgumentTypeError(f"cannot create {shown}: {probe} is not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise argparse.ArgumentTypeError(f"cannot write under {shown}: {probe} is not writable")
 
 
 # Spark master URLs popverify accepts (spark-submit's own forms): local, local[N], local[*],

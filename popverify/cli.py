@@ -64,11 +64,14 @@ def main(argv: list[str] | None = None) -> int:
         _say(str(err))
         return 2
     if not getattr(args, "func", None):
-        parser.print_help()
+        _say(f"popverify: error: a command is required: {', '.join(sorted(parser_commands(parser)))} "
+             "(see popverify --help)")
         return 2
     previous = install_signal_handlers()
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe (``| head``) fails here, inside the handlers below
+        return code
     except UsageError as err:
         _say(f"popverify {args.command}: error: {_one_line(err)}")
         return 2
@@ -87,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         restore_signal_handlers(previous)
+
+
+def parser_commands(parser: argparse.ArgumentParser) -> list[str]:
+    """The subcommand names registered on ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
 
 
 def _one_line(err: Exception) -> str:
