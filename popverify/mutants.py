@@ -52,6 +52,17 @@ def _revive_skips_message() -> list[tuple[Any, str, Any]]:
     return [(revive.PopReviveService, "revive_retry", revive_retry)]
 
 
+def _second_loss() -> list[tuple[Any, str, Any]]:
+    original = revive.PopReviveService.revive_retry
+
+    def revive_retry(self: Any, point: Any, msg: Any, msg_offset: int) -> None:
+        if msg_offset % 5 == 2:
+            return None  # this one un-acked message is never re-sent; the others are
+        original(self, point, msg, msg_offset)
+
+    return [(revive.PopReviveService, "revive_retry", revive_retry)]
+
+
 def _early_revive() -> list[tuple[Any, str, Any]]:
     return [(checkpoint.PopCheckPoint, "revive_time", property(lambda self: self.pop_time))]
 
@@ -107,6 +118,10 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("CKM-1", "NSR-1"), _drop_ack),
     Mutant("revive-skips-message", "revive never re-sends un-acked messages to the retry topic",
            ("ALO-2",), _revive_skips_message),
+    # A second way to lose a message on v5.0, beside F1: its runs must get their own
+    # "unexplained" signature (tests/findings/test_attribution.py).
+    Mutant("second-loss", "revive skips the un-acked message at every queue offset = 2 (mod 5)",
+           ("ALO-2", "ALO-1"), _second_loss),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",
