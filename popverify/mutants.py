@@ -56,7 +56,7 @@ def _second_loss() -> list[tuple[Any, str, Any]]:
     original = revive.PopReviveService.revive_retry
 
     def revive_retry(self: Any, point: Any, msg: Any, msg_offset: int) -> None:
-        if msg_offset % 5 == 2:
+        if msg_offset % 11 == 5:
             return None  # this one un-acked message is never re-sent; the others are
         original(self, point, msg, msg_offset)
 
@@ -120,7 +120,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("ALO-2",), _revive_skips_message),
     # A second way to lose a message on v5.0, beside F1: its runs must get their own
     # "unexplained" signature (tests/findings/test_attribution.py).
-    Mutant("second-loss", "revive skips the un-acked message at every queue offset = 2 (mod 5)",
+    Mutant("second-loss", "revive skips the un-acked message at every queue offset = 5 (mod 11)",
            ("ALO-2", "ALO-1"), _second_loss),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
