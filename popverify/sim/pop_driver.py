@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
+from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model, check_arguments
 from popverify.sim.scenario import (Action, Coverage, FAULT_WEIGHT, FAULTS, POP_ACTIONS, RunResult, ScenarioConfig,
                                     Violation)
@@ -157,6 +158,11 @@ class PopDriver:
             if self.record_trace:
                 self._record(Action("drain"), drained)
         self.checker.finish(drained, total)
+        if self.config.drain and self.checker.enabled:
+            if drained:
+                check_after_drain(self.checker, self.broker, self.config.queues, RETRY_TOPIC, total)
+            else:
+                drain_not_quiet(self.checker, self.broker, DRAIN_ROUNDS, total)
 
     def _cover_step(self, kind: str, applied: bool) -> None:
         """Coverage signal (spec/fuzzing.md): action-pair edges, a coarse abstract state of the
