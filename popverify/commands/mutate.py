@@ -23,10 +23,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no such reference file(s): {missing}")
     if args.max_mutants < 1 or args.seeds < 1 or args.steps < 1:
         raise UsageError("--max-mutants, --seeds and --steps must be >= 1")
+    if args.per_operator is not None and not 1 <= args.per_operator <= 10_000:
+        raise UsageError("--per-operator must be in 1..10000")
     try:
         result = mutation.run(operators, files, args.max_mutants, args.seeds, args.steps,
                               lambda m: print(f"[mutate] {m}", file=sys.stderr, flush=True),
-                              techniques=tuple(t for t in args.techniques.split(",") if t))
+                              techniques=tuple(t for t in args.techniques.split(",") if t),
+                              per_operator=args.per_operator)
     except ValueError as err:
         raise UsageError(str(err)) from err
     if args.out:
@@ -41,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for m in result["mutants"]:
             print(f"{'KILLED ' if m['killed'] else 'SURVIVED'} {m['mutant']} {' '.join(m['by'])}")
+        for op, t in result["by_operator"].items():
+            print(f"operator {op}: {t['killed']}/{t['total']} killed")
         for name, t in result["techniques"].items():
             if "unavailable" in t:
                 print(f"{name}: unavailable ({t['unavailable']})")
@@ -65,6 +70,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "trace (TLC trace validation of the reference push runs)")
     parser.add_argument("--files", default=DEFAULT_FILES, help="comma list of files relative to reference/")
     parser.add_argument("--max-mutants", type=int, default=100, help="mutate at most this many sites (file order)")
+    parser.add_argument("--per-operator", type=int, default=None,
+                        help="sample at most this many sites per operator, evenly spaced (1..10000; default: all)")
     parser.add_argument("--seeds", type=int, default=3, help="simulation seeds per profile")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--out", default=None, help="also write mutation.json here (verify's --out shows it)")
