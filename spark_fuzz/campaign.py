@@ -150,6 +150,8 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
                                                            "violations_by_property", "time_to_first_failure_s")}
     from spark_fuzz.report import write_report
     write_report(out, summary)
+    from popverify.findings.triage import record
+    record(out)  # signature history: `popverify findings` marks what is new since the last campaign
     return summary
 
 

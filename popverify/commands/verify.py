@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as err:
             summary["unavailable"]["mutation"] = f"unreadable {mutation_file.name}: {err}"
     report.write(summary, out)
+    from popverify.findings.triage import record
+    record(out)  # signature history for `popverify findings`
     if args.json:
         print(json.dumps({"outcome": summary["outcome"], "matrix": summary["matrix"]}, indent=2, sort_keys=True))
     else:

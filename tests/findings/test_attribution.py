@@ -81,6 +81,7 @@ def test_a_violation_no_switch_clears_is_unexplained_and_unexpected() -> None:
     assert is_unexpected("v5.0", "MODEL-ERROR", 0, Signature("MODEL-ERROR"))
 
 
+@pytest.mark.slow
 def test_a_second_loss_mechanism_gets_its_own_signature_beside_f1_in_verify(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from popverify.verify.campaign import run_campaign
