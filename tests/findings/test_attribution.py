@@ -100,3 +100,19 @@ def test_a_second_loss_mechanism_gets_its_own_signature_beside_f1_in_verify(
     clean = run_campaign("v5.0", 4, 300, tmp_path / "clean")
     assert {f["signature"] for f in clean["findings"]} <= {"ALO-1/F1", "ALO-2/F1", "OFF-1/F1"}
     assert failures({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": clean}}}}) == []
+
+
+def test_f2_minimal_schedule() -> None:
+    """spec/findings/F2.md: changeInvisibleTime on an expired, revived handle; NSR-1/F2 on both
+    profiles, clean with the fix (BrokerConfig.change_invisible_accepts_expired = False)."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=2000)
+    schedule = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                Action("pop_step", (0,)), Action("advance", (6000,)), Action("revive", (0,)),
+                Action("change_invisible", (0, 0, 15000))]
+    for profile in ("v5.0", "develop"):
+        result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert [v.property_id for v in result.violations] == ["NSR-1"]
+        assert attribute(result) == (Signature("NSR-1", ("F2",)),)
+        with removed(["F2"]):
+            fixed = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert not fixed.violations
