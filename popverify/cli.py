@@ -19,7 +19,7 @@ from popverify.tools import Terminated, ToolError, install_signal_handlers, rest
 # Order is the order `popverify --help` lists them.
 COMMANDS = (
     "doctor", "simulate", "replay", "bench", "allocate", "tlc", "prove",
-    "fuzz", "shrink", "conformance", "mutate", "verify",
+    "fuzz", "shrink", "conformance", "mutate", "verify", "findings",
 )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from reference.broker import ack_processor, checkpoint, offset_manager, revive
+from reference.broker import ack_processor, buffer_merge, checkpoint, offset_manager, queue_lock, revive
 from reference.client import process_queue
 
 
@@ -50,6 +50,41 @@ def _revive_skips_message() -> list[tuple[Any, str, Any]]:
         return None  # the un-acked message is never re-sent
 
     return [(revive.PopReviveService, "revive_retry", revive_retry)]
+
+
+def _second_loss() -> list[tuple[Any, str, Any]]:
+    original = revive.PopReviveService.revive_retry
+
+    def revive_retry(self: Any, point: Any, msg: Any, msg_offset: int) -> None:
+        if msg_offset % 11 == 5:
+            return None  # this one un-acked message is never re-sent; the others are
+        original(self, point, msg, msg_offset)
+
+    return [(revive.PopReviveService, "revive_retry", revive_retry)]
+
+
+def _commit_queue_stuck() -> list[tuple[Any, str, Any]]:
+    def commit_offset(self: Any, w: Any) -> bool:
+        return False  # PopBufferMergeService#commitOffset never gets its queue lock: nothing committed
+
+    return [(buffer_merge.PopBufferMergeService, "_commit_offset", commit_offset)]
+
+
+def _unlock_dropped() -> list[tuple[Any, str, Any]]:
+    def unlock(self: Any, key: str) -> None:
+        return None  # a queue lock, once taken, is never released
+
+    return [(queue_lock.QueueLockManager, "unlock", unlock)]
+
+
+def _revive_offset_stuck() -> list[tuple[Any, str, Any]]:
+    original = offset_manager.ConsumerOffsetManager.commit_offset
+
+    def commit_offset(self: Any, client_host: str, group: str, topic: str, queue_id: int, offset: int) -> None:
+        if group != "CID_RMQ_SYS_REVIVE_GROUP":  # PopReviveService never moves its offset
+            original(self, client_host, group, topic, queue_id, offset)
+
+    return [(offset_manager.ConsumerOffsetManager, "commit_offset", commit_offset)]
 
 
 def _early_revive() -> list[tuple[Any, str, Any]]:
@@ -107,6 +142,16 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("CKM-1", "NSR-1"), _drop_ack),
     Mutant("revive-skips-message", "revive never re-sends un-acked messages to the retry topic",
            ("ALO-2",), _revive_skips_message),
+    # A second way to lose a message on v5.0, beside F1: its runs must get their own
+    # "unexplained" signature (tests/findings/test_attribution.py).
+    Mutant("second-loss", "revive skips the un-acked message at every queue offset = 5 (mod 11)",
+           ("ALO-2", "ALO-1"), _second_loss),
+    Mutant("commit-queue-stuck", "PopBufferMergeService#commitOffset never gets its queue lock (nothing committed)",
+           ("PRG-1", "QUI-1"), _commit_queue_stuck),
+    Mutant("unlock-dropped", "QueueLockManager#unLock does nothing: a taken queue lock is held forever",
+           ("QUI-1",), _unlock_dropped),
+    Mutant("revive-offset-stuck", "PopReviveService never commits its revive offset",
+           ("PRG-2",), _revive_offset_stuck),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",

@@ -17,10 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from popverify.checker.expectations import is_unexpected
-from popverify.sim.scenario import Action, ScenarioConfig
-from popverify.sim.shrink import shrink_to_trace
-from popverify.trace.itf import timeline
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from reference.common.javalang import JavaRandom
 from spark_fuzz import store
 from spark_fuzz.runs import mutate_config, mutate_schedule, run_row
@@ -197,6 +194,8 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
                                                            "violations_by_property", "time_to_first_failure_s")}
     from spark_fuzz.report import write_report
     write_report(out, summary)
+    from popverify.findings.triage import record
+    record(out)  # signature history: `popverify findings` marks what is new since the last campaign
     return summary
 
 
@@ -304,36 +303,40 @@ def validation_of(path: Path) -> dict[str, str]:
 
 def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds: float,
               coverage_timeline: list[dict], mutant: str | None) -> dict[str, Any]:
-    """Shrink the first run of each violated property; summary.json and report.html."""
-    first: dict[str, dict] = {}
+    """Group the violating runs by root-cause signature (unexplained first), shrink the
+    shortest run of each keeping its signature; summary.json and report.html."""
+    from popverify.findings.attribution import Signature, attribute
+    from popverify.findings.campaign import Seen, entries
+
     counts: dict[str, int] = {}
+    round_seconds = {t["round"]: t["seconds"] for t in coverage_timeline}
+    seen = []
     for seed in sorted(rows):
         row = rows[seed]
-        for pid in sorted({v["property"] for v in json.loads(row["violations"])}):
+        violated = sorted({v["property"] for v in json.loads(row["violations"])})
+        for pid in violated:
             counts[pid] = counts.get(pid, 0) + 1  # runs, not violations
-            first.setdefault(pid, row)
-    traces = out / "traces"
-    traces.mkdir(exist_ok=True)
-    violations = []
-    for pid, row in sorted(first.items()):
+        if not violated:
+            continue
         config = ScenarioConfig.from_json(json.loads(row["config"]))
         schedule = tuple(Action.from_json(a) for a in json.loads(row["schedule"]))
-        path = traces / f"{profile}-{mode}-{pid}-seed{row['seed']}.itf.json"
-        minimal, replayed = shrink_to_trace(profile, mode, row["seed"], config, schedule, pid, path,
-                                            mutant=mutant, max_runs=600)
-        assert replayed.trace is not None
-        violations.append({"property": pid, "trace": str(path), "runs": counts[pid], "seed": row["seed"],
-                           "original_steps": len(schedule), "minimal_steps": len(minimal),
-                           "unexpected": is_unexpected(profile, pid, row["faults"]),
-                           "message": next(v.message for v in replayed.violations if v.property_id == pid),
-                           "timeline": timeline(replayed.trace["states"]),
-                           "validation": validation_of(path) if mode == "push" else None})
+        if row.get("signatures"):
+            sigs = tuple(Signature.parse(k) for k in json.loads(row["signatures"]))
+        else:  # a row stored before attribution existed: attribute it now
+            sigs = attribute(run_scenario(profile, seed, 0, mode=mode, config=config, schedule=schedule,
+                                          mutant=mutant))
+        seen.append(Seen(seed, config, schedule, sigs, row["faults"], row["round"], round_seconds.get(row["round"])))
+    violations = entries(profile, mode, seen, out / "traces", mutant,
+                         extra=lambda path: {"validation": validation_of(path) if mode == "push" else None})
     total_steps = sum(r["steps"] for r in rows.values())
     summary = {
         "profile": profile, "mode": mode, "mutant": mutant, "runs": len(rows), "steps": total_steps,
         "seconds": round(seconds, 2), "runs_per_s": round(len(rows) / seconds, 1) if seconds > 0 else None,
         "steps_per_s": round(total_steps / seconds, 1) if seconds > 0 else None,
         "violations_by_property": counts, "violations": violations, "coverage_timeline": coverage_timeline,
+        "violations_by_signature": {v["signature"]: v["runs"] for v in violations},
+        "unexplained": [v["signature"] for v in violations if v["unexplained"]],
+        "time_to_first_by_signature_s": {v["signature"]: v["time_to_first_s"] for v in violations},
         "coverage": len({c for r in rows.values() for c in r["coverage"]}),
     }
     return summary

@@ -71,8 +71,12 @@ def write_report(out: Path, summary: dict[str, Any]) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     esc = html.escape
     by_prop = "".join(f"<tr><td>{esc(k)}</td><td>{v}</td></tr>" for k, v in sorted(summary["violations_by_property"].items()))
+    by_sig = "".join(
+        f"<tr><td>{esc(v.get('signature', v['property']))}</td><td>{'UNEXPLAINED' if v.get('unexplained') else 'explained'}"
+        f"{' / UNEXPECTED' if v['unexpected'] else ''}</td><td>{v['runs']}</td><td>{v.get('first_round')}</td>"
+        f"<td>{v.get('time_to_first_s')}</td><td>{v['minimal_steps']}</td></tr>" for v in summary["violations"])
     cexes = "".join(
-        f"<h3>{esc(v['property'])} {'(UNEXPECTED)' if v['unexpected'] else '(expected finding)'}</h3>"
+        f"<h3>{esc(v.get('signature', v['property']))} {'(UNEXPECTED)' if v['unexpected'] else '(expected finding)'}</h3>"
         f"<p>{esc(v['message'])}<br>{v['runs']} run(s); minimal trace {v['minimal_steps']} steps: "
         f"<code>{esc(Path(v['trace']).name)}</code>{_validation(v.get('validation'))}</p>"
         f"<pre>{esc(_timeline(v['trace']))}</pre>"
@@ -86,6 +90,9 @@ table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:
 <tr><th>runs/s</th><td>{summary['runs_per_s']}</td></tr><tr><th>steps/s</th><td>{summary['steps_per_s']}</td></tr>
 <tr><th>time to first failure (s)</th><td>{summary.get('time_to_first_failure_s')}</td></tr>
 <tr><th>coverage points</th><td>{summary['coverage']}</td></tr></table>
+<h2>Violations by root-cause signature</h2><p>Unexplained signatures first: no known finding's
+mechanism switch clears them (spec/findings/README.md).</p><table id="by-signature"><tr><th>signature</th><th>status</th>
+<th>runs</th><th>first round</th><th>time to first counterexample (s)</th><th>minimal steps</th></tr>{by_sig}</table>
 <h2>Violations by property</h2><table id="by-property"><tr><th>property</th><th>runs</th></tr>{by_prop}</table>
 <h2>Coverage over time</h2>{_svg({'coverage': summary['coverage_timeline']}, 'seconds', 'seconds', 'coverage-plot')}
 <h2>Guided rounds against blind seeds</h2>{_comparison(summary)}

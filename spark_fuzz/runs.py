@@ -39,6 +39,8 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
     result = run_scenario(profile, seed, steps, mode=mode, config=config,
                           schedule=plan, mutant=mutant)
     duration_ms = (time.perf_counter() - start) * 1000.0  # statistics only, never fed to the model
+    from popverify.findings.attribution import attribute
+    signatures = [sig.key for sig in attribute(result)]  # root cause per violated property (re-runs)
     coverage = sorted(result.coverage)
     return {
         "seed": seed, "parent": parent, "profile": profile, "mode": mode,
@@ -50,7 +52,7 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
         "coverage_signature": hashlib.sha1("\n".join(coverage).encode()).hexdigest(),
         "schedule": json.dumps([a.to_json() for a in result.schedule]),
         "faults": result.counts.get("faults", 0), "duration_ms": round(duration_ms, 3),
-        "mutant": mutant or "", "round": round_no,
+        "mutant": mutant or "", "round": round_no, "signatures": json.dumps(signatures),
     }
 
 

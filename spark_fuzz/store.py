@@ -34,7 +34,8 @@ def _schema():
                       ("coverage", pa.list_(pa.string())), ("coverage_steps", pa.list_(pa.int64())),
                       ("coverage_signature", pa.string()),
                       ("schedule", pa.string()), ("faults", pa.int64()), ("duration_ms", pa.float64()),
-                      ("mutant", pa.string()), ("round", pa.int64())])
+                      ("mutant", pa.string()), ("round", pa.int64()),
+                      ("signatures", pa.string())])
 
 
 def runs_dir(out: Path) -> Path:

@@ -39,6 +39,12 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("OFF-4", "a LocalFileOffsetStore reloads exactly its last completed write (or its .bak), never garbage"),
     Property("PQ-1", "ProcessQueue msgCount equals the number of messages it holds"),
     Property("PQ-2", "ProcessQueue msgSize equals the total body size of the messages it holds"),
+    Property("PRG-1", "after a drain in which every message was acked, each queue's committed offset reaches its "
+                      "max offset", frozenset({"delete_recreate", "expire"})),
+    Property("PRG-2", "after a drain, each revive queue's offset reaches its last checkpoint"),
+    Property("QUI-1", "after a drain, merge buffer, commit-offset queues, buffer counter, queue locks and timer are "
+                      "empty"),
+    Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),
     Property("ALLOC-2", "each queue has exactly the sharing degree allocate4Pop defines"),
     Property("ALLOC-3", "every client is assigned a queue in POP mode"),

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = mutation.run(operators, files, args.max_mutants, args.seeds, args.steps,
                               lambda m: print(f"[mutate] {m}", file=sys.stderr, flush=True),
-                              techniques=args.techniques)
+                              techniques=args.techniques,
+                              per_operator=args.per_operator)
     except ValueError as err:
         raise UsageError(str(err)) from err
     if args.out is not None:
@@ -49,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         for m in result["mutants"]:
             print(f"{'KILLED ' if m['killed'] else 'SURVIVED'} {m['mutant']} {' '.join(m['by'])}")
+        for op, t in result["by_operator"].items():
+            print(f"operator {op}: {t['killed']}/{t['total']} killed")
         for name, t in result["techniques"].items():
             if "unavailable" in t:
                 print(f"{name}: unavailable ({t['unavailable']})")
@@ -76,6 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="comma list of files relative to reference/")
     parser.add_argument("--max-mutants", type=bounded_int(1, 10_000), default=100,
                         help="mutate at most this many sites (file order; 1..10000)")
+    parser.add_argument("--per-operator", type=bounded_int(1, 10_000), default=None,
+                        help="sample at most this many sites per operator, evenly spaced (1..10000; default: all)")
     parser.add_argument("--seeds", type=bounded_int(1, 1_000), default=3, help="simulation seeds per profile (1..1000)")
     parser.add_argument("--steps", type=bounded_int(1, 100_000), default=300, help="1..100000")
     parser.add_argument("--out", type=output_dir, default=None,

@@ -255,6 +255,8 @@ def run(args: argparse.Namespace) -> int:
         report.write(summary, out)
     except OSError as err:
         raise UsageError(f"cannot write the report under {out}: {err.strerror or err}") from err
+    from popverify.findings.triage import record
+    record(out)  # signature history for `popverify findings`
     for line in failed:  # every failing technique on stderr too, not only in the report
         _progress(f"FAILED: {line}")
     if args.json:

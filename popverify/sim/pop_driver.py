@@ -16,7 +16,10 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
-from popverify.sim.scenario import Coverage, FAULT_WEIGHT, FAULTS, POP_ACTIONS, Action, RunResult, ScenarioConfig
+from popverify.checker.progress import check_after_drain, drain_not_quiet
+from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model, check_arguments
+from popverify.sim.scenario import (Action, Coverage, FAULT_WEIGHT, FAULTS, POP_ACTIONS, RunResult, ScenarioConfig,
+                                    Violation)
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
 from reference.broker.broker import Broker
@@ -80,6 +83,7 @@ class PopDriver:
         self.states: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         self.step_no = 0
+        self.model_error: ModelError | None = None
         self._prev_kind = "start"
         weights = [(k, w) for k, w in POP_ACTIONS.items() if k in config.actions]
         weights += [(f, FAULT_WEIGHT) for f in config.faults]
@@ -138,15 +142,27 @@ class PopDriver:
             self.checker.check_offsets(i, self.broker, self.config.queues)
             if self.record_trace:
                 self._record(action, applied)
+            if self.model_error is not None:
+                return  # a model exception ends the run as a MODEL-ERROR finding
         self.step_no = total
         self.coverage.step = total
         drained = False
         if self.config.drain:
             self.events = []
-            drained = self.drain()
+            drained, error = call_model(self.drain)
+            if error is not None:
+                self._model_error(error)
+                if self.record_trace:
+                    self._record(Action("drain"), False)
+                return
             if self.record_trace:
                 self._record(Action("drain"), drained)
         self.checker.finish(drained, total)
+        if self.config.drain and self.checker.enabled:
+            if drained:
+                check_after_drain(self.checker, self.broker, self.config.queues, RETRY_TOPIC, total)
+            else:
+                drain_not_quiet(self.checker, self.broker, DRAIN_ROUNDS, total)
 
     def _cover_step(self, kind: str, applied: bool) -> None:
         """Coverage signal (spec/fuzzing.md): action-pair edges, a coarse abstract state of the
@@ -171,14 +187,24 @@ class PopDriver:
         handler = getattr(self, f"_do_{action.kind}", None)
         if handler is None:
             return False
-        try:
-            ok = handler(*action.args)
-        except (TypeError, IndexError, ValueError):
-            return False  # a foreign schedule entry with the wrong arguments: skipped
+        # A foreign schedule entry with the wrong arguments is an input error (ValueError),
+        # and an exception inside reference/ ends the run as a MODEL-ERROR finding.
+        check_arguments(action.kind, handler, action.args)
+        ok, error = call_model(lambda: handler(*action.args))
+        if error is not None:
+            self._model_error(error)
+            return False
         if ok and action.kind in FAULTS:
             self.counts["faults"] += 1
         self.coverage.add(f"action:{action.kind}:{'ok' if ok else 'skip'}")
         return bool(ok)
+
+    def _model_error(self, error: ModelError) -> None:
+        """A model exception: the run ends with a MODEL-ERROR violation at this step (loud even
+        with the checker off); the traceback goes into the result and the trace."""
+        self.model_error = error
+        self.checker.violations.append(Violation(MODEL_ERROR, error.message, self.step_no))
+        self._event("model_error", message=error.message, traceback=error.traceback)
 
     def _consumer(self, c: int) -> Consumer:
         return self.consumers[c % len(self.consumers)]
@@ -453,7 +479,8 @@ class PopDriver:
                            config=self.config, counts=dict(self.counts),
                            violations=tuple(self.checker.violations), coverage=self.coverage.points(),
                            first_step=dict(self.coverage.first_step),
-                           schedule=tuple(self.schedule), mutant=mutant)
+                           schedule=tuple(self.schedule), mutant=mutant,
+                           model_traceback=self.model_error.traceback if self.model_error else None)
         if self.record_trace:
             from popverify.trace.itf import trace_of
             result = attrs.evolve(result, trace=trace_of(result, self.states))

@@ -17,7 +17,9 @@ from typing import Any
 import attrs
 
 from popverify.checker.push import PushChecker
-from popverify.sim.scenario import Coverage, FAULT_WEIGHT, PUSH_ACTIONS, PUSH_FAULTS, Action, RunResult, ScenarioConfig
+from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model, check_arguments
+from popverify.sim.scenario import (Action, Coverage, FAULT_WEIGHT, PUSH_ACTIONS, PUSH_FAULTS, RunResult,
+                                    ScenarioConfig, Violation)
 from reference.broker import response_code as rc
 from reference.broker.broker import Broker
 from reference.common.clock import VirtualClock
@@ -74,6 +76,7 @@ class PushDriver:
         self.states: list[dict[str, Any]] = []
         self.events: list[dict[str, Any]] = []
         self.step_no = 0
+        self.model_error: ModelError | None = None
         self._prev_kind = "start"
         # Ghost of PushConsumerOffsets' ``consumed`` per queue of TOPIC: offsets whose consume
         # result was processed (success, or sent back to %RETRY%) -- see spec/trace-validation.md.
@@ -134,12 +137,19 @@ class PushDriver:
             self._check(i)
             if self.record_trace:
                 self._record(action, applied)
+            if self.model_error is not None:
+                return  # a model exception ends the run as a MODEL-ERROR finding
         self.step_no = total
         self.coverage.step = total
         drained = False
         if self.config.drain:
             self.events = []
-            drained = self.drain()
+            drained, error = call_model(self.drain)
+            if error is not None:
+                self._model_error(error)
+                if self.record_trace:
+                    self._record(Action("drain"), False)
+                return
             self._check(total)
             if self.record_trace:
                 self._record(Action("drain"), drained)
@@ -184,15 +194,25 @@ class PushDriver:
         handler = getattr(self, f"_do_{action.kind}", None)
         if handler is None:
             return False
-        try:
-            ok = handler(*action.args)
-        except (TypeError, IndexError, ValueError):
-            return False  # a foreign schedule entry with the wrong arguments: skipped
+        # A foreign schedule entry with the wrong arguments is an input error (ValueError),
+        # and an exception inside reference/ ends the run as a MODEL-ERROR finding.
+        check_arguments(action.kind, handler, action.args)
+        ok, error = call_model(lambda: handler(*action.args))
+        if error is not None:
+            self._model_error(error)
+            return False
         if ok and action.kind in PUSH_FAULTS:
             self.counts["faults"] += 1
             self.checker.on_fault(action.kind)
         self.coverage.add(f"action:{action.kind}:{'ok' if ok else 'skip'}")
         return bool(ok)
+
+    def _model_error(self, error: ModelError) -> None:
+        """A model exception: the run ends with a MODEL-ERROR violation at this step (loud even
+        with the checker off); the traceback goes into the result and the trace."""
+        self.model_error = error
+        self.checker.violations.append(Violation(MODEL_ERROR, error.message, self.step_no))
+        self._event("model_error", message=error.message, traceback=error.traceback)
 
     def _client(self, c: int) -> Client:
         return self.clients[c % len(self.clients)]
@@ -520,7 +540,8 @@ class PushDriver:
                            config=self.config, counts=dict(self.counts),
                            violations=tuple(self.checker.violations), coverage=self.coverage.points(),
                            first_step=dict(self.coverage.first_step),
-                           schedule=tuple(self.schedule), mutant=mutant)
+                           schedule=tuple(self.schedule), mutant=mutant,
+                           model_traceback=self.model_error.traceback if self.model_error else None)
         if self.record_trace:
             from popverify.trace.itf import trace_of
             result = attrs.evolve(result, trace=trace_of(result, self.states, self.initial_observed))

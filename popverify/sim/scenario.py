@@ -196,6 +196,8 @@ class RunResult:
     mutant: str | None = None
     trace: dict[str, Any] | None = None
     first_step: dict[str, int] = attrs.field(factory=dict, eq=False, repr=False)
+    # The full traceback of a MODEL-ERROR (popverify/findings/model_error.py), else None.
+    model_traceback: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def summary(self) -> dict[str, Any]:
         """The JSON object ``popverify simulate --json`` prints."""
@@ -204,7 +206,7 @@ class RunResult:
             "mutant": self.mutant, "config": self.config.to_json(), "counts": dict(sorted(self.counts.items())),
             "violations": [v.to_json() for v in self.violations],
             "coverage": len(self.coverage),
-        }
+        } | ({"model_traceback": self.model_traceback} if self.model_traceback is not None else {})
 
     def summary_json(self) -> str:
         """Canonical (byte-stable) JSON text of ``summary()``."""

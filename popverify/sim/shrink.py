@@ -3,29 +3,32 @@ that still violates a given property."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from popverify.sim.scenario import Action, RunResult, ScenarioConfig, run_scenario
 
 
 def violates(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
-             property_id: str, mutant: str | None) -> RunResult | None:
-    """The run of ``schedule`` if it violates ``property_id``, else None."""
+             property_id: str, mutant: str | None, keep: Callable[[RunResult], bool] | None = None) -> RunResult | None:
+    """The run of ``schedule`` if it violates ``property_id`` (and satisfies ``keep``, e.g. keeps
+    its root-cause signature: popverify/findings/attribution.py), else None."""
     result = run_scenario(profile, seed, 0, mode=mode, config=config, schedule=schedule, mutant=mutant)
-    return result if any(v.property_id == property_id for v in result.violations) else None
+    if not any(v.property_id == property_id for v in result.violations):
+        return None
+    return result if keep is None or keep(result) else None
 
 
 def shrink(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
-           property_id: str, mutant: str | None = None, max_runs: int = 2000) -> tuple[Action, ...]:
+           property_id: str, mutant: str | None = None, max_runs: int = 2000,
+           keep: Callable[[RunResult], bool] | None = None) -> tuple[Action, ...]:
     """ddmin-style reduction: remove chunks (halving their size) while the violation stays.
 
     The result still violates ``property_id`` and removing any single action from it does
     not (unless ``max_runs`` ran out first). ValueError if the input does not violate it.
     """
     current = list(schedule)
-    if violates(profile, mode, seed, config, current, property_id, mutant) is None:
+    if violates(profile, mode, seed, config, current, property_id, mutant, keep) is None:
         raise ValueError(f"the schedule does not violate {property_id}")
     runs = 1
     chunk = max(1, len(current) // 2)
@@ -35,7 +38,7 @@ def shrink(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule:
         while start < len(current) and runs < max_runs:
             candidate = current[:start] + current[start + chunk:]
             runs += 1
-            if candidate and violates(profile, mode, seed, config, candidate, property_id, mutant) is not None:
+            if candidate and violates(profile, mode, seed, config, candidate, property_id, mutant, keep) is not None:
                 current = candidate
                 removed = True
             else:
@@ -47,12 +50,14 @@ def shrink(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule:
 
 def shrink_to_trace(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
                     property_id: str, path: Path, mutant: str | None = None,
-                    max_runs: int = 2000) -> tuple[tuple[Action, ...], RunResult]:
+                    max_runs: int = 2000, keep: Callable[[RunResult], bool] | None = None
+                    ) -> tuple[tuple[Action, ...], RunResult]:
     """Shrink, re-run the minimal schedule with its trace recorded, and write the ITF trace to
     ``path``; returns the minimal schedule and that run."""
     from popverify.trace.itf import write_trace
 
-    minimal = shrink(profile, mode, seed, config, schedule, property_id, mutant=mutant, max_runs=max_runs)
+    minimal = shrink(profile, mode, seed, config, schedule, property_id, mutant=mutant, max_runs=max_runs,
+                     keep=keep)
     replayed = run_scenario(profile, seed, 0, mode=mode, config=config, schedule=minimal, mutant=mutant,
                             record_trace=True)
     assert replayed.trace is not None

@@ -8,20 +8,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from popverify.checker.expectations import is_unexpected
+from popverify.findings.attribution import attribute
+from popverify.findings.campaign import Seen, entries
 from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scenario
-from popverify.sim.shrink import shrink_to_trace
-from popverify.trace.itf import timeline
 from reference.common.javalang import JavaRandom
 
 
 def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
                  progress: Callable[[str], None] = lambda _: None, mutant: str | None = None,
                  mode: str = "pop") -> dict[str, Any]:
-    """``runs`` swarm runs (seeds 0..runs-1; faults on in odd seeds); per violated property,
-    the first run showing it is shrunk and saved as an ITF trace under ``out_dir``."""
+    """``runs`` swarm runs (seeds 0..runs-1; faults on in odd seeds); every violation gets its
+    root-cause signature (popverify/findings/attribution.py), and per signature the shortest
+    violating run is shrunk and saved as an ITF trace under ``out_dir`` (unexplained first)."""
     start = time.perf_counter()
-    by_property: dict[str, dict[str, Any]] = {}
+    seen: list[Seen] = []
     total_steps = 0
     coverage: set[str] = set()
     for seed in range(runs):
@@ -30,29 +30,12 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
         result = run_scenario(profile, seed, steps, mode=mode, config=config, mutant=mutant)
         total_steps += result.steps
         coverage |= result.coverage
-        for v in result.violations:
-            entry = by_property.setdefault(v.property_id, {"runs": set(), "unexpected": False, "first": None})
-            entry["runs"].add(seed)
-            entry["unexpected"] |= is_unexpected(profile, v.property_id, result.counts["faults"])
-            if entry["first"] is None:
-                entry["first"] = (seed, config, result.schedule)
+        if result.violations:
+            seen.append(Seen(seed, config, result.schedule, attribute(result), result.counts["faults"],
+                             seconds=round(time.perf_counter() - start, 3)))
         if seed % 50 == 49:
             progress(f"{profile}/{mode}: {seed + 1}/{runs} runs")
-    findings = []
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for pid in sorted(by_property):
-        entry = by_property[pid]
-        seed, config, schedule = entry["first"]
-        progress(f"{profile}/{mode}: shrinking the {pid} counterexample of seed {seed} ({len(schedule)} steps)")
-        path = out_dir / f"{profile}-{mode}-{pid}-seed{seed}.itf.json"
-        minimal, replayed = shrink_to_trace(profile, mode, seed, config, schedule, pid, path, mutant=mutant,
-                                            max_runs=600)
-        assert replayed.trace is not None
-        message = next(v.message for v in replayed.violations if v.property_id == pid)
-        findings.append({"property": pid, "runs": len(entry["runs"]), "unexpected": entry["unexpected"],
-                         "seed": seed, "original_steps": len(schedule), "minimal_steps": len(minimal),
-                         "trace": str(path), "message": message,
-                         "timeline": timeline(replayed.trace["states"])})
+    findings = entries(profile, mode, seen, out_dir, mutant, progress)
     seconds = time.perf_counter() - start
     return {"profile": profile, "mode": mode, "engine": "python", "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
             "coverage": len(coverage), "findings": findings}

@@ -293,10 +293,27 @@ def _kill_reason(verdict: Any, baseline: Any) -> list[str]:
     return sorted(reasons) or ["verdict-change"]
 
 
+def sample_per_operator(found: list[Site], per_operator: int) -> list[Site]:
+    """At most ``per_operator`` sites of each operator, evenly spaced over its sites in file
+    order (deterministic), back in file order."""
+    if per_operator < 1:
+        raise ValueError("per_operator must be >= 1")
+    picked: list[Site] = []
+    for operator in OPERATORS:
+        mine = [s for s in found if s.operator == operator]
+        if len(mine) <= per_operator:
+            picked += mine
+        else:
+            picked += [mine[i * len(mine) // per_operator] for i in range(per_operator)]
+    return sorted(picked, key=lambda s: (s.file, s.line, s.col, s.operator))
+
+
 def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, seeds: int, steps: int,
         progress: Callable[[str], None] = lambda _: None,
-        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES) -> dict[str, Any]:
-    """Mutation score per technique over the first ``max_mutants`` sites.
+        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES, per_operator: int | None = None) -> dict[str, Any]:
+    """Mutation score per technique over the first ``max_mutants`` sites (with
+    ``per_operator``, first a sample of at most that many sites of each operator, evenly
+    spaced in file order, so a slow run still sees every operator).
 
     A technique kills a mutant when its verdict on the mutant differs from its verdict on the
     unmutated model; it is "n/a" for a mutant in a file it never loads.
@@ -307,7 +324,10 @@ def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, se
     unknown = set(techniques) - set(TECHNIQUES)
     if unknown:
         raise ValueError(f"unknown technique(s) {sorted(unknown)}; known: {', '.join(TECHNIQUES)}")
-    chosen = sites(operators, files)[:max_mutants]
+    chosen = sites(operators, files)
+    if per_operator is not None:
+        chosen = sample_per_operator(chosen, per_operator)
+    chosen = chosen[:max_mutants]
     if not chosen:
         raise ValueError(f"operators {', '.join(operators)} find no site in {', '.join(sorted(files))}")
     baselines: dict[str, dict[str, Any]] = {}
@@ -352,4 +372,7 @@ def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, se
     killed = sum(m["killed"] for m in mutants)
     summary["any"] = {"killed": killed, "total": len(mutants), "score": round(killed / len(mutants), 3)}
     return {"operators": list(operators), "files": sorted(files), "seeds": seeds, "steps": steps,
+            "per_operator": per_operator,
+            "by_operator": {op: {"killed": sum(m["killed"] for m in mutants if m["mutant"].endswith(":" + op)),
+                                 "total": sum(m["mutant"].endswith(":" + op) for m in mutants)} for op in operators},
             "techniques": summary, "mutants": mutants}

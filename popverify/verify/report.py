@@ -74,7 +74,8 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
         column = f"fuzz {key}"
         if "error" in camp:
             continue
-        found = {f["property"]: f for f in camp["findings"]}
+        # one cell per property: its first finding (unexplained / unexpected signatures lead)
+        found = {f["property"]: f for f in reversed(camp["findings"])}
         mode_properties = _mode_properties(camp["mode"])
         for pid in mode_properties:
             if pid in found:
@@ -226,7 +227,8 @@ def render(summary: dict[str, Any], out: Path) -> str:
         for f in camp["findings"]:
             trace = _link(f["trace"], out)
             findings.append(
-                f"<h3>{esc(key)} — {esc(f['property'])} ({'UNEXPECTED' if f['unexpected'] else 'expected finding'})</h3>"
+                f"<h3>{esc(key)} — {esc(f.get('signature', f['property']))} "
+                f"({'UNEXPECTED' if f['unexpected'] else 'expected finding'})</h3>"
                 f"<p>{esc(f['message'])}<br>seed {f['seed']}, shrunk from {f['original_steps']} to {f['minimal_steps']} "
                 f"steps; <a href=\"{esc(trace)}\">ITF trace</a>; replay: <code>popverify replay {esc(trace)}</code></p>"
                 f"<pre>{esc(chr(10).join(f['timeline']))}</pre>")

@@ -130,9 +130,10 @@ class PopBufferMergeService:
             return False
         point = w.ck
         now = self._now()
-        if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500:
+        late_ok = not self._cfg.ack_bypasses_unstored_ck and not w.ck_stored  # mechanism switch for F4
+        if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500 and not late_ok:
             return False
-        if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500:
+        if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500 and not late_ok:
             return False
         index = point.index_of_ack(ack.ack_offset)
         if index > -1:
@@ -212,6 +213,9 @@ class PopBufferMergeService:
         if not self._locks.try_lock(lock_key):
             return False
         try:
+            if not self._cfg.buffer_commit_moves_offset_back and \
+                    w.next_begin_offset <= self._offsets.query_offset(w.ck.cid or "", w.ck.topic or "", w.ck.queue_id):
+                return True  # mechanism switch for F6: never move the offset back
             self._offsets.commit_offset("PopBufferMergeService", w.ck.cid or "", w.ck.topic or "", w.ck.queue_id,
                                         w.next_begin_offset)
         finally:

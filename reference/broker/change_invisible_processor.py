@@ -48,6 +48,15 @@ def change_invisible_time(broker: "Broker", group: str, topic: str, queue_id: in
     except ValueError:
         return ChangeInvisibleResult(rc.SYSTEM_ERROR)
     now = broker.clock.now()
+    if not broker.config.change_invisible_accepts_expired or not broker.config.change_invisible_same_ms_key:
+        try:
+            old_pop_time, old_invisible_time = ei.get_pop_time(parts), ei.get_invisible_time(parts)
+        except ValueError:
+            return ChangeInvisibleResult(rc.SYSTEM_ERROR)
+        if not broker.config.change_invisible_accepts_expired and now >= old_pop_time + old_invisible_time:
+            return ChangeInvisibleResult(rc.NO_MESSAGE)  # mechanism switch for F2
+        if not broker.config.change_invisible_same_ms_key and now <= old_pop_time:
+            now = old_pop_time + 1  # mechanism switch for F3
     ck = PopCheckPoint(bit_map=0, num=1, pop_time=now, invisible_time=invisible_time, start_offset=offset, cid=group,
                        topic=topic, queue_id=to_byte(queue_id) if broker.config.ck_queue_id_is_byte else queue_id,
                        broker_name=broker_name)

@@ -66,6 +66,23 @@ class BrokerConfig:
     # min offset is 0: v5.0 answers 0 unless offset 0 is on disk (never, in the model);
     # develop answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
     query_offset_zero_needs_message: bool = False
+    # -- mechanism switches (popverify/findings/attribution.py): each True reproduces the Java
+    # behaviour behind one known finding (spec/properties.md#known-findings); False removes
+    # exactly that cause. Both profiles keep the defects; only attribution flips them.
+    # mechanism switch for F2: ChangeInvisibleTimeProcessor accepts a handle whose invisible
+    # time has passed (its CK may already be revived); False answers NO_MESSAGE instead.
+    change_invisible_accepts_expired: bool = True
+    # mechanism switch for F3: the new CK of changeInvisibleTime takes popTime = now even when
+    # that equals the old handle's popTime, so its merge key can equal the old CK's; False
+    # moves it to the next millisecond (a collision-free key for the same message).
+    change_invisible_same_ms_key: bool = True
+    # mechanism switch for F4: addAk refuses an ack that comes late in its CK's life even
+    # while the CK is still unstored in the buffer, so the ACK message can reach the revive
+    # queue before the CK; False merges it into the buffered CK (stored in order by scan).
+    ack_bypasses_unstored_ck: bool = True
+    # mechanism switch for F6: PopBufferMergeService#commitOffset commits nextBeginOffset
+    # even when it is below the committed offset; False commits only a larger offset.
+    buffer_commit_moves_offset_back: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":

@@ -29,6 +29,10 @@ class QueueLockManager:
         """Whether someone holds it."""
         return key in self._held
 
+    def held_keys(self) -> frozenset[str]:
+        """The keys locked now (inspection for the quiescence check QUI-1)."""
+        return frozenset(self._held)
+
     def clear(self) -> None:
         """Restart: no lock survives."""
         self._held.clear()

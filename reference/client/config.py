@@ -52,6 +52,10 @@ class ClientConfig:
     # ProcessQueue: develop resets msgSize to 0 when msgCount drops to 0 (removeMessage,
     # commit); rocketmq-all-5.0.0 only subtracts (found by `popverify conformance` vs 5.3.3).
     pq_reset_size_when_empty: bool = False
+    # mechanism switch for F5 (popverify/findings/attribution.py): a queue whose offset query
+    # finds nothing starts at its max offset (CONSUME_FROM_LAST_OFFSET, as Java); False starts
+    # it at the store's first offset, i.e. treats a never-flushed group as not new.
+    unflushed_queue_starts_at_max_offset: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "ClientConfig":

@@ -1,0 +1,88 @@
+"""Progress and resource properties of POP consumption, checked once after a drain that
+reached quiescence (spec/properties.md#progress-and-resource-properties).
+
+PRG-1 consumer-offset progress and QUI-1 quiescence read the broker's state after a drain
+that reached quiescence (for PRG-1, only queues whose messages were all acked or excused);
+PRG-2 revive progress is the drain reaching quiescence at all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from reference.broker.keys import CK_TAG, REVIVE_GROUP
+
+if TYPE_CHECKING:
+    from popverify.checker.pop import PopChecker
+    from reference.broker.broker import Broker
+
+
+def check_after_drain(checker: "PopChecker", broker: "Broker", queues: int, retry_topic: str, step: int) -> None:
+    """PRG-1 and QUI-1 on the broker after a drain that reached quiescence."""
+    _offset_progress(checker, broker, queues, retry_topic, step)
+    _quiescence(checker, broker, step)
+
+
+def _offset_progress(checker: "PopChecker", broker: "Broker", queues: int, retry_topic: str, step: int) -> None:
+    """PRG-1: every queue whose messages were all acked (or excused) has its committed offset
+    at its max offset -- the consumer offset does not stop short although nothing is owed."""
+    owed: set[int] = set()
+    for uniq, rec in checker.messages.items():
+        if rec.incarnation == checker.incarnation and not rec.acked and uniq not in checker.excused:
+            owed.add(rec.queue_id)
+    for qid in range(queues):
+        if qid in owed:
+            continue  # ALO-2 speaks for it
+        top = broker.max_offset(checker.topic, qid)
+        committed = broker.committed_offset(checker.group, checker.topic, qid)
+        if top > broker.min_offset(checker.topic, qid) and committed < top:
+            checker._fail("PRG-1", f"after the drain queue {qid}'s committed offset is {committed}, not its max "
+                                   f"offset {top}, although every message was acked", step)
+    for qid in range(broker.topics.get(retry_topic, 0)):
+        top = broker.max_offset(retry_topic, qid)
+        committed = broker.committed_offset(checker.group, retry_topic, qid)
+        if top > broker.min_offset(retry_topic, qid) and committed < top and not owed:
+            checker._fail("PRG-1", f"after the drain retry queue {qid}'s committed offset is {committed}, not its "
+                                   f"max offset {top}", step)
+
+
+def drain_not_quiet(checker: "PopChecker", broker: "Broker", rounds: int, step: int) -> None:
+    """PRG-2 revive progress: the drain (consumers ack everything, time and services run)
+    reaches quiescence within ``rounds`` rounds -- every checkpoint is revived or acked and
+    every revive offset passes its last checkpoint. Reported with what is still pending."""
+    pending = []
+    lagging = {}
+    for s in broker.stored_checkpoints():
+        if not s.in_timer:
+            lagging[s.revive_queue_id] = lagging.get(s.revive_queue_id, 0) + 1
+    if lagging:
+        offsets = broker.revive_offsets()
+        pending.append("revive queues behind their checkpoints: " + ", ".join(
+            f"queue {q} at offset {offsets[q]} with {n} checkpoint(s) after it" for q, n in sorted(lagging.items())))
+    if broker.buffered_checkpoints():
+        pending.append(f"{len(broker.buffered_checkpoints())} buffered checkpoint(s)")
+    if broker.timer_pending():
+        pending.append(f"{len(broker.timer_pending())} timer message(s)")
+    checker._fail("PRG-2", f"the drain did not reach quiescence in {rounds} rounds"
+                           + (": " + "; ".join(pending) if pending else " (messages kept being delivered)"), step)
+
+
+def _quiescence(checker: "PopChecker", broker: "Broker", step: int) -> None:
+    """QUI-1: nothing is left in the merge buffer, its commit queues, the queue-lock table,
+    the buffer's counter or the timer once the drain is quiet."""
+    merge = broker.buffer_merge
+    left = []
+    if merge.buffer:
+        left.append(f"{len(merge.buffer)} buffered checkpoint(s)")
+    queued = {key: len(q) for key, q in merge.commit_offsets.items() if q}
+    if queued:
+        left.append(f"commit-offset queue entries {dict(sorted(queued.items()))}")
+    if merge.counter != len(merge.buffer):
+        left.append(f"buffer counter {merge.counter} for {len(merge.buffer)} checkpoint(s)")
+    locks = broker.queue_locks.held_keys()
+    if locks:
+        left.append(f"queue locks held {sorted(locks)}")
+    if broker.timer_pending():
+        left.append(f"{len(broker.timer_pending())} timer message(s)")
+    if left:
+        checker._fail("QUI-1", "after the drain: " + "; ".join(left), step)

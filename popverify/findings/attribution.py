@@ -1,0 +1,157 @@
+"""Root-cause attribution: which known findings explain a violation.
+
+Each known finding F1..F6 (spec/properties.md#known-findings) has a mechanism switch in the
+model's configuration that removes exactly its cause. A violating run is re-run, schedule
+for schedule, once per switch present in its profile and mode, with that one switch flipped;
+the signature of each violated property is (property, the findings whose removal clears it),
+or ``unexplained`` when no single removal clears it. Attribution never depends on how often
+a finding occurs: it is decided per run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+
+from reference.broker.config import BrokerConfig
+from reference.client.config import ClientConfig
+
+UNEXPLAINED = "unexplained"
+
+
+@attrs.frozen
+class Finding:
+    """A known finding and the configuration field that switches its mechanism on."""
+
+    fid: str
+    title: str
+    side: str                 # "broker" (BrokerConfig) or "client" (ClientConfig)
+    switch: str               # a bool field; True = the Java behaviour, False = cause removed
+    modes: tuple[str, ...]    # the scenario modes whose runs can exercise it
+
+
+FINDINGS: dict[str, Finding] = {f.fid: f for f in (
+    Finding("F1", "v5.0 revive skips a message put between popTime and the queue read", "broker",
+            "revive_skips_last_epoch", ("pop",)),
+    Finding("F2", "changeInvisibleTime after the deadline resurrects a revived message", "broker",
+            "change_invisible_accepts_expired", ("pop",)),
+    Finding("F3", "same-millisecond checkpoints collide on their merge key", "broker",
+            "change_invisible_same_ms_key", ("pop",)),
+    Finding("F4", "a starved buffer scan stores an ack before its checkpoint", "broker",
+            "ack_bypasses_unstored_ck", ("pop",)),
+    Finding("F5", "a never-flushed queue restarts at its max offset after retention", "client",
+            "unflushed_queue_starts_at_max_offset", ("push",)),
+    Finding("F6", "scanCommitOffset moves a retention-corrected offset back", "broker",
+            "buffer_commit_moves_offset_back", ("pop",)),
+)}
+
+
+@attrs.frozen(order=True)
+class Signature:
+    """A violated property and the known findings whose removal clears it (empty: unexplained)."""
+
+    property_id: str
+    findings: tuple[str, ...] = ()
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.findings)
+
+    @property
+    def key(self) -> str:
+        """``ALO-1/F1``, ``CKM-1/F3+F4`` or ``ALO-1/unexplained``."""
+        return f"{self.property_id}/{'+'.join(self.findings) or UNEXPLAINED}"
+
+    @classmethod
+    def parse(cls, key: str) -> "Signature":
+        """Inverse of ``key``; ValueError on a malformed key."""
+        pid, sep, rest = key.partition("/")
+        if not pid or not sep or not rest:
+            raise ValueError(f"malformed signature {key!r} (want PROPERTY/F1+F2 or PROPERTY/unexplained)")
+        if rest == UNEXPLAINED:
+            return cls(pid)
+        fids = tuple(rest.split("+"))
+        unknown = [f for f in fids if f not in FINDINGS]
+        if unknown:
+            raise ValueError(f"signature {key!r} names unknown findings {unknown}")
+        return cls(pid, fids)
+
+
+def present(profile: str, mode: str) -> tuple[str, ...]:
+    """The findings whose mechanism is switched on in ``profile`` and reachable in ``mode``."""
+    from reference.common.profile import get_profile
+
+    prof = get_profile(profile)
+    out = []
+    for f in FINDINGS.values():
+        config = prof.broker if f.side == "broker" else prof.client
+        if mode in f.modes and getattr(config, f.switch):
+            out.append(f.fid)
+    return tuple(out)
+
+
+@contextlib.contextmanager
+def removed(fids: Iterable[str]) -> Iterator[None]:
+    """Within the block every profile's configuration has the causes of ``fids`` removed
+    (their switches False). Patches the ``for_profile`` constructors, which every driver
+    reaches through ``get_profile``; restored on exit."""
+    broker_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "broker"}
+    client_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "client"}
+    saved = BrokerConfig.__dict__["for_profile"], ClientConfig.__dict__["for_profile"]
+    broker_for, client_for = BrokerConfig.for_profile, ClientConfig.for_profile
+
+    def wrap(original: Callable[[str], Any], changes: dict[str, bool]) -> classmethod:
+        return classmethod(lambda cls, name: attrs.evolve(original(name), **changes))
+
+    BrokerConfig.for_profile = wrap(broker_for, broker_off)  # type: ignore[method-assign,assignment]
+    ClientConfig.for_profile = wrap(client_for, client_off)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        BrokerConfig.for_profile, ClientConfig.for_profile = saved  # type: ignore[method-assign,assignment]
+
+
+def _still_violated(result: Any, fid: str) -> set[str]:
+    from popverify.sim.scenario import run_scenario
+
+    with removed([fid]):
+        rerun = run_scenario(result.profile, result.seed, 0, mode=result.mode, config=result.config,
+                             schedule=result.schedule, mutant=result.mutant)
+    return {v.property_id for v in rerun.violations}
+
+
+def attribute(result: Any) -> tuple[Signature, ...]:
+    """The signature of every property ``result`` (a RunResult) violates, in property order.
+
+    Costs one re-run per finding present in the run's profile and mode, and none for a run
+    without violations.
+    """
+    pids = sorted({v.property_id for v in result.violations})
+    if not pids:
+        return ()
+    cleared: dict[str, list[str]] = {pid: [] for pid in pids}
+    for fid in present(result.profile, result.mode):
+        still = _still_violated(result, fid)
+        for pid in pids:
+            if pid not in still:
+                cleared[pid].append(fid)
+    return tuple(Signature(pid, tuple(cleared[pid])) for pid in pids)
+
+
+def keeps_signature(signature: Signature, profile: str, mode: str) -> Callable[[Any], bool]:
+    """A shrink predicate: the candidate run still has ``signature`` -- it violates the
+    property, every finding of the signature still clears it, and (for an unexplained one)
+    no present finding does."""
+    def keep(result: Any) -> bool:
+        if all(v.property_id != signature.property_id for v in result.violations):
+            return False
+        checked = signature.findings if signature.explained else present(profile, mode)
+        for fid in checked:
+            clears = signature.property_id not in _still_violated(result, fid)
+            if clears != signature.explained:
+                return False
+        return True
+    return keep

@@ -1,0 +1,146 @@
+"""Triage of a fuzz or verify output folder: signatures with counts, first seen, shortest
+trace, an explanation, and "new" marks against the previous campaign in the same folder.
+
+A folder is a fuzz campaign (``summary.json`` with ``violations``) or a verify run
+(``summary.json`` with ``techniques.fuzz.campaigns``). Every campaign that finishes appends
+its signatures to ``signature-history.json`` in its folder (``record``); the previous
+campaign is the newest history entry that is not the current summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from popverify.findings.attribution import FINDINGS, Signature
+
+HISTORY = "signature-history.json"
+
+# One paragraph per known finding (spec/properties.md#known-findings, spec/findings/).
+EXPLANATIONS: dict[str, str] = {
+    "F1": "v5.0's PopReviveService#reviveMsgFromCk skips a message whose storeTimestamp is after the CK's popTime "
+          "('skip ck from last epoch'); a message put between PopMessageProcessor#processRequest taking popTime "
+          "and popMsgFromQueue reading the queue is popped under such a CK, and if that delivery is never acked it is "
+          "never revived while the consumer offset has passed it. develop removed the check.",
+    "F2": "ChangeInvisibleTimeProcessor#processRequest accepts a handle whose invisible time has passed: the CK it "
+          "acks may already have been revived, so the message lives twice (the revived copy in the retry topic and "
+          "the new CK); a clean ack of the new handle does not stop the copy (spec/findings/F2.md).",
+    "F3": "The merge key topic+group+queueId+startOffset+popTime of a CK and an AckMsg is built without separators "
+          "and without anything unique to the CK: a changeInvisibleTime in the same millisecond as the pop of the "
+          "same offset builds a CK with an existing key, so acks and revive matching mix the two up.",
+    "F4": "PopBufferMergeService#addAk refuses an ack that comes late in its CK's life although the CK is still "
+          "unstored in the buffer; the ACK message can reach the revive queue before the CK (a starved scan), "
+          "PopReviveService#consumeReviveMessage finds no CK for it and drops it, and the acked CK is revived.",
+    "F5": "RebalancePushImpl#computePullFromWhere (CONSUME_FROM_LAST_OFFSET) starts a queue whose offset query finds "
+          "nothing at its max offset; once retention moved the queue's min offset, the broker answers "
+          "QUERY_NOT_FOUND for a group that merely never flushed its offset, and every message stored since is "
+          "skipped.",
+    "F6": "With enablePopBufferMerge, PopMessageProcessor#popMsgFromQueue corrects an OFFSET_TOO_SMALL offset by "
+          "committing the queue's min offset, while older nextBeginOffsets wait in the buffer's commit queue; "
+          "PopBufferMergeService#scanCommitOffset commits them later and the committed offset moves back "
+          "(spec/findings/F6.md).",
+}
+UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
+                    "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "
+                    "source, and add the finding: its mechanism switch, its minimal trace and its spec entry.")
+MODEL_ERROR_TEXT = ("The reference model raised an exception: a defect of the model, or Java behaviour (an exception "
+                    "the Java code would throw too) that the model must state; the message names the innermost "
+                    "reference/ frame and the trace keeps the traceback.")
+
+
+@attrs.frozen
+class Row:
+    """One signature of a campaign as triage shows it."""
+
+    campaign: str
+    signature: str
+    runs: int
+    unexpected: bool
+    first_round: int | None
+    time_to_first_s: float | None
+    minimal_steps: int
+    trace: str
+    message: str
+    new: bool
+    explanation: str
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def explanation(key: str) -> str:
+    """The paragraph for a signature key."""
+    sig = Signature.parse(key)
+    if sig.property_id == "MODEL-ERROR":
+        return MODEL_ERROR_TEXT
+    if not sig.explained:
+        return UNEXPLAINED_TEXT
+    return " ".join(f"{fid} ({FINDINGS[fid].title}): {EXPLANATIONS[fid]}" for fid in sig.findings)
+
+
+def load(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """The findings of every campaign in ``folder`` by campaign name; ValueError when the
+    folder holds no readable fuzz or verify summary."""
+    path = folder / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise ValueError(f"{folder} has no summary.json (not a fuzz or verify output folder)") from err
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read {path}: {err}") from err
+    if isinstance(summary, dict) and isinstance(summary.get("violations"), list):
+        return {f"{summary.get('mode')}/{summary.get('profile')}": summary["violations"]}
+    campaigns = summary.get("techniques", {}).get("fuzz", {}).get("campaigns") if isinstance(summary, dict) else None
+    if isinstance(campaigns, dict):
+        return {key: camp.get("findings", []) for key, camp in sorted(campaigns.items())}
+    raise ValueError(f"{path} is neither a fuzz summary nor a verify summary")
+
+
+def _fingerprint(folder: Path) -> str:
+    return hashlib.sha1((folder / "summary.json").read_bytes()).hexdigest()
+
+
+def record(folder: Path) -> None:
+    """Append the folder's current signatures to its history (a campaign calls this when its
+    summary.json is written); recording the same summary twice adds nothing."""
+    history = _history(folder)
+    fingerprint = _fingerprint(folder)
+    if history and history[-1]["fingerprint"] == fingerprint:
+        return
+    current = {c: sorted(f.get("signature", f["property"]) for f in fs) for c, fs in load(folder).items()}
+    history.append({"fingerprint": fingerprint, "signatures": current})
+    (folder / HISTORY).write_text(json.dumps(history, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _history(folder: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads((folder / HISTORY).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read {folder / HISTORY}: {err}") from err
+    if not isinstance(data, list):
+        raise ValueError(f"{folder / HISTORY} is not a list")
+    return data
+
+
+def triage(folder: Path) -> tuple[list[Row], bool]:
+    """The rows of every signature in ``folder`` (unexplained and unexpected first within each
+    campaign) and whether a previous campaign was there to compare with."""
+    campaigns = load(folder)
+    fingerprint = _fingerprint(folder)
+    previous = next((h for h in reversed(_history(folder)) if h["fingerprint"] != fingerprint), None)
+    rows = []
+    for name, found in campaigns.items():
+        before = set(previous["signatures"].get(name, [])) if previous else set()
+        for f in found:
+            key = f.get("signature") or f"{f['property']}/unexplained"
+            rows.append(Row(name, key, f["runs"], bool(f["unexpected"]), f.get("first_round"), f.get("time_to_first_s"),
+                            f["minimal_steps"], f["trace"], f["message"], previous is not None and key not in before,
+                            explanation(key)))
+    rows.sort(key=lambda r: (r.campaign, "unexplained" not in r.signature, not r.unexpected, r.signature))
+    return rows, previous is not None

@@ -1,0 +1,118 @@
+"""Root-cause attribution (issue 18 item 1): every known finding's mechanism switch removes
+its cause, violations get signatures, and a second loss mechanism on v5.0 is not hidden
+behind F1 -- it appears as its own unexplained, unexpected signature in fuzz and verify."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from popverify.checker.expectations import expected_signature, is_unexpected
+from popverify.findings import campaign as findings_campaign
+from popverify.findings.attribution import FINDINGS, Signature, attribute, present, removed
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from reference.common.profile import get_profile
+from spark_fuzz.runs import swarm_config
+
+
+def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:
+    for sig in (Signature("ALO-1", ("F1",)), Signature("CKM-1", ("F3", "F4")), Signature("ALO-1")):
+        assert Signature.parse(sig.key) == sig
+    assert Signature("ALO-1").key == "ALO-1/unexplained" and not Signature("ALO-1").explained
+    for bad in ("ALO-1", "ALO-1/F9", "/F1"):
+        with pytest.raises(ValueError):
+            Signature.parse(bad)
+
+
+def test_switches_are_present_per_profile_and_removed_only_inside_the_block() -> None:
+    assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6")
+    assert present("develop", "pop") == ("F2", "F3", "F4", "F6")  # develop dropped the last-epoch skip
+    assert present("develop", "push") == ("F5",)
+    with removed(["F1", "F5"]):
+        prof = get_profile("v5.0")
+        assert not prof.broker.revive_skips_last_epoch and not prof.client.unflushed_queue_starts_at_max_offset
+        assert prof.broker.change_invisible_accepts_expired  # the others stay
+    prof = get_profile("v5.0")
+    assert prof.broker.revive_skips_last_epoch and prof.client.unflushed_queue_starts_at_max_offset
+    assert all(getattr(prof.broker if f.side == "broker" else prof.client, f.switch) for f in FINDINGS.values()
+               if f.fid != "F1")
+
+
+# (profile, mode, seed, steps, the signature that run shows) -- swarm runs found by
+# popverify/findings attribution sweeps; each names a different finding.
+KNOWN_RUNS = [
+    ("v5.0", "pop", 0, 400, "ALO-2/F1"),
+    ("v5.0", "pop", 44, 400, "INV-1/F2"),
+    ("v5.0", "pop", 39, 400, "CKM-1/F3"),
+    ("develop", "pop", 27, 400, "CKM-1/F4"),
+    ("develop", "push", 22, 300, "ALO-3/F5"),
+]
+
+
+@pytest.mark.parametrize("profile, mode, seed, steps, key", KNOWN_RUNS)
+def test_each_switch_removes_exactly_its_finding(profile: str, mode: str, seed: int, steps: int, key: str) -> None:
+    result = run_scenario(profile, seed, steps, mode=mode, config=swarm_config(seed, mode))
+    sig = Signature.parse(key)
+    assert sig in attribute(result)
+    assert expected_signature(profile, sig) and not is_unexpected(profile, sig.property_id, 1, sig)
+    with removed(sig.findings):
+        rerun = run_scenario(profile, seed, 0, mode=mode, config=result.config, schedule=result.schedule)
+    assert sig.property_id not in {v.property_id for v in rerun.violations}
+
+
+def test_f6_schedule_is_attributed_to_f6() -> None:
+    config = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=True, faults=("expire",), drain=False)
+    pop = [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
+    schedule = [Action("produce", (0,)), *pop, Action("ack", (0, 0)), Action("advance", (200,)),
+                Action("produce", (0,)), *pop, Action("produce", (0,)), Action("expire", (0, 3)), *pop,
+                Action("advance", (10_000,))]
+    for profile in ("v5.0", "develop"):
+        result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert attribute(result) == (Signature("OFF-2", ("F6",)),)
+
+
+def test_a_violation_no_switch_clears_is_unexplained_and_unexpected() -> None:
+    result = run_scenario("v5.0", 1, 300, config=ScenarioConfig(queues=1, consumers=1, invisible_time=2000),
+                          mutant="second-loss")
+    sigs = attribute(result)
+    assert sigs and all(not s.explained for s in sigs)
+    assert all(is_unexpected("v5.0", s.property_id, 0, s) for s in sigs)
+    assert is_unexpected("v5.0", "MODEL-ERROR", 0, Signature("MODEL-ERROR"))
+
+
+@pytest.mark.slow
+def test_a_second_loss_mechanism_gets_its_own_signature_beside_f1_in_verify(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from popverify.verify.campaign import run_campaign
+    from popverify.verify.report import failures
+
+    monkeypatch.setattr(findings_campaign, "SHRINK_RUNS", 40)  # keep the test short; the full budget is 300
+    camp = run_campaign("v5.0", 4, 300, tmp_path, mutant="second-loss")
+    by_sig = {f["signature"]: f for f in camp["findings"]}
+    assert {"ALO-1/F1", "ALO-2/unexplained"} <= set(by_sig), sorted(by_sig)
+    assert camp["findings"][0]["unexplained"]  # unexplained signatures lead
+    assert not by_sig["ALO-1/F1"]["unexpected"] and by_sig["ALO-2/unexplained"]["unexpected"]
+    for f in camp["findings"]:
+        assert f["time_to_first_s"] is not None and Path(f["trace"]).is_file()
+    assert failures({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}) == ["fuzz pop/v5.0"]
+    # the same campaign on the correct model: F1 only, expected, verify passes
+    clean = run_campaign("v5.0", 4, 300, tmp_path / "clean")
+    assert {f["signature"] for f in clean["findings"]} <= {"ALO-1/F1", "ALO-2/F1", "OFF-1/F1"}
+    assert failures({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": clean}}}}) == []
+
+
+def test_f2_minimal_schedule() -> None:
+    """spec/findings/F2.md: changeInvisibleTime on an expired, revived handle; NSR-1/F2 on both
+    profiles, clean with the fix (BrokerConfig.change_invisible_accepts_expired = False)."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=2000)
+    schedule = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                Action("pop_step", (0,)), Action("advance", (6000,)), Action("revive", (0,)),
+                Action("change_invisible", (0, 0, 15000))]
+    for profile in ("v5.0", "develop"):
+        result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert [v.property_id for v in result.violations] == ["NSR-1"]
+        assert attribute(result) == (Signature("NSR-1", ("F2",)),)
+        with removed(["F2"]):
+            fixed = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert not fixed.violations
