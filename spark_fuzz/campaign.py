@@ -291,6 +291,9 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
         "steps_per_s": round(total_steps / seconds, 1) if seconds > 0 else None,
         "violations_by_property": counts, "violations": violations, "coverage_timeline": coverage_timeline,
         "violations_by_signature": {v["signature"]: v["runs"] for v in violations},
+        # z3 key witnesses (proofs/keys.py) the campaign reached: runs per witness
+        "key_witnesses_reached": {w: sum(f"key-witness:{w}" in r["coverage"] for r in rows.values())
+                                  for w in ("merge",)},
         "unexplained": [v["signature"] for v in violations if v["unexplained"]],
         "time_to_first_by_signature_s": {v["signature"]: v["time_to_first_s"] for v in violations},
         "coverage": len({c for r in rows.values() for c in r["coverage"]}),
