@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 from popverify import __version__
 from popverify.errors import UsageError
-from popverify.tools import Terminated, ToolError, install_signal_handlers, restore_signal_handlers
+from popverify.tools import (Terminated, ToolError, install_signal_handlers, restore_signal_handlers,
+                             terminating_signal)
 
 # Order is the order `popverify --help` lists them.
 COMMANDS = (
@@ -88,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say(f"popverify {args.command}: interrupted")
         return 130
+    except Exception:
+        signum = terminating_signal()
+        if signum is None:
+            raise
+        # py4j (Spark) turns an interrupted call into its own error: still the interruption
+        _say(f"popverify {args.command}: terminated by {signal.Signals(signum).name}")
+        return 128 + signum
     finally:
         restore_signal_handlers(previous)
 

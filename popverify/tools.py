@@ -42,6 +42,7 @@ class ChildResult:
 # handlers of install_signal_handlers end them even when the main thread is blocked.
 _LIVE_GROUPS: set[int] = set()
 _LIVE_LOCK = threading.Lock()
+_RECEIVED: list[int] = []  # termination signals received (see terminating_signal)
 KILL_GRACE_S = 5.0
 
 
@@ -114,9 +115,11 @@ def install_signal_handlers() -> dict[int, object]:
     the main thread this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         return {}
+    _RECEIVED.clear()
     previous: dict[int, object] = {}
 
     def handler(signum: int, _frame) -> None:
+        _RECEIVED.append(signum)
         with _LIVE_LOCK:
             groups = list(_LIVE_GROUPS)
         for pgid in groups:  # the main thread may be blocked reading a child: end it first
@@ -126,6 +129,13 @@ def install_signal_handlers() -> dict[int, object]:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         previous[signum] = signal.signal(signum, handler)
     return previous
+
+
+def terminating_signal() -> int | None:
+    """The SIGTERM/SIGHUP received since install_signal_handlers, if any: an exception that
+    reaches the CLI after it (a library may turn Terminated into its own error, as py4j does
+    inside a call to Spark's JVM) is the interruption, not a failure."""
+    return _RECEIVED[-1] if _RECEIVED else None
 
 
 def restore_signal_handlers(previous: dict[int, object]) -> None:

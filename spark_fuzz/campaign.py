@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import sys
 import threading
@@ -39,11 +40,23 @@ def with_task_retries(master: str) -> str:
     return master
 
 
+class _Py4jInterrupted(logging.Filter):
+    """Drops py4j's "... while sending command." records (an interrupted JVM call)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not ("py4j" in record.pathname and "while sending command" in record.getMessage())
+
+
 def spark_session(master: str | None):
     """A quiet SparkSession on ``master`` (local masters with task retries) whose Python workers
     use this interpreter; ``None`` keeps the master spark-submit (or spark-defaults) chose."""
     if master is not None:
         master = with_task_retries(master)
+    # py4j logs a traceback on the root logger when a call to the JVM is interrupted (Ctrl-C,
+    # SIGTERM); the CLI reports the interruption itself in one line
+    root = logging.getLogger()
+    if not any(isinstance(f, _Py4jInterrupted) for f in root.filters):
+        root.addFilter(_Py4jInterrupted())
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master is None or is_local(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only in local mode
@@ -335,6 +348,9 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
         "steps_per_s": round(total_steps / seconds, 1) if seconds > 0 else None,
         "violations_by_property": counts, "violations": violations, "coverage_timeline": coverage_timeline,
         "violations_by_signature": {v["signature"]: v["runs"] for v in violations},
+        # z3 key witnesses (proofs/keys.py) the campaign reached: runs per witness
+        "key_witnesses_reached": {w: sum(f"key-witness:{w}" in r["coverage"] for r in rows.values())
+                                  for w in ("merge",)},
         "unexplained": [v["signature"] for v in violations if v["unexplained"]],
         "time_to_first_by_signature_s": {v["signature"]: v["time_to_first_s"] for v in violations},
         "coverage": len({c for r in rows.values() for c in r["coverage"]}),

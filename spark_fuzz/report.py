@@ -89,7 +89,8 @@ table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:
 <tr><th>runs</th><td>{summary['runs']}</td></tr><tr><th>steps</th><td>{summary['steps']}</td></tr>
 <tr><th>runs/s</th><td>{summary['runs_per_s']}</td></tr><tr><th>steps/s</th><td>{summary['steps_per_s']}</td></tr>
 <tr><th>time to first failure (s)</th><td>{summary.get('time_to_first_failure_s')}</td></tr>
-<tr><th>coverage points</th><td>{summary['coverage']}</td></tr></table>
+<tr><th>coverage points</th><td>{summary['coverage']}</td></tr>
+<tr><th>z3 key witnesses reached (runs)</th><td>{esc(json.dumps(summary.get('key_witnesses_reached', {})))}</td></tr></table>
 <h2>Violations by root-cause signature</h2><p>Unexplained signatures first: no known finding's
 mechanism switch clears them (spec/findings/README.md).</p><table id="by-signature"><tr><th>signature</th><th>status</th>
 <th>runs</th><th>first round</th><th>time to first counterexample (s)</th><th>minimal steps</th></tr>{by_sig}</table>

@@ -18,6 +18,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model, check_arguments
+from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.scenario import (Action, Coverage, FAULT_WEIGHT, FAULTS, POP_ACTIONS, RunResult, ScenarioConfig,
                                     Violation)
 from reference.broker import response_code as rc
@@ -75,6 +76,7 @@ class PopDriver:
         self.broker.create_group(GROUP)
         self.consumers = [Consumer(f"c{i}") for i in range(config.consumers)]
         self.checker = PopChecker(TOPIC, GROUP, enabled=check)
+        self.handle_keys = HandleKeys(GROUP)
         self.counts: dict[str, int] = {k: 0 for k in ("produced", "popped", "acked", "revived", "redelivered",
                                                       "changed_invisible", "restarts", "faults", "skipped")}
         self.coverage = Coverage()
@@ -158,6 +160,9 @@ class PopDriver:
             if self.record_trace:
                 self._record(Action("drain"), drained)
         self.checker.finish(drained, total)
+        # z3 witnesses of proofs/keys.py this run reached (delivered handles, stored CKs)
+        for name in sorted(self.handle_keys.reached | set(key_witnesses(self.broker))):
+            self.coverage.add(f"key-witness:{name}")
         if self.config.drain and self.checker.enabled:
             if drained:
                 check_after_drain(self.checker, self.broker, self.config.queues, RETRY_TOPIC, total)
@@ -264,6 +269,7 @@ class PopDriver:
             self.checker.on_deliver(self.step_no, now, uniq, deadline)
             consumer.held.append(InFlight(uniq, popped.ack_topic, popped.queue_id, popped.queue_offset,
                                           popped.extra_info, deadline))
+            self.handle_keys.observe(popped.ack_topic, popped.queue_id, popped.extra_info)
             self.counts["popped"] += 1
             retry = popped.ack_topic != TOPIC
             self.coverage.add(f"deliver:{'retry' if retry else 'normal'}")

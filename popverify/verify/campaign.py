@@ -24,12 +24,16 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
     seen: list[Seen] = []
     total_steps = 0
     coverage: set[str] = set()
+    witnesses: dict[str, int] = {}  # z3 key witnesses (proofs/keys.py) reached: runs
     for seed in range(runs):
         faults = (PUSH_FAULTS if mode == "push" else FAULTS) if seed % 2 else ()
         config = ScenarioConfig.draw(JavaRandom(seed), faults=faults, mode=mode)
         result = run_scenario(profile, seed, steps, mode=mode, config=config, mutant=mutant)
         total_steps += result.steps
         coverage |= result.coverage
+        for point in result.coverage:
+            if point.startswith("key-witness:"):
+                witnesses[point.removeprefix("key-witness:")] = witnesses.get(point.removeprefix("key-witness:"), 0) + 1
         if result.violations:
             seen.append(Seen(seed, config, result.schedule, attribute(result), result.counts["faults"],
                              seconds=round(time.perf_counter() - start, 3)))
@@ -38,5 +42,5 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
     findings = entries(profile, mode, seen, out_dir, mutant, progress)
     seconds = time.perf_counter() - start
     return {"profile": profile, "mode": mode, "engine": "python", "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
-            "coverage": len(coverage), "findings": findings}
+            "coverage": len(coverage), "findings": findings, "key_witnesses_reached": witnesses}
 

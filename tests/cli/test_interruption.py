@@ -1,0 +1,175 @@
+"""Faults and interruption of real processes (slow: real TLC, real Spark).
+
+- SIGTERM / SIGINT to ``popverify tlc`` ends TLC's JVM and removes its scratch folder.
+- SIGTERM to ``popverify fuzz`` ends Spark's JVM and its Python workers.
+- kill -9 of a Spark Python worker in the middle of a campaign under the default master loses
+  and duplicates no row; with task retries switched off (``local[2,1]``) the round fails with
+  one clear line, the finished tasks' rows are kept, and the next run completes the campaign
+  from them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (from /proc)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _start(*argv: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "popverify", *argv], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_to_tlc_ends_the_jvm_and_removes_the_scratch_folder(signum: int, tmp_path: Path) -> None:
+    proc = _start("tlc", "MCPopConsumption_deep", "--workers", "1", "--timeout", "600", "--out", str(tmp_path))
+    try:
+        java = _wait_for(lambda: [p for p in _children(proc.pid) if "tlc2.TLC" in _cmdline(p)], 60, "TLC's JVM")[0]
+        scratch = Path(os.readlink(f"/proc/{java}/cwd"))
+        assert scratch.name.startswith("popverify-tlc-") and scratch.is_dir()
+        time.sleep(1.0)  # TLC is checking
+        proc.send_signal(signum)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 128 + signum, err[-500:]
+        assert "Traceback" not in err
+        _wait_for(lambda: not _alive(java), 10, "the JVM to end")
+        assert not scratch.exists(), f"scratch folder {scratch} left behind"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_sigterm_to_fuzz_ends_spark(tmp_path: Path) -> None:
+    proc = _start("fuzz", "--profile", "develop", "--runs", "400", "--steps", "600", "--out", str(tmp_path),
+                  "--no-progress")
+    try:
+        # the JVM, the pyspark daemon and its forked workers (the first java may be Spark's launcher)
+        _wait_for(lambda: [p for p in _children(proc.pid) if "pyspark.daemon" in _cmdline(p)], 240,
+                  "a Python worker")
+        family = _children(proc.pid)
+        assert any("java" in _cmdline(p) for p in family)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        at = err.find("Traceback")
+        assert proc.returncode == 128 + signal.SIGTERM and at < 0, err[max(0, at - 1500):at + 1500] if at >= 0 else err[-1500:]
+        _wait_for(lambda: not any(_alive(p) for p in family), 30, "Spark's JVM and workers to end")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+RUNS = 40
+
+
+def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
+    """Run a campaign; once its first task has finished (a part file exists), kill -9 a busy
+    Python worker. Returns the finished process and the killed pid."""
+    proc = _start("fuzz", "--profile", "develop", "--runs", str(RUNS), "--steps", "700", "--out", str(out),
+                  "--no-progress", *extra)
+    try:
+        parts = out / "runs" / "parts"
+        _wait_for(lambda: parts.is_dir() and any(parts.glob("*.parquet")), 300, "the first finished task")
+
+        def busy_worker() -> int | None:
+            # forked workers are children of the pyspark daemon, itself a child of the JVM
+            daemons = [p for p in _children(proc.pid) if "pyspark.daemon" in _cmdline(p)]
+            workers = [c for d in daemons for c in _children(d)]
+            return workers[0] if workers else None
+
+        victim = _wait_for(busy_worker, 120, "a Python worker")
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=300)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr), victim
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _rows(out: Path) -> list[int]:
+    import pyarrow.parquet as pq
+    seeds: list[int] = []
+    for path in sorted((out / "runs").glob("develop-pop-*.parquet")):
+        seeds += pq.read_table(path).column("seed").to_pylist()
+    return seeds
+
+
+def test_kill_9_of_a_worker_under_the_default_master_loses_and_duplicates_no_row(tmp_path: Path) -> None:
+    done, victim = _fuzz_with_a_worker_killed(tmp_path)
+    assert not _alive(victim)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-800:]
+    seeds = _rows(tmp_path)
+    assert sorted(seeds) == list(range(RUNS)), "a row was lost or duplicated"
+    assert not list((tmp_path / "runs" / "parts").glob("*.parquet"))  # folded into the round file
+
+
+def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_path: Path) -> None:
+    failed, _ = _fuzz_with_a_worker_killed(tmp_path, "--master", "local[2,1]")
+    lines = [line for line in failed.stderr.splitlines() if line.startswith("popverify")]
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-800:]
+    assert len(lines) == 1 and "round 0 failed on Spark" in lines[0] and "kept" in lines[0]
+    import pyarrow.parquet as pq
+    kept = {s for p in (tmp_path / "runs" / "parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
+    assert kept, "no finished task's rows were kept"
+    resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "develop", "--runs", str(RUNS),
+                              "--steps", "700", "--out", str(tmp_path), "--no-progress"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert resumed.returncode == 0, resumed.stderr[-800:]
+    seeds = _rows(tmp_path)
+    assert sorted(seeds) == list(range(RUNS)), "a row was lost or duplicated"
+    # the kept rows are not run again: the resumed round ran only the others
+    last = sorted((tmp_path / "runs").glob("develop-pop-*.parquet"))[-1]
+    assert not kept & set(pq.read_table(last).column("seed").to_pylist())
