@@ -176,6 +176,10 @@ class Broker:
             self._ops = [o for o in self._ops if not o.done]
         return op
 
+    def in_flight_pops(self) -> list[PopOperation]:
+        """POP requests a broker thread is serving (begun or woken, not answered, not parked)."""
+        return [op for op in self._ops if op.in_flight]
+
     def pop(self, request: PopRequest) -> PopOperation:
         """begin_pop and run it to completion or parking in one go (no interleaving)."""
         op = self.begin_pop(request)

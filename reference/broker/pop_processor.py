@@ -96,6 +96,11 @@ class PopOperation:
         return self.result is not None
 
     @property
+    def in_flight(self) -> bool:
+        """Being served by a broker thread: begun or woken, not yet answered, not parked."""
+        return self._gen is not None and not self.parked
+
+    @property
     def expired(self) -> int:
         """PopRequest#getExpired: bornTime + pollTime."""
         return self.born_time + self.request.poll_time
@@ -126,6 +131,7 @@ class PopOperation:
     def wake(self) -> None:
         """wakeUp: run processRequest again (from step 1)."""
         self.parked = False
+        self.pop_time = None  # the re-run takes a new popTime at its first step
         self._gen = self._process_request()
 
     def abort(self) -> None:
