@@ -20,6 +20,7 @@ from reference.broker import response_code as rc
 from reference.broker.checkpoint import AckMsg
 from reference.broker.keys import ACK_TAG, POP_ORDER_REVIVE_QUEUE
 from reference.broker.message import MessageExt
+from reference.common.javalang import to_long
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker
@@ -49,42 +50,66 @@ def check_queue_and_offset(broker: "Broker", topic: str, queue_id: int, offset: 
     return rc.SUCCESS
 
 
-def parse_ack(group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> tuple[AckMsg, int, int]:
+def header_fields_missing(*fields: object) -> bool:
+    """RemotingCommand#decodeCommandCustomHeader → checkFields: a null @CFNotNull field throws
+    RemotingCommandException("the custom field <...> is null") before the processor runs, and
+    NettyRemotingAbstract#processRequestCommand answers SYSTEM_ERROR. Every field of
+    AckMessageRequestHeader and ChangeInvisibleTimeRequestHeader is @CFNotNull (5.0.0, 5.5.0)."""
+    return any(f is None for f in fields)
+
+
+def parse_ack(group: str, topic: str, queue_id: int, offset: int, extra_info: str | None,
+              with_invisible_time: bool = True) -> tuple[AckMsg, int, int | None]:
     """Build the AckMsg from the handle; returns (ack, reviveQid, invisibleTime).
 
-    Raises ExtraInfoError on a malformed handle, before anything is written.
+    Raises ExtraInfoError on a malformed handle, before anything is written. With
+    ``with_invisible_time`` False field 2 is not read (None): 5.0.0 reads it only after addAk.
     """
     parts = ei.split(extra_info)
     ack = AckMsg(ack_offset=offset, start_offset=ei.get_ck_queue_offset(parts), consumer_group=group, topic=topic,
                  queue_id=queue_id, pop_time=ei.get_pop_time(parts), broker_name=ei.get_broker_name(parts))
     revive_qid = ei.get_revive_qid(parts)
-    invisible_time = ei.get_invisible_time(parts)
+    invisible_time = ei.get_invisible_time(parts) if with_invisible_time else None
     return ack, revive_qid, invisible_time
 
 
 def ack_message(broker: "Broker", group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> int:
     """processRequest of ACK_MESSAGE; returns the response code."""
+    if header_fields_missing(group, topic, queue_id, offset, extra_info):
+        return rc.SYSTEM_ERROR
     code = check_queue_and_offset(broker, topic, queue_id, offset)
     if code != rc.SUCCESS:
         return code
     try:
-        ack, revive_qid, invisible_time = parse_ack(group, topic, queue_id, offset, extra_info)
+        ack, revive_qid, invisible_time = parse_ack(group, topic, queue_id, offset, extra_info,
+                                                    broker.config.ack_parses_invisible_time_first)
     except ValueError:
         return rc.SYSTEM_ERROR
     if revive_qid == POP_ORDER_REVIVE_QUEUE:
         # Orderly POP (ConsumerOrderInfoManager) is not modelled; see spec/broker.md.
         return rc.SYSTEM_ERROR
-    put_ack(broker, ack, revive_qid, invisible_time)
+    try:
+        put_ack(broker, ack, revive_qid, invisible_time, extra_info)
+    except ValueError:
+        # 5.0.0: addAk refused the ack and getInvisibleTime threw (AckMessageProcessor
+        # #processRequest line 201): nothing was written, the remoting layer says SYSTEM_ERROR.
+        return rc.SYSTEM_ERROR
     return rc.SUCCESS
 
 
-def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int) -> None:
-    """Merge the ack in the buffer, or write an ACK message (timer: popTime + invisibleTime)."""
+def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int | None,
+            extra_info: str | None = None) -> None:
+    """Merge the ack in the buffer, or write an ACK message (timer: popTime + invisibleTime,
+    a Java long addition that wraps). ``invisible_time`` None: parsed from ``extra_info`` only
+    when the buffer refuses the ack (5.0.0's order; ExtraInfoError escapes)."""
+    if invisible_time is None and not broker.buffer_merge.would_add_ak(revive_qid, ack):
+        invisible_time = ei.get_invisible_time(ei.split(extra_info))
     broker.acks_received.append(ack)
     if broker.buffer_merge.add_ak(revive_qid, ack):
         return
+    assert invisible_time is not None
     msg = MessageExt(topic=broker.revive_topic, queue_id=revive_qid, body=broker.ack_json(ack).encode(), tags=ACK_TAG,
-                     deliver_time_ms=ack.pop_time + invisible_time, born_timestamp=broker.clock.now())
+                     deliver_time_ms=to_long(ack.pop_time + invisible_time), born_timestamp=broker.clock.now())
     broker.put_revive_message(msg)
 
 

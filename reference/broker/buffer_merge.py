@@ -121,20 +121,31 @@ class PopBufferMergeService:
         w = PopCheckPointWrapper(revive_queue_id, LONG_MAX, ck, next_begin_offset, just_offset=True, ck_stored=True)
         self._put_offset_queue(w)
 
-    def add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
-        """addAk: set the ack's bit on a buffered CK (True) or let the caller store it (False)."""
+    def _ak_target(self, ack: AckMsg) -> PopCheckPointWrapper | None:
+        """The buffered CK addAk would set a bit on (None: addAk returns false)."""
         if not self._cfg.enable_pop_buffer_merge or not self.serving:
-            return False
+            return None
         w = self.buffer.get(ack.merge_key)
         if w is None or w.just_offset:
-            return False
+            return None
         point = w.ck
         now = self._now()
         if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500:
-            return False
+            return None
         if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500:
+            return None
+        return w
+
+    def would_add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
+        """What add_ak would answer, without its effect (5.0.0 parses invisibleTime only after)."""
+        return self._ak_target(ack) is not None
+
+    def add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
+        """addAk: set the ack's bit on a buffered CK (True) or let the caller store it (False)."""
+        w = self._ak_target(ack)
+        if w is None:
             return False
-        index = point.index_of_ack(ack.ack_offset)
+        index = w.ck.index_of_ack(ack.ack_offset)
         if index > -1:
             w.bits = set_bit(w.bits, index)
         # An offset outside the CK is logged and swallowed (returns True): the ack is lost.

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import attrs
 
-from reference.common.javalang import to_byte, to_int
+from reference.common.javalang import to_long, to_byte, to_int
 
 
 def set_bit(bitmap: int, index: int, flag: bool = True) -> int:
@@ -86,8 +86,8 @@ class PopCheckPoint:
 
     @property
     def revive_time(self) -> int:
-        """getReviveTime: popTime + invisibleTime."""
-        return self.pop_time + self.invisible_time
+        """getReviveTime: popTime + invisibleTime (Java long addition: wraps)."""
+        return to_long(self.pop_time + self.invisible_time)
 
     def add_diff(self, diff: int) -> None:
         """addDiff: append an (int) offset difference."""

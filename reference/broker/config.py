@@ -66,6 +66,13 @@ class BrokerConfig:
     # min offset is 0: v5.0 answers 0 unless offset 0 is on disk (never, in the model);
     # develop answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
     query_offset_zero_needs_message: bool = False
+    # --- H2: RocketMQ 5.5.0 switches (develop follows 5.5.0; Java lines in spec/profiles.md) ---
+    # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
+    change_invisible_max_offset_exclusive: bool = False
+    # AckMessageProcessor: 5.0.0 calls addAk before ExtraInfoUtil.getInvisibleTime (a buffered
+    # ack never parses field 2); 5.5.0 appendAck parses every field first.
+    ack_parses_invisible_time_first: bool = False
+    # --- end H2 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -80,5 +87,7 @@ class BrokerConfig:
                 ck_queue_id_is_byte=False,
                 revive_skips_last_epoch=False,
                 query_offset_zero_needs_message=True,
+                change_invisible_max_offset_exclusive=True,
+                ack_parses_invisible_time_first=True,
             )
         return cls(profile=name)

@@ -148,6 +148,11 @@ class PopOperation:
 
     def _process_request(self) -> Iterator[None]:
         b, req, cfg = self.broker, self.request, self.broker.config
+        if req.group is None or req.topic is None:
+            # PopMessageRequestHeader: consumerGroup and topic are @CFNotNull; decoding the
+            # header throws and the remoting layer answers SYSTEM_ERROR (see ack_processor).
+            self._finish(rc.SYSTEM_ERROR)
+            return
         if req.max_msg_nums > cfg.pop_max_msg_nums:
             self._finish(rc.SYSTEM_ERROR)
             return
