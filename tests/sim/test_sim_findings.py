@@ -94,3 +94,28 @@ def test_f6_scan_commit_offset_undoes_a_retention_correction() -> None:
         # without retention nothing needs correcting and the offset only moves forward
         clean = run_scenario(profile, 0, 0, config=config, schedule=[a for a in schedule if a.kind != "expire"])
         assert not [v for v in clean.violations if v.property_id == "OFF-2"]
+
+
+def test_f6_also_happens_with_buffer_merge_off() -> None:
+    """F6 without buffer merge: appendCheckPoint → addCkJustOffset (5.0.0 and 5.5.0) still
+    queues nextBeginOffset in PopBufferMergeService's commit queue, committed by the next
+    scanCommitOffset (every 5 ms). A retention correction between the pop and that scan is
+    undone the same way; the window is one scan period instead of the CK's buffer time."""
+    config = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=False, faults=("expire",), drain=False)
+
+    def pop() -> list[Action]:
+        return [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
+
+    schedule = [Action("produce", (0,)), *pop(), Action("ack", (0, 0)), Action("advance", (200,)),  # committed 1
+                Action("produce", (0,)), *pop(),  # CK of offset 1 stored; nextBeginOffset 2 queued, no scan yet
+                Action("produce", (0,)), Action("expire", (0, 3)),  # retention: min offset 3
+                *pop(),  # OFFSET_TOO_SMALL at 2: commits 3
+                Action("scan")]  # scanCommitOffset commits the queued 2
+    for profile in ("v5.0", "develop"):
+        result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert [v.message for v in result.violations if v.property_id == "OFF-2"] == \
+            ["committed offset of queue 0 moved back from 3 to 2"]
+        # a scan between the second pop and the correction commits 2 first: no regression
+        scanned = schedule[:10] + [Action("scan")] + schedule[10:]
+        result = run_scenario(profile, 0, 0, config=config, schedule=scanned)
+        assert not [v for v in result.violations if v.property_id == "OFF-2"]
