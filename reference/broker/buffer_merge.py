@@ -95,19 +95,28 @@ class PopBufferMergeService:
         w = PopCheckPointWrapper(revive_queue_id, revive_queue_offset, point, next_begin_offset)
         if not self._check_queue_ok(w):
             return False
+        if self._cfg.buffer_merge_key_conflict_guard and w.merge_key in self.buffer:
+            return False  # 5.5.0: "mergeKey conflict when add ck"
         self._put_offset_queue(w)
         self.buffer[w.merge_key] = w
         self.counter += 1
         return True
 
     def add_ck_just_offset(self, point: PopCheckPoint, revive_queue_id: int, revive_queue_offset: int,
-                           next_begin_offset: int) -> None:
-        """addCkJustOffset: write the CK to the store now; keep it only for offset ordering."""
+                           next_begin_offset: int) -> bool:
+        """addCkJustOffset: write the CK to the store now; keep it only for offset ordering.
+
+        False (nothing written) on a merge-key conflict where the profile guards it (5.5.0);
+        5.0.0 returns void and replaces the buffered wrapper of the same key.
+        """
         w = PopCheckPointWrapper(revive_queue_id, revive_queue_offset, point, next_begin_offset, just_offset=True)
+        if self._cfg.buffer_merge_key_conflict_guard and w.merge_key in self.buffer:
+            return False  # 5.5.0: "mergeKey conflict when add ckJustOffset"
         self._put_ck_to_store(w)
         self._put_offset_queue(w)
         self.buffer[w.merge_key] = w
         self.counter += 1
+        return True
 
     def add_ck_mock(self, group: str, topic: str, queue_id: int, start_offset: int, invisible_time: int,
                     pop_time: int, revive_queue_id: int, next_begin_offset: int, broker_name: str,

@@ -72,6 +72,10 @@ class BrokerConfig:
     # AckMessageProcessor: 5.0.0 calls addAk before ExtraInfoUtil.getInvisibleTime (a buffered
     # ack never parses field 2); 5.5.0 appendAck parses every field first.
     ack_parses_invisible_time_first: bool = False
+    # PopBufferMergeService#addCk / addCkJustOffset: 5.5.0 refuses a CK whose merge key is
+    # already buffered; appendCheckPoint then fails and popMsgFromQueue leaves the queue's
+    # messages out of the response (5.0.0 overwrote the buffered wrapper).
+    buffer_merge_key_conflict_guard: bool = False
     # --- end H2 switches ---
 
     @classmethod
@@ -89,5 +93,6 @@ class BrokerConfig:
                 query_offset_zero_needs_message=True,
                 change_invisible_max_offset_exclusive=True,
                 ack_parses_invisible_time_first=True,
+                buffer_merge_key_conflict_guard=True,
             )
         return cls(profile=name)

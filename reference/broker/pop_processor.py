@@ -244,8 +244,12 @@ class PopOperation:
             r = b.store.get_message(req.group, topic, queue_id, offset, req.max_msg_nums - len(messages), filt)
         rest[0] = r.max_offset - r.next_begin_offset + rest[0]
         if r.messages:
-            self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
-                                     r.next_begin_offset, pop_time)
+            if not self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
+                                            r.next_begin_offset, pop_time):
+                # 5.5.0 popMsgFromQueue: `return atomicRestNum.get() + result.getMessageCount()`
+                # before the messages join the response (a merge-key conflict).
+                rest[0] = rest[0] + len(r.messages)
+                return
             build_start_offset_info(start_info, is_retry, queue_id, offset)
             build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
             for m in r.messages:
@@ -279,8 +283,9 @@ class PopOperation:
         return buffer_offset if buffer_offset > offset else offset
 
     def _append_check_point(self, topic: str, revive_qid: int, queue_id: int, offset: int,
-                            queue_offsets: list[int], next_begin_offset: int, pop_time: int) -> None:
-        """appendCheckPoint: build the CK (diffs narrowed to int); buffer it or store it now."""
+                            queue_offsets: list[int], next_begin_offset: int, pop_time: int) -> bool:
+        """appendCheckPoint: build the CK (diffs narrowed to int); buffer it or store it now.
+        False only on 5.5.0's merge-key conflict (addCkJustOffset refused it)."""
         b, req = self.broker, self.request
         ck = PopCheckPoint(bit_map=0, num=to_byte(len(queue_offsets)), pop_time=pop_time,
                            invisible_time=req.invisible_time, start_offset=offset, cid=req.group, topic=topic,
@@ -289,8 +294,8 @@ class PopOperation:
         for qo in queue_offsets:
             ck.add_diff(to_int(qo - offset))
         if b.buffer_merge.add_ck(ck, revive_qid, -1, next_begin_offset):
-            return
-        b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
+            return True
+        return b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
 
 
 class PopLongPollingService:
