@@ -20,7 +20,7 @@ from typing import Callable
 
 import attrs
 
-from reference.broker.checkpoint import AckMsg, PopCheckPoint, get_bit, set_bit
+from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, get_bit, set_bit
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
 from reference.broker.message import MessageExt
@@ -130,7 +130,7 @@ class PopBufferMergeService:
         w = PopCheckPointWrapper(revive_queue_id, LONG_MAX, ck, next_begin_offset, just_offset=True, ck_stored=True)
         self._put_offset_queue(w)
 
-    def _ak_target(self, ack: AckMsg) -> PopCheckPointWrapper | None:
+    def _ak_target(self, ack: AckMsg | BatchAckMsg) -> PopCheckPointWrapper | None:
         """The buffered CK addAk would set a bit on (None: addAk returns false)."""
         if not self._cfg.enable_pop_buffer_merge or not self.serving:
             return None
@@ -145,18 +145,20 @@ class PopBufferMergeService:
             return None
         return w
 
-    def would_add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
+    def would_add_ak(self, revive_qid: int, ack: AckMsg | BatchAckMsg) -> bool:
         """What add_ak would answer, without its effect (5.0.0 parses invisibleTime only after)."""
         return self._ak_target(ack) is not None
 
-    def add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
+    def add_ak(self, revive_qid: int, ack: AckMsg | BatchAckMsg) -> bool:
         """addAk: set the ack's bit on a buffered CK (True) or let the caller store it (False)."""
         w = self._ak_target(ack)
         if w is None:
             return False
-        index = w.ck.index_of_ack(ack.ack_offset)
-        if index > -1:
-            w.bits = set_bit(w.bits, index)
+        # A BatchAckMsg (5.5.0) sets the bit of every listed offset it finds.
+        for ack_offset in ack.ack_offset_list if isinstance(ack, BatchAckMsg) else (ack.ack_offset,):
+            index = w.ck.index_of_ack(ack_offset)
+            if index > -1:
+                w.bits = set_bit(w.bits, index)
         # An offset outside the CK is logged and swallowed (returns True): the ack is lost.
         return True
 

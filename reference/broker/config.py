@@ -76,6 +76,15 @@ class BrokerConfig:
     # already buffered; appendCheckPoint then fails and popMsgFromQueue leaves the queue's
     # messages out of the response (5.0.0 overwrote the buffered wrapper).
     buffer_merge_key_conflict_guard: bool = False
+    # PopMessageProcessor#getInitOffset (5.5.0): retry topics start at MIN whatever the init
+    # mode; MAX starts at 0 when offset 0 is still in memory (initPopOffsetByCheckMsgInMem,
+    # default true); the initial offset is committed in either mode. 5.0.0 getPopOffset: MAX
+    # starts at maxOffset - 1 and only MAX commits it.
+    pop_init_offset_55: bool = False
+    # BATCH_ACK_MESSAGE as 5.5.0 encodes it: the client groups handles into BatchAcks, the
+    # broker writes one BatchAckMsg (BATCH_ACK_TAG) per group or merges it in the buffer.
+    # Off: each entry is a single ack (how the model treated batch ack before).
+    batch_ack_as_batch_ack_msg: bool = False
     # --- end H2 switches ---
 
     @classmethod
@@ -94,5 +103,7 @@ class BrokerConfig:
                 change_invisible_max_offset_exclusive=True,
                 ack_parses_invisible_time_first=True,
                 buffer_merge_key_conflict_guard=True,
+                pop_init_offset_55=True,
+                batch_ack_as_batch_ack_msg=True,
             )
         return cls(profile=name)

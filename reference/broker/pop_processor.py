@@ -20,7 +20,8 @@ import attrs
 from reference.broker import response_code as rc
 from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
-from reference.broker.keys import build_lock_key, build_polling_key, build_pop_retry_topic
+from reference.broker.keys import (RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
+                                   build_pop_retry_topic)
 from reference.broker.message import MessageExt
 from reference.broker.store import GetMessageStatus
 from reference.common.javalang import to_byte, to_int, to_long
@@ -268,7 +269,9 @@ class PopOperation:
         """getPopOffset: committed offset (or the init-mode start), raised to the buffer's latest."""
         b, req = self.broker, self.request
         offset = b.offsets.query_offset(req.group, topic, queue_id)
-        if offset < 0:
+        if offset < 0 and b.config.pop_init_offset_55:
+            offset = self._get_init_offset(topic, queue_id, init)
+        elif offset < 0:
             if req.init_mode == INIT_MODE_MIN:
                 offset = b.store.get_min_offset_in_queue(topic, queue_id)
             else:
@@ -281,6 +284,22 @@ class PopOperation:
         if buffer_offset < 0:
             return offset
         return buffer_offset if buffer_offset > offset else offset
+
+    def _get_init_offset(self, topic: str, queue_id: int, init: bool) -> int:
+        """5.5.0 getInitOffset: MIN (or a retry topic) → min offset; MAX → 0 while offset 0 is
+        in memory (checkInMemByConsumeOffset: the message is still stored), else maxOffset - 1;
+        committed when ``init``, whichever the mode."""
+        b, req = self.broker, self.request
+        if req.init_mode == INIT_MODE_MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            offset = b.store.get_min_offset_in_queue(topic, queue_id)
+        elif b.store.get_min_offset_in_queue(topic, queue_id) <= 0 and \
+                b.store.look_message_by_offset(topic, queue_id, 0) is not None:
+            offset = 0
+        else:
+            offset = max(b.store.get_max_offset_in_queue(topic, queue_id) - 1, 0)
+        if init:
+            b.offsets.commit_offset("getPopOffset", req.group, topic, queue_id, offset)
+        return offset
 
     def _append_check_point(self, topic: str, revive_qid: int, queue_id: int, offset: int,
                             queue_offsets: list[int], next_begin_offset: int, pop_time: int) -> bool:
