@@ -39,7 +39,7 @@ def _ack_wrong_bit() -> list[tuple[Any, str, Any]]:
 
 
 def _drop_ack() -> list[tuple[Any, str, Any]]:
-    def put_ack(broker: Any, ack: Any, revive_qid: int, invisible_time: int) -> None:
+    def put_ack(broker: Any, ack: Any, revive_qid: int, invisible_time: Any, extra_info: Any = None) -> None:
         broker.acks_received.append(ack)  # answered SUCCESS, never merged nor stored
 
     return [(ack_processor, "put_ack", put_ack)]

@@ -6,6 +6,14 @@ queue by queue by ``pop_step``, so puts, acks, scans and revive passes interleav
 the queues of one request as the Java lock regions allow. After the steps, an optional
 drain (consumers pop and ack to quiescence while time and services advance) gives the
 eventual properties (ALO) their fairness.
+
+Requests are time-atomic up to REQUEST_TIME_BOUND_MS: Java serves a POP in one thread
+(PopMessageProcessor#processRequest → popMsgFromQueue, queue lock released in ``finally``),
+so other threads' work interleaves with it but virtual time does not run on for seconds
+inside it. Before time passes (``advance``, ``clock_jump``, the drain), every in-flight
+request whose popTime would fall more than the bound behind is run to its end first. Only
+the ``stall`` fault (a GC pause or a slow disk under one broker thread) keeps a request in
+flight across a longer passage of time (spec/broker.md, "Time inside a request").
 """
 
 from __future__ import annotations
@@ -37,6 +45,13 @@ RETRY_TOPIC = build_pop_retry_topic(TOPIC, GROUP)
 DRAIN_ROUNDS = 400
 # Longest gap, in virtual ms, between two runs of a periodic broker service while time passes.
 SERVICE_SLICE = 100
+# How much virtual time may pass inside one POP request (popTime to its last queue read)
+# without a ``stall``: a request does in-memory work and consume-queue/commit-log reads from
+# the page cache plus at most one CK put per queue visited (a few queues), which a healthy
+# broker serves in well under a millisecond to a few milliseconds (spec/broker.md).
+REQUEST_TIME_BOUND_MS = 5
+# A ``stall`` lasts 10..10000 ms, log-uniformly by decade (GC pauses, slow disks).
+STALL_DECADES = (10, 100, 1000)
 
 
 @attrs.define
@@ -78,7 +93,7 @@ class PopDriver:
         self.checker = PopChecker(TOPIC, GROUP, enabled=check)
         self.handle_keys = HandleKeys(GROUP)
         self.counts: dict[str, int] = {k: 0 for k in ("produced", "popped", "acked", "revived", "redelivered",
-                                                      "changed_invisible", "restarts", "faults", "skipped")}
+                                                      "changed_invisible", "restarts", "faults", "stalls", "skipped")}
         self.coverage = Coverage()
         self.schedule: list[Action] = []
         self.record_trace = record_trace
@@ -115,7 +130,14 @@ class PopDriver:
         if kind == "change_invisible":
             return Action(kind, (rng.next_int(cfg.consumers), rng.next_int(64), 1000 * (1 + rng.next_int(30))))
         if kind == "advance":
+            # One advance in four is a short tick that can fall inside a request's time bound
+            # (a put stored a few ms after a popTime, as on a real broker: finding F1).
+            if rng.next_int(4) == 0:
+                return Action(kind, (1 + rng.next_int(REQUEST_TIME_BOUND_MS),))
             return Action(kind, (1 + rng.next_int(1500),))
+        if kind == "stall":
+            base = STALL_DECADES[rng.next_int(len(STALL_DECADES))]
+            return Action(kind, (rng.next_int(cfg.consumers), base + rng.next_int(9 * base + 1)))
         if kind == "revive":
             return Action(kind, (rng.next_int(self.broker.config.revive_queue_num),))
         if kind == "expire":
@@ -335,6 +357,23 @@ class PopDriver:
                     invisible_time=invisible_time, handle=held.extra_info)
         return True
 
+    def _settle_requests(self, until: int, stalled: PopOperation | None = None) -> None:
+        """Run to their end the in-flight requests that time reaching ``until`` would stretch
+        past REQUEST_TIME_BOUND_MS (all but ``stalled``); responses go to their consumers."""
+        owners = {id(c.op): c for c in self.consumers if c.op is not None}
+        for op in self.broker.in_flight_pops():
+            if op is stalled:
+                continue
+            if op.pop_time is not None and until - op.pop_time <= REQUEST_TIME_BOUND_MS:
+                continue
+            op.run_to_end()
+            consumer = owners.get(id(op))
+            if consumer is None:
+                continue  # its client crashed: the broker still serves it, the response is lost
+            if op.done:
+                self._collect(consumer, op)
+                consumer.op = None
+
     def _do_consumer_crash(self, c: int) -> bool:
         consumer = self._consumer(c)
         if not consumer.held and consumer.op is None:
@@ -354,8 +393,8 @@ class PopDriver:
         self._event("advance", ms=ms, now=self.clock.now())
         return True
 
-    def _pass_time(self, ms: int) -> None:
-        """Let ``ms`` of virtual time pass.
+    def _pass_time(self, ms: int, stalled: PopOperation | None = None) -> None:
+        """Let ``ms`` of virtual time pass (in-flight requests settled first, but ``stalled``).
 
         With ``services_on_period`` the broker's own threads keep their periods while time
         passes: PopBufferMergeService#scan (every 5 ms) and the timer's delivery run at
@@ -363,6 +402,7 @@ class PopDriver:
         threshold. Without it, only the scheduler's explicit service actions run them (a
         starved or paused service thread).
         """
+        self._settle_requests(self.clock.now() + ms, stalled)
         if not self.config.services_on_period:
             self.clock.advance(ms)
             return
@@ -430,8 +470,21 @@ class PopDriver:
 
     def _do_clock_jump(self, ms: int) -> bool:
         self.checker.on_fault("clock_jump")
+        self._settle_requests(self.clock.now() + ms)
         self.clock.advance(ms)  # a jump: no service runs in between
         self._event("clock_jump", ms=ms, now=self.clock.now())
+        return True
+
+    def _do_stall(self, c: int, ms: int) -> bool:
+        """The broker thread serving consumer ``c``'s request stalls ``ms`` (GC pause, slow
+        disk) wherever that request is; the rest of the broker runs on meanwhile."""
+        op = self._consumer(c).op
+        if op is None or not op.in_flight or not 0 < ms <= 10_000:
+            return False
+        self.checker.on_fault("stall")
+        self.counts["stalls"] += 1
+        self._pass_time(ms, stalled=op)
+        self._event("stall", consumer=self._consumer(c).name, ms=ms, pop_time=op.pop_time, now=self.clock.now())
         return True
 
     # -- drain -------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ POP_ACTIONS: dict[str, int] = {
     "produce": 12, "pop": 10, "pop_step": 10, "ack": 10, "change_invisible": 3, "batch_ack": 2,
     "advance": 8, "scan": 6, "timer": 4, "revive": 5, "flush": 2, "long_poll": 1, "consumer_crash": 1,
 }
-FAULTS: tuple[str, ...] = ("restart", "expire", "delete_recreate", "clock_jump")
+FAULTS: tuple[str, ...] = ("restart", "expire", "delete_recreate", "clock_jump", "stall")
 FAULT_WEIGHT = 1
 
 # Push mode: producers, push consumers joining and leaving, their pull / consume / persist

@@ -17,9 +17,10 @@ import attrs
 
 from reference.broker import extra_info as ei
 from reference.broker import response_code as rc
-from reference.broker.checkpoint import AckMsg
-from reference.broker.keys import ACK_TAG, POP_ORDER_REVIVE_QUEUE
+from reference.broker.checkpoint import AckMsg, BatchAckMsg
+from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, POP_ORDER_REVIVE_QUEUE
 from reference.broker.message import MessageExt
+from reference.common.javalang import to_long
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker
@@ -49,52 +50,119 @@ def check_queue_and_offset(broker: "Broker", topic: str, queue_id: int, offset: 
     return rc.SUCCESS
 
 
-def parse_ack(group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> tuple[AckMsg, int, int]:
+def header_fields_missing(*fields: object) -> bool:
+    """RemotingCommand#decodeCommandCustomHeader → checkFields: a null @CFNotNull field throws
+    RemotingCommandException("the custom field <...> is null") before the processor runs, and
+    NettyRemotingAbstract#processRequestCommand answers SYSTEM_ERROR. Every field of
+    AckMessageRequestHeader and ChangeInvisibleTimeRequestHeader is @CFNotNull (5.0.0, 5.5.0)."""
+    return any(f is None for f in fields)
+
+
+def parse_ack(group: str, topic: str, queue_id: int, offset: int, extra_info: str | None,
+              with_invisible_time: bool = True) -> tuple[AckMsg, int, int | None]:
     """Build the AckMsg from the handle; returns (ack, reviveQid, invisibleTime).
 
-    Raises ExtraInfoError on a malformed handle, before anything is written.
+    Raises ExtraInfoError on a malformed handle, before anything is written. With
+    ``with_invisible_time`` False field 2 is not read (None): 5.0.0 reads it only after addAk.
     """
     parts = ei.split(extra_info)
     ack = AckMsg(ack_offset=offset, start_offset=ei.get_ck_queue_offset(parts), consumer_group=group, topic=topic,
                  queue_id=queue_id, pop_time=ei.get_pop_time(parts), broker_name=ei.get_broker_name(parts))
     revive_qid = ei.get_revive_qid(parts)
-    invisible_time = ei.get_invisible_time(parts)
+    invisible_time = ei.get_invisible_time(parts) if with_invisible_time else None
     return ack, revive_qid, invisible_time
 
 
 def ack_message(broker: "Broker", group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> int:
     """processRequest of ACK_MESSAGE; returns the response code."""
+    if header_fields_missing(group, topic, queue_id, offset, extra_info):
+        return rc.SYSTEM_ERROR
     code = check_queue_and_offset(broker, topic, queue_id, offset)
     if code != rc.SUCCESS:
         return code
     try:
-        ack, revive_qid, invisible_time = parse_ack(group, topic, queue_id, offset, extra_info)
+        ack, revive_qid, invisible_time = parse_ack(group, topic, queue_id, offset, extra_info,
+                                                    broker.config.ack_parses_invisible_time_first)
     except ValueError:
         return rc.SYSTEM_ERROR
     if revive_qid == POP_ORDER_REVIVE_QUEUE:
         # Orderly POP (ConsumerOrderInfoManager) is not modelled; see spec/broker.md.
         return rc.SYSTEM_ERROR
-    put_ack(broker, ack, revive_qid, invisible_time)
+    try:
+        put_ack(broker, ack, revive_qid, invisible_time, extra_info)
+    except ValueError:
+        # 5.0.0: addAk refused the ack and getInvisibleTime threw (AckMessageProcessor
+        # #processRequest line 201): nothing was written, the remoting layer says SYSTEM_ERROR.
+        return rc.SYSTEM_ERROR
     return rc.SUCCESS
 
 
-def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int) -> None:
-    """Merge the ack in the buffer, or write an ACK message (timer: popTime + invisibleTime)."""
+def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int | None,
+            extra_info: str | None = None) -> None:
+    """Merge the ack in the buffer, or write an ACK message (timer: popTime + invisibleTime,
+    a Java long addition that wraps). ``invisible_time`` None: parsed from ``extra_info`` only
+    when the buffer refuses the ack (5.0.0's order; ExtraInfoError escapes)."""
+    if invisible_time is None and not broker.buffer_merge.would_add_ak(revive_qid, ack):
+        invisible_time = ei.get_invisible_time(ei.split(extra_info))
     broker.acks_received.append(ack)
     if broker.buffer_merge.add_ak(revive_qid, ack):
         return
+    assert invisible_time is not None
     msg = MessageExt(topic=broker.revive_topic, queue_id=revive_qid, body=broker.ack_json(ack).encode(), tags=ACK_TAG,
-                     deliver_time_ms=ack.pop_time + invisible_time, born_timestamp=broker.clock.now())
+                     deliver_time_ms=to_long(ack.pop_time + invisible_time), born_timestamp=broker.clock.now())
     broker.put_revive_message(msg)
 
 
 def batch_ack(broker: "Broker", group: str, entries: list[AckEntry]) -> list[int]:
-    """BATCH_ACK_MESSAGE (develop): every entry processed as a single ack; codes per entry.
+    """BATCH_ACK_MESSAGE; one code per entry (the one response's code, repeated).
 
-    The model keeps one ACK message per offset instead of develop's BatchAckMsg body; the
-    revive matching outcome is the same (spec/broker.md). v5.0 has no such request:
-    REQUEST_CODE_NOT_SUPPORTED for each entry.
+    v5.0 has no such request: REQUEST_CODE_NOT_SUPPORTED. Without ``batch_ack_as_batch_ack_msg``
+    every entry is processed as a single ack. With it (5.5.0), as the client and broker do:
+    MQClientAPIImpl#batchAckMessageAsync groups the handles by retry@queueId@ckQueueOffset@
+    popTime into BatchAcks (a BitSet of queueOffset - ckQueueOffset; a malformed handle throws
+    in the client and nothing is sent: SYSTEM_ERROR here); AckMessageProcessor#appendAck then,
+    per BatchAck, keeps the offsets inside [minOffset, maxOffset] (no topic or queueId check),
+    builds one BatchAckMsg (ackOffset -1) and either merges it in the buffer (addAk sets every
+    bit) or puts one BATCH_ACK_TAG message delivered at popTime + invisibleTime. The response
+    is SUCCESS (NO_MESSAGE for an empty body) whatever each batch did.
     """
     if not broker.config.supports_batch_ack:
         return [rc.REQUEST_CODE_NOT_SUPPORTED for _ in entries]
-    return [ack_message(broker, group, e.topic, e.queue_id, e.offset, e.extra_info) for e in entries]
+    if not broker.config.batch_ack_as_batch_ack_msg:
+        return [ack_message(broker, group, e.topic, e.queue_id, e.offset, e.extra_info) for e in entries]
+    if not entries:
+        return []  # the client sends no request for an empty list (Java: NO_MESSAGE if it did)
+    if header_fields_missing(group, *(f for e in entries for f in (e.topic, e.queue_id, e.extra_info))):
+        return [rc.SYSTEM_ERROR for _ in entries]
+    batches: dict[str, list] = {}
+    try:
+        for e in entries:
+            parts = ei.split(e.extra_info)
+            key = "@".join((ei.get_retry(parts), str(ei.get_queue_id(parts)), str(ei.get_ck_queue_offset(parts)),
+                            str(ei.get_pop_time(parts))))
+            start = ei.get_ck_queue_offset(parts)
+            batch = batches.setdefault(key, [e.topic, ei.get_queue_id(parts), ei.get_revive_qid(parts), start,
+                                             ei.get_pop_time(parts), ei.get_invisible_time(parts),
+                                             ei.get_broker_name(parts), set()])
+            bit = ei.get_queue_offset(parts) - start
+            if not 0 <= bit <= 0x7FFFFFFF:
+                raise ei.ExtraInfoError("BitSet.set: negative index")  # IndexOutOfBoundsException
+            batch[7].add(bit)
+    except ValueError:
+        return [rc.SYSTEM_ERROR for _ in entries]
+    for topic, queue_id, revive_qid, start, pop_time, invisible_time, broker_name, bits in batches.values():
+        min_offset = broker.store.get_min_offset_in_queue(topic, queue_id)
+        max_offset = broker.store.get_max_offset_in_queue(topic, queue_id)
+        offsets = tuple(start + i for i in sorted(bits) if min_offset <= start + i <= max_offset)
+        if revive_qid == POP_ORDER_REVIVE_QUEUE or not offsets:
+            continue  # orderly POP is not modelled (spec/broker.md); nothing in range
+        # appendAck's brokerName is the request body's (the client's first handle's); one broker here
+        batch_msg = BatchAckMsg(offsets, start, group, topic, queue_id, pop_time, broker_name, ack_offset=-1)
+        broker.acks_received.extend(batch_msg.to_acks())
+        if broker.buffer_merge.add_ak(revive_qid, batch_msg):
+            continue
+        msg = MessageExt(topic=broker.revive_topic, queue_id=revive_qid, body=batch_msg.to_json().encode(),
+                         tags=BATCH_ACK_TAG, deliver_time_ms=to_long(pop_time + invisible_time),
+                         born_timestamp=broker.clock.now())
+        broker.put_revive_message(msg)
+    return [rc.SUCCESS for _ in entries]

@@ -24,9 +24,9 @@ from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry, ack_message, batch_ack
 from reference.broker.buffer_merge import PopBufferMergeService, PopCheckPointWrapper
 from reference.broker.change_invisible_processor import ChangeInvisibleResult, change_invisible_time
-from reference.broker.checkpoint import AckMsg, PopCheckPoint
+from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
-from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
+from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
                                    build_cluster_revive_topic, build_pop_retry_topic)
 from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
@@ -175,6 +175,10 @@ class Broker:
         if len(self._ops) > 64:
             self._ops = [o for o in self._ops if not o.done]
         return op
+
+    def in_flight_pops(self) -> list[PopOperation]:
+        """POP requests a broker thread is serving (begun or woken, not answered, not parked)."""
+        return [op for op in self._ops if op.in_flight]
 
     def pop(self, request: PopRequest) -> PopOperation:
         """begin_pop and run it to completion or parking in one go (no interleaving)."""
@@ -358,11 +362,17 @@ class Broker:
         return out
 
     def stored_acks(self) -> list[AckMsg]:
-        """ACK messages in the timer or in the revive topic (all of them, consumed or not)."""
-        out = [AckMsg.from_json(m.body.decode()) for m in self.timer.pending() if m.tags == ACK_TAG]
+        """ACK (and BatchAck, per offset) messages in the timer or in the revive topic (all of
+        them, consumed or not)."""
+        msgs = list(self.timer.pending())
         for qid in range(self.config.revive_queue_num):
-            out.extend(AckMsg.from_json(m.body.decode()) for m in self.store.snapshot_queue(self.revive_topic, qid)
-                       if m.tags == ACK_TAG)
+            msgs.extend(self.store.snapshot_queue(self.revive_topic, qid))
+        out: list[AckMsg] = []
+        for m in msgs:
+            if m.tags == ACK_TAG:
+                out.append(AckMsg.from_json(m.body.decode()))
+            elif m.tags == BATCH_ACK_TAG:  # one AckMsg per offset of a 5.5.0 BatchAckMsg
+                out.extend(BatchAckMsg.from_json(m.body.decode()).to_acks())
         return out
 
     def committed_offset(self, group: str, topic: str, queue_id: int) -> int:

@@ -20,7 +20,7 @@ from typing import Callable
 
 import attrs
 
-from reference.broker.checkpoint import AckMsg, PopCheckPoint, get_bit, set_bit
+from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, get_bit, set_bit
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
 from reference.broker.message import MessageExt
@@ -95,19 +95,28 @@ class PopBufferMergeService:
         w = PopCheckPointWrapper(revive_queue_id, revive_queue_offset, point, next_begin_offset)
         if not self._check_queue_ok(w):
             return False
+        if self._cfg.buffer_merge_key_conflict_guard and w.merge_key in self.buffer:
+            return False  # 5.5.0: "mergeKey conflict when add ck"
         self._put_offset_queue(w)
         self.buffer[w.merge_key] = w
         self.counter += 1
         return True
 
     def add_ck_just_offset(self, point: PopCheckPoint, revive_queue_id: int, revive_queue_offset: int,
-                           next_begin_offset: int) -> None:
-        """addCkJustOffset: write the CK to the store now; keep it only for offset ordering."""
+                           next_begin_offset: int) -> bool:
+        """addCkJustOffset: write the CK to the store now; keep it only for offset ordering.
+
+        False (nothing written) on a merge-key conflict where the profile guards it (5.5.0);
+        5.0.0 returns void and replaces the buffered wrapper of the same key.
+        """
         w = PopCheckPointWrapper(revive_queue_id, revive_queue_offset, point, next_begin_offset, just_offset=True)
+        if self._cfg.buffer_merge_key_conflict_guard and w.merge_key in self.buffer:
+            return False  # 5.5.0: "mergeKey conflict when add ckJustOffset"
         self._put_ck_to_store(w)
         self._put_offset_queue(w)
         self.buffer[w.merge_key] = w
         self.counter += 1
+        return True
 
     def add_ck_mock(self, group: str, topic: str, queue_id: int, start_offset: int, invisible_time: int,
                     pop_time: int, revive_queue_id: int, next_begin_offset: int, broker_name: str,
@@ -121,23 +130,36 @@ class PopBufferMergeService:
         w = PopCheckPointWrapper(revive_queue_id, LONG_MAX, ck, next_begin_offset, just_offset=True, ck_stored=True)
         self._put_offset_queue(w)
 
-    def add_ak(self, revive_qid: int, ack: AckMsg) -> bool:
-        """addAk: set the ack's bit on a buffered CK (True) or let the caller store it (False)."""
+    def _ak_target(self, ack: AckMsg | BatchAckMsg) -> PopCheckPointWrapper | None:
+        """The buffered CK addAk would set a bit on (None: addAk returns false)."""
         if not self._cfg.enable_pop_buffer_merge or not self.serving:
-            return False
+            return None
         w = self.buffer.get(ack.merge_key)
         if w is None or w.just_offset:
-            return False
+            return None
         point = w.ck
         now = self._now()
         late_ok = not self._cfg.ack_bypasses_unstored_ck and not w.ck_stored  # mechanism switch for F4
         if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500 and not late_ok:
-            return False
+            return None
         if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500 and not late_ok:
+            return None
+        return w
+
+    def would_add_ak(self, revive_qid: int, ack: AckMsg | BatchAckMsg) -> bool:
+        """What add_ak would answer, without its effect (5.0.0 parses invisibleTime only after)."""
+        return self._ak_target(ack) is not None
+
+    def add_ak(self, revive_qid: int, ack: AckMsg | BatchAckMsg) -> bool:
+        """addAk: set the ack's bit on a buffered CK (True) or let the caller store it (False)."""
+        w = self._ak_target(ack)
+        if w is None:
             return False
-        index = point.index_of_ack(ack.ack_offset)
-        if index > -1:
-            w.bits = set_bit(w.bits, index)
+        # A BatchAckMsg (5.5.0) sets the bit of every listed offset it finds.
+        for ack_offset in ack.ack_offset_list if isinstance(ack, BatchAckMsg) else (ack.ack_offset,):
+            index = w.ck.index_of_ack(ack_offset)
+            if index > -1:
+                w.bits = set_bit(w.bits, index)
         # An offset outside the CK is logged and swallowed (returns True): the ack is lost.
         return True
 

@@ -15,7 +15,7 @@ import attrs
 
 from reference.broker import extra_info as ei
 from reference.broker import response_code as rc
-from reference.broker.ack_processor import check_queue_and_offset, parse_ack, put_ack
+from reference.broker.ack_processor import check_queue_and_offset, header_fields_missing, parse_ack, put_ack
 from reference.broker.checkpoint import PopCheckPoint
 from reference.common.javalang import to_byte
 
@@ -37,9 +37,15 @@ class ChangeInvisibleResult:
 def change_invisible_time(broker: "Broker", group: str, topic: str, queue_id: int, offset: int,
                           extra_info: str | None, invisible_time: int) -> ChangeInvisibleResult:
     """processRequest of CHANGE_MESSAGE_INVISIBLETIME."""
+    if header_fields_missing(group, topic, queue_id, offset, extra_info, invisible_time):
+        return ChangeInvisibleResult(rc.SYSTEM_ERROR)
     code = check_queue_and_offset(broker, topic, queue_id, offset)
     if code != rc.SUCCESS:
         return ChangeInvisibleResult(code)
+    if broker.config.change_invisible_max_offset_exclusive and \
+            offset >= broker.store.get_max_offset_in_queue(topic, queue_id):
+        # 5.5.0 ChangeInvisibleTimeProcessor#processRequestAsync: `offset >= maxOffset`.
+        return ChangeInvisibleResult(rc.NO_MESSAGE)
     try:
         # appendCheckPoint's arguments are parsed before anything is written.
         parts = ei.split(extra_info)
@@ -63,12 +69,12 @@ def change_invisible_time(broker: "Broker", group: str, topic: str, queue_id: in
     ck.add_diff(0)
     broker.put_ck_message(ck, revive_qid)
     try:
-        old_ack, _, old_invisible = parse_ack(group, topic, queue_id, offset, extra_info)
+        # ackOrigin (5.0.0 and 5.5.0) calls addAk before ExtraInfoUtil.getInvisibleTime.
+        old_ack, _, _ = parse_ack(group, topic, queue_id, offset, extra_info, with_invisible_time=False)
+        put_ack(broker, old_ack, revive_qid, None, extra_info)
     except ValueError:
         # ackOrigin's exception is caught and logged: the new CK stays, the old is not acked.
-        old_ack = None
-    if old_ack is not None:
-        put_ack(broker, old_ack, revive_qid, old_invisible)
+        pass
     handle = ei.build_extra_info(offset, now, invisible_time, revive_qid, topic, broker.config.broker_name, queue_id,
                                  offset)
     return ChangeInvisibleResult(rc.SUCCESS, now, invisible_time, revive_qid, handle)

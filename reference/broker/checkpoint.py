@@ -13,7 +13,7 @@ from typing import Sequence
 
 import attrs
 
-from reference.common.javalang import to_byte, to_int
+from reference.common.javalang import to_long, to_byte, to_int
 
 
 def set_bit(bitmap: int, index: int, flag: bool = True) -> int:
@@ -86,8 +86,8 @@ class PopCheckPoint:
 
     @property
     def revive_time(self) -> int:
-        """getReviveTime: popTime + invisibleTime."""
-        return self.pop_time + self.invisible_time
+        """getReviveTime: popTime + invisibleTime (Java long addition: wraps)."""
+        return to_long(self.pop_time + self.invisible_time)
 
     def add_diff(self, diff: int) -> None:
         """addDiff: append an (int) offset difference."""
@@ -195,10 +195,30 @@ class BatchAckMsg:
     queue_id: int
     pop_time: int
     broker_name: str | None = None
+    # AckMessageProcessor#appendAck sets ackOffset = -1 on a batch; a bare `new BatchAckMsg()`
+    # keeps the long field's 0.
+    ack_offset: int = 0
+
+    @property
+    def merge_key(self) -> str:
+        """The key of the checkpoint the batch acks (as AckMsg#merge_key)."""
+        from reference.broker.keys import build_ck_merge_key
+
+        return build_ck_merge_key(self.topic, self.consumer_group, self.queue_id, self.start_offset, self.pop_time)
+
+    @classmethod
+    def from_json(cls, text: str) -> "BatchAckMsg":
+        """Parse a BATCH_ACK_TAG body (short names; bean names as alternates)."""
+        data = json.loads(text)
+        single = AckMsg.from_json(text)
+        offsets = data["aol"] if "aol" in data else data.get("ackOffsetList", [])
+        return cls(tuple(int(o) for o in offsets), single.start_offset, single.consumer_group, single.topic,
+                   single.queue_id, single.pop_time, single.broker_name, single.ack_offset)
 
     def to_json(self) -> str:
-        """fastjson form: the inherited AckMsg fields (ackOffset stays 0) plus "aol"."""
-        base = AckMsg(0, self.start_offset, self.consumer_group, self.topic, self.queue_id, self.pop_time, self.broker_name)
+        """fastjson form: the inherited AckMsg fields plus "aol"."""
+        base = AckMsg(self.ack_offset, self.start_offset, self.consumer_group, self.topic, self.queue_id,
+                      self.pop_time, self.broker_name)
         fields = _ack_fields(base, True)
         fields["aol"] = list(self.ack_offset_list)
         return _dump(fields)

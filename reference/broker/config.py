@@ -83,6 +83,26 @@ class BrokerConfig:
     # mechanism switch for F6: PopBufferMergeService#commitOffset commits nextBeginOffset
     # even when it is below the committed offset; False commits only a larger offset.
     buffer_commit_moves_offset_back: bool = True
+    # --- H2: RocketMQ 5.5.0 switches (develop follows 5.5.0; Java lines in spec/profiles.md) ---
+    # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
+    change_invisible_max_offset_exclusive: bool = False
+    # AckMessageProcessor: 5.0.0 calls addAk before ExtraInfoUtil.getInvisibleTime (a buffered
+    # ack never parses field 2); 5.5.0 appendAck parses every field first.
+    ack_parses_invisible_time_first: bool = False
+    # PopBufferMergeService#addCk / addCkJustOffset: 5.5.0 refuses a CK whose merge key is
+    # already buffered; appendCheckPoint then fails and popMsgFromQueue leaves the queue's
+    # messages out of the response (5.0.0 overwrote the buffered wrapper).
+    buffer_merge_key_conflict_guard: bool = False
+    # PopMessageProcessor#getInitOffset (5.5.0): retry topics start at MIN whatever the init
+    # mode; MAX starts at 0 when offset 0 is still in memory (initPopOffsetByCheckMsgInMem,
+    # default true); the initial offset is committed in either mode. 5.0.0 getPopOffset: MAX
+    # starts at maxOffset - 1 and only MAX commits it.
+    pop_init_offset_55: bool = False
+    # BATCH_ACK_MESSAGE as 5.5.0 encodes it: the client groups handles into BatchAcks, the
+    # broker writes one BatchAckMsg (BATCH_ACK_TAG) per group or merges it in the buffer.
+    # Off: each entry is a single ack (how the model treated batch ack before).
+    batch_ack_as_batch_ack_msg: bool = False
+    # --- end H2 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -97,5 +117,10 @@ class BrokerConfig:
                 ck_queue_id_is_byte=False,
                 revive_skips_last_epoch=False,
                 query_offset_zero_needs_message=True,
+                change_invisible_max_offset_exclusive=True,
+                ack_parses_invisible_time_first=True,
+                buffer_merge_key_conflict_guard=True,
+                pop_init_offset_55=True,
+                batch_ack_as_batch_ack_msg=True,
             )
         return cls(profile=name)

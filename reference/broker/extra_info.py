@@ -17,7 +17,10 @@ from reference.common.javalang import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
 NORMAL_TOPIC = "0"
 RETRY_TOPIC = "1"
 
-_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+# Long.parseLong / Integer.parseInt read digits with Character.digit(ch, 10), which accepts
+# every Unicode decimal digit (category Nd: "\u0663", fullwidth "\uff13"...), not only ASCII.
+# Python's \d (str pattern) is the same class and int() reads those digits.
+_JAVA_INTEGER = re.compile(r"[+-]?\d+\Z")
 
 
 class ExtraInfoError(ValueError):
@@ -36,7 +39,7 @@ def split(extra_info: str | None) -> list[str]:
 
 
 def _parse(text: str, lo: int, hi: int) -> int:
-    """Long.valueOf / Integer.parseInt: optional sign, ASCII digits, range checked."""
+    """Long.valueOf / Integer.parseInt: optional sign, decimal digits (any script), range checked."""
     if not _JAVA_INTEGER.match(text):
         raise ExtraInfoError(f'For input string: "{text}"')
     value = int(text)

@@ -20,7 +20,8 @@ import attrs
 from reference.broker import response_code as rc
 from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
-from reference.broker.keys import build_lock_key, build_polling_key, build_pop_retry_topic
+from reference.broker.keys import (RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
+                                   build_pop_retry_topic)
 from reference.broker.message import MessageExt
 from reference.broker.store import GetMessageStatus
 from reference.common.javalang import to_byte, to_int, to_long
@@ -96,6 +97,11 @@ class PopOperation:
         return self.result is not None
 
     @property
+    def in_flight(self) -> bool:
+        """Being served by a broker thread: begun or woken, not yet answered, not parked."""
+        return self._gen is not None and not self.parked
+
+    @property
     def expired(self) -> int:
         """PopRequest#getExpired: bornTime + pollTime."""
         return self.born_time + self.request.poll_time
@@ -126,6 +132,7 @@ class PopOperation:
     def wake(self) -> None:
         """wakeUp: run processRequest again (from step 1)."""
         self.parked = False
+        self.pop_time = None  # the re-run takes a new popTime at its first step
         self._gen = self._process_request()
 
     def abort(self) -> None:
@@ -142,6 +149,11 @@ class PopOperation:
 
     def _process_request(self) -> Iterator[None]:
         b, req, cfg = self.broker, self.request, self.broker.config
+        if req.group is None or req.topic is None:
+            # PopMessageRequestHeader: consumerGroup and topic are @CFNotNull; decoding the
+            # header throws and the remoting layer answers SYSTEM_ERROR (see ack_processor).
+            self._finish(rc.SYSTEM_ERROR)
+            return
         if req.max_msg_nums > cfg.pop_max_msg_nums:
             self._finish(rc.SYSTEM_ERROR)
             return
@@ -233,8 +245,12 @@ class PopOperation:
             r = b.store.get_message(req.group, topic, queue_id, offset, req.max_msg_nums - len(messages), filt)
         rest[0] = r.max_offset - r.next_begin_offset + rest[0]
         if r.messages:
-            self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
-                                     r.next_begin_offset, pop_time)
+            if not self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
+                                            r.next_begin_offset, pop_time):
+                # 5.5.0 popMsgFromQueue: `return atomicRestNum.get() + result.getMessageCount()`
+                # before the messages join the response (a merge-key conflict).
+                rest[0] = rest[0] + len(r.messages)
+                return
             build_start_offset_info(start_info, is_retry, queue_id, offset)
             build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
             for m in r.messages:
@@ -253,7 +269,9 @@ class PopOperation:
         """getPopOffset: committed offset (or the init-mode start), raised to the buffer's latest."""
         b, req = self.broker, self.request
         offset = b.offsets.query_offset(req.group, topic, queue_id)
-        if offset < 0:
+        if offset < 0 and b.config.pop_init_offset_55:
+            offset = self._get_init_offset(topic, queue_id, init)
+        elif offset < 0:
             if req.init_mode == INIT_MODE_MIN:
                 offset = b.store.get_min_offset_in_queue(topic, queue_id)
             else:
@@ -267,9 +285,26 @@ class PopOperation:
             return offset
         return buffer_offset if buffer_offset > offset else offset
 
+    def _get_init_offset(self, topic: str, queue_id: int, init: bool) -> int:
+        """5.5.0 getInitOffset: MIN (or a retry topic) → min offset; MAX → 0 while offset 0 is
+        in memory (checkInMemByConsumeOffset: the message is still stored), else maxOffset - 1;
+        committed when ``init``, whichever the mode."""
+        b, req = self.broker, self.request
+        if req.init_mode == INIT_MODE_MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+            offset = b.store.get_min_offset_in_queue(topic, queue_id)
+        elif b.store.get_min_offset_in_queue(topic, queue_id) <= 0 and \
+                b.store.look_message_by_offset(topic, queue_id, 0) is not None:
+            offset = 0
+        else:
+            offset = max(b.store.get_max_offset_in_queue(topic, queue_id) - 1, 0)
+        if init:
+            b.offsets.commit_offset("getPopOffset", req.group, topic, queue_id, offset)
+        return offset
+
     def _append_check_point(self, topic: str, revive_qid: int, queue_id: int, offset: int,
-                            queue_offsets: list[int], next_begin_offset: int, pop_time: int) -> None:
-        """appendCheckPoint: build the CK (diffs narrowed to int); buffer it or store it now."""
+                            queue_offsets: list[int], next_begin_offset: int, pop_time: int) -> bool:
+        """appendCheckPoint: build the CK (diffs narrowed to int); buffer it or store it now.
+        False only on 5.5.0's merge-key conflict (addCkJustOffset refused it)."""
         b, req = self.broker, self.request
         ck = PopCheckPoint(bit_map=0, num=to_byte(len(queue_offsets)), pop_time=pop_time,
                            invisible_time=req.invisible_time, start_offset=offset, cid=req.group, topic=topic,
@@ -278,8 +313,8 @@ class PopOperation:
         for qo in queue_offsets:
             ck.add_diff(to_int(qo - offset))
         if b.buffer_merge.add_ck(ck, revive_qid, -1, next_begin_offset):
-            return
-        b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
+            return True
+        return b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
 
 
 class PopLongPollingService:

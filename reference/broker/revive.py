@@ -15,9 +15,9 @@ from typing import Callable
 
 import attrs
 
-from reference.broker.checkpoint import AckMsg, PopCheckPoint, get_bit, set_bit
+from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, get_bit, set_bit
 from reference.broker.config import BrokerConfig
-from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GROUP, SECOND,
+from reference.broker.keys import (ACK_TAG, BATCH_ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GROUP, SECOND,
                                    build_ck_merge_key, build_pop_retry_topic, is_retry_topic, parse_normal_topic)
 from reference.broker.message import PROPERTY_FIRST_POP_TIME, MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
@@ -140,6 +140,15 @@ class PopReviveService:
                         index = point.index_of_ack(ack.ack_offset)
                         if index > -1:
                             point.bit_map = set_bit(point.bit_map, index)
+                elif m.tags == BATCH_ACK_TAG:
+                    # 5.5.0 consumeReviveMessage: a BatchAckMsg sets each listed offset's bit
+                    batch = BatchAckMsg.from_json(m.body.decode())
+                    point = obj.map.get(batch.merge_key)
+                    if point is not None:
+                        for ack_offset in batch.ack_offset_list:
+                            index = point.index_of_ack(ack_offset)
+                            if index > -1:
+                                point.bit_map = set_bit(point.bit_map, index)
                 deliver_time = m.deliver_time_ms
                 if deliver_time > end_time:
                     end_time = deliver_time

@@ -1,7 +1,8 @@
 """Profiles: which RocketMQ code the model follows, as data (config values and switches).
 
 ``v5.0`` is the release tag rocketmq-all-5.0.0 (commit f3e113cb1f) that the seeds quote,
-defects included; ``develop`` is upstream develop at commit 8fc57f1468 or later. The code
+defects included; ``develop`` follows rocketmq-broker 5.5.0 (the newest release complete on
+Maven Central; the name is kept until the profiles are renamed after releases). The code
 paths are shared: every difference between the two is a field of BrokerConfig or
 ClientConfig, documented in spec/profiles.md.
 """
@@ -18,7 +19,7 @@ PROFILE_NAMES: tuple[str, ...] = ("v5.0", "develop")
 # The commits each profile follows, for reports and traces.
 PROFILE_COMMITS: dict[str, str] = {
     "v5.0": "f3e113cb1f98ced8327e7c97bfb5a623950339ef (rocketmq-all-5.0.0)",
-    "develop": "8fc57f1468 (upstream develop)",
+    "develop": "rocketmq-broker 5.5.0 (Maven Central; profile name kept as develop)",
 }
 
 

@@ -27,9 +27,11 @@ def test_unmutated_copy_gives_the_baseline_verdict(tmp_path: Path) -> None:
 
 
 def test_tiny_mutate_run_detects_a_kill(capsys: pytest.CaptureFixture[str]) -> None:
-    # ack_processor's first `if` guard flipped: the simulation checker must notice.
+    # ack_processor's first `if` guard flipped: the simulation checker must notice. (600 steps:
+    # with POP requests time-atomic, 250-step runs of seeds 0-1 no longer show the mutant; every
+    # ack failing keeps the drain from quiescence, and a non-quiescent drain checks no ALO.)
     assert main(["mutate", "--operators", "flip-compare", "--files", "broker/ack_processor.py", "--techniques",
-                 "simulation", "--max-mutants", "1", "--seeds", "2", "--steps", "250", "--json"]) == 0
+                 "simulation", "--max-mutants", "1", "--seeds", "2", "--steps", "600", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert {k: result["techniques"]["simulation"][k] for k in ("killed", "total", "score")} == \
         {"killed": 1, "total": 1, "score": 1.0}

@@ -27,7 +27,9 @@ def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
     campaigns = summary["techniques"]["fuzz"]["campaigns"]
     assert set(campaigns) == {"pop/v5.0", "pop/develop", "push/v5.0", "push/develop"}
     assert {"ALO-1", "OFF-1", "ALLOC-2", "PQ-1"} <= set(summary["matrix"])
-    assert summary["matrix"]["ALO-1"]["fuzz pop/v5.0"]["state"] == "expected"  # F1
+    # F1: with POP requests time-atomic (up to 5 ms) these 8 short runs show it as ALO-2 (the
+    # lost delivery was popped, never re-delivered) or ALO-1, depending on the interleaving
+    assert "expected" in {summary["matrix"].get(p, {}).get("fuzz pop/v5.0", {}).get("state") for p in ("ALO-1", "ALO-2")}
     for finding in campaigns["pop/v5.0"]["findings"]:
         trace = Path(finding["trace"])
         assert trace.exists() and finding["minimal_steps"] <= finding["original_steps"]
