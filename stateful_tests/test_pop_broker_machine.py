@@ -61,6 +61,22 @@ class PopBrokerMachine(RuleBasedStateMachine):
         self._after()
         return multiple(*[(c, h) for h in got])
 
+    @rule(target=handles, c=CONSUMERS, queue=st.sampled_from([-1, 0, 1]), ms=st.integers(10, 10_000))
+    def pop_with_stall(self, c: int, queue: int, ms: int):
+        """A pop whose broker thread stalls after taking popTime (the ``stall`` fault): the
+        properties expected to hold must survive a late response."""
+        consumer = self.driver.consumers[c]
+        before = len(consumer.held)
+        if consumer.op is None:
+            self.driver._do_pop(c, queue, False)
+        self.driver._do_stall(c, ms)  # not applied when the pop already answered
+        while consumer.op is not None and self.driver._do_pop_step(c):
+            pass
+        got = consumer.held[before:]
+        del consumer.held[before:]
+        self._after()
+        return multiple(*[(c, h) for h in got])
+
     @rule(entry=consumes(handles))
     def ack(self, entry: tuple[int, InFlight]) -> None:
         c, held = entry

@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from popverify.args import input_file
 from popverify.errors import UsageError
 from popverify.sim.scenario import run_scenario
-from popverify.trace.itf import TraceError, _decode, read_trace, run_spec, same_value
+from popverify.trace.itf import TraceError, decode, read_trace, run_spec, same_value
 
 
 def replay(path: str) -> tuple[bool, dict, dict]:
@@ -26,13 +25,13 @@ def replay(path: str) -> tuple[bool, dict, dict]:
     except ValueError as err:
         raise TraceError(f"trace cannot be replayed: {err}") from err
     assert result.trace is not None
-    same_states = same_value(_decode(result.trace["states"]), doc["states"])
+    same_states = same_value(decode(result.trace["states"]), doc["states"])
     return same_states and same_value(result.summary(), recorded), recorded or {}, result.summary()
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        same, recorded, replayed = replay(str(args.file))
+        same, recorded, replayed = replay(args.file)
     except TraceError as err:
         raise UsageError(str(err)) from err
     if args.json:
@@ -48,6 +47,6 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("replay", help="re-execute an ITF trace and confirm the same outcome")
-    parser.add_argument("file", type=input_file)
+    parser.add_argument("file")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from popverify.args import input_file, output_file
+from popverify.args import output_file
 from popverify.errors import UsageError
 from popverify.sim.scenario import run_scenario
 from popverify.sim.shrink import shrink_to_trace
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("shrink", help="minimise a failing trace (delta debugging over its schedule)")
-    parser.add_argument("file", type=input_file)
+    parser.add_argument("file")
     parser.add_argument("--property", default=None, help="the property to keep violated (default: the first)")
     parser.add_argument("--out", type=output_file, default=None,
                         help="where to write the minimal trace (default FILE.min.json)")

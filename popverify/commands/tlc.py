@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from popverify.args import bounded_float, bounded_int, input_file, output_dir
+from popverify.args import bounded_float, bounded_int, output_dir
 from popverify.errors import UsageError
 from popverify.tlc.runner import MAX_TIMEOUT_S, MAX_WORKERS
 
@@ -162,7 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=output_dir, default="popverify-out/tlc",
                         help="where counterexamples are saved as ITF")
     parser.add_argument("--update-readme", action="store_true", help="put these models' results into the table of tlaplus/README.md")
-    parser.add_argument("--validate", action="append", type=input_file, metavar="TRACE", default=[],
+    parser.add_argument("--validate", action="append", metavar="TRACE", default=[],
                         help="check that a push-mode ITF trace (simulate, fuzz, replay) is a behaviour of "
                              "PushConsumerOffsets (repeatable)")
     parser.add_argument("--json", action="store_true")

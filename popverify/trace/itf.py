@@ -21,6 +21,7 @@ from popverify.sim.scenario import Action, RunResult, ScenarioConfig
 # every millisecond of virtual time passes in service slices, so a trace asking for
 # ``["advance", 10**12]`` would run for hours. Drawn schedules stay far below these.
 MAX_TRACE_STEPS = 200_000
+MAX_TRACE_BYTES = 256 * 2 ** 20
 MAX_ADVANCE_MS = 3_600_000            # one advance or clock_jump action: at most one hour
 MAX_TRACE_VIRTUAL_MS = 6 * 3_600_000  # all advance/clock_jump actions of a trace together
 MAX_INVISIBLE_TIME_MS = 3_600_000
@@ -64,6 +65,12 @@ def _decode(value: Any) -> Any:
     return value
 
 
+def decode(value: Any) -> Any:
+    """An ITF value as plain JSON values (``#bigint`` as int, ``#tup``/``#set`` as lists);
+    TraceError for a malformed ``#bigint``."""
+    return _decode(value)
+
+
 def trace_of(result: RunResult, states: list[dict[str, Any]],
              initial_observed: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ITF document of a run whose per-step states were recorded (``initial_observed``:
@@ -95,6 +102,11 @@ def write_trace(path: Path, trace: dict[str, Any]) -> None:
 def read_trace(path: Path) -> dict[str, Any]:
     """Read and validate a popverify ITF trace; TraceError says what is wrong."""
     try:
+        # a device or FIFO (/dev/zero) would be read forever, a huge file into memory
+        if Path(path).exists() and not Path(path).is_file():
+            raise TraceError(f"cannot read trace {path}: not a regular file")
+        if Path(path).exists() and Path(path).stat().st_size > MAX_TRACE_BYTES:
+            raise TraceError(f"trace {path} is larger than {MAX_TRACE_BYTES // 2 ** 20} MiB")
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
         raise TraceError(f"cannot read trace {path}: {err.strerror or err}") from err

@@ -165,6 +165,10 @@ CASES: list[tuple[str, list[str], int]] = [
     ("path_dir", ["simulate", "--steps", "5", "--trace", "{DIR}"], 2),
     ("path_dir", ["tlc", "--validate", "{DIR}"], 2),
     ("path_dir", ["mutate", "--files", "broker"], 2),
+    # devices where a trace file is expected (read forever if not refused)
+    ("path_device", ["replay", "/dev/zero"], 2),
+    ("path_device", ["shrink", "/dev/zero"], 2),
+    ("path_device", ["tlc", "--validate", "/dev/urandom"], 2),
     # missing inputs
     ("path_missing", ["replay", "{MISSING}"], 2),
     ("path_missing", ["shrink", "{MISSING}"], 2),
