@@ -1,0 +1,76 @@
+"""Coverage results as text: the markdown table (terminal, coverage.md, the generated block
+of spec/coverage.md) and the merged per-profile JSON kept under spec/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from popverify.coverage.targets import RELEASES
+from popverify.errors import UsageError
+
+START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
+
+
+def _cell(counter: dict[str, Any] | None) -> str:
+    if counter is None:
+        return "absent"
+    if counter["percent"] is None:
+        return "– (0/0)"
+    return f"{counter['percent']:.1f} % ({counter['covered']}/{counter['total']})"
+
+
+def markdown(profiles: dict[str, dict[str, Any]]) -> str:
+    """One row per target class, line and branch coverage per profile (release)."""
+    names = sorted(profiles, key=lambda p: (list(RELEASES).index(p) if p in RELEASES else len(RELEASES), p))
+    header = "| class | side | " + " | ".join(
+        f"{p} ({profiles[p]['release']}) lines | {p} ({profiles[p]['release']}) branches" for p in names) + " |"
+    lines = [header, "| " + " | ".join(["---"] * (2 + 2 * len(names))) + " |"]
+    labels = [(c["label"], c["side"]) for c in profiles[names[0]]["classes"]] if names else []
+    for label, side in labels:
+        cells = []
+        for p in names:
+            row = next((c for c in profiles[p]["classes"] if c["label"] == label), None)
+            cells += [_cell(row and row["line"]), _cell(row and row["branch"])]
+        lines.append(f"| {label} | {side} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def sources_line(profile: dict[str, Any]) -> str:
+    """What was replayed for a profile, in one line."""
+    parts = []
+    for name, source in sorted(profile["sources"].items()):
+        if "error" in source:
+            parts.append(f"{name}: ERROR {source['error']}")
+        elif name == "conformance":
+            parts.append(f"conformance: {len(source['checks'])} checks, {source['cases']} cases")
+        else:
+            parts.append(f"{name}: {source.get('schedules', 0)} schedules, {source.get('steps', 0)} steps, "
+                         f"{source.get('traces', 0)} traces")
+    return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
+
+
+def _stable(profile: dict[str, Any]) -> dict[str, Any]:
+    """A profile's result without wall-clock figures (what the spec keeps: same run, same file)."""
+    return {k: v for k, v in profile.items() if k != "seconds"}
+
+
+def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command: str) -> None:
+    """Merge ``result``'s profiles into ``spec_json`` (other profiles stay) and regenerate the
+    table between the coverage markers of ``spec_md``."""
+    text = spec_md.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        raise UsageError(f"{spec_md} has no {START} ... {END} block")
+    merged: dict[str, Any] = {"profiles": {}}
+    if spec_json.is_file():
+        merged = json.loads(spec_json.read_text(encoding="utf-8"))
+    merged["jacoco"] = result["jacoco"]
+    for name, profile in result["profiles"].items():
+        merged["profiles"][name] = {**_stable(profile), "command": command}
+    spec_json.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    runs = "\n".join(f"- {sources_line(p)}; `{p['command']}`" for _, p in sorted(merged["profiles"].items()))
+    body = f"JaCoCo {merged['jacoco']}. What ran:\n\n{runs}\n\n{markdown(merged['profiles'])}"
+    spec_md.write_text(head + START + "\n" + body + END + tail, encoding="utf-8")
