@@ -46,8 +46,9 @@ def sources_line(profile: dict[str, Any]) -> str:
         elif name == "conformance":
             parts.append(f"conformance: {len(source['checks'])} checks, {source['cases']} cases")
         else:
-            parts.append(f"{name}: {source.get('schedules', 0)} schedules, {source.get('steps', 0)} steps, "
-                         f"{source.get('traces', 0)} traces")
+            verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
+            parts.append(f"{name}: {source['schedules']} schedules ({verdicts}), {source['steps_compared']} of "
+                         f"{source['steps']} steps compared")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 
