@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
                 out / "corpus", profile, args.schedules, args.steps)
             lockstep = functools.partial(_replay, schedules=replay.load_corpus(corpus, profile, args.schedules),
                                          corpus=corpus)
-        measured = measure_profile(profile, out, args.cases, args.seed, lockstep=lockstep,
+        measured = measure_profile(profile, out / "jacoco", args.cases, args.seed, lockstep=lockstep,
                                    conformance=args.harness != "lockstep", progress=_progress)
         result["profiles"][profile] = measured
         failed += [f"{profile} {name}: {s['error']}" for name, s in measured["sources"].items() if "error" in s]
@@ -111,8 +111,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--steps", type=int, default=200,
                         help=f"steps per run of the default short campaign, 1..{MAX_STEPS} (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the conformance cases")
-    parser.add_argument("--out", default="popverify-out/coverage", help="folder for coverage.json, coverage.md, "
-                                                                          "JaCoCo data (default popverify-out/coverage)")
+    parser.add_argument("--out", default="popverify-out/coverage", help="folder for coverage.json, coverage.md, jacoco/ "
+                                                                          "(exec and XML), corpus/ (default popverify-out/coverage)")
     parser.add_argument("--update-spec", action="store_true",
                         help="merge the figures into spec/coverage.json and the table of spec/coverage.md")
     parser.add_argument("--json", action="store_true")
