@@ -102,6 +102,24 @@ def test_report_section_has_table_and_chart() -> None:
     assert "popverify coverage --out" in coverage_html(None)
 
 
+def test_verify_report_picks_up_coverage_json_of_its_folder(tmp_path: Path) -> None:
+    from popverify.verify import report
+
+    counter = {"covered": 2, "total": 8, "percent": 25.0}
+    coverage = {"jacoco": "0.8.12", "profiles": {"v5.0": {"release": "5.0.0", "sources": {}, "classes": [
+        {"label": "PopReviveService", "side": "broker", "line": counter, "branch": counter}]}}}
+    (tmp_path / "coverage.json").write_text(json.dumps(coverage))
+    summary = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
+    report.write(summary, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert '<table id="coverage">' in page and "PopReviveService" in page and 'id="coverage-chart"' in page
+    assert json.loads((tmp_path / "summary.json").read_text())["coverage"] == coverage
+    (tmp_path / "coverage.json").write_text("{not json")
+    broken = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
+    report.write(broken, tmp_path)
+    assert "coverage" in broken["unavailable"] and "no coverage measured" in (tmp_path / "report.html").read_text()
+
+
 @pytest.mark.slow
 def test_conformance_harness_under_jacoco_counts_exercised_classes_only(tmp_path: Path) -> None:
     result = measure_profile("v5.0", tmp_path, cases=5, seed=0)
