@@ -34,6 +34,11 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--steps must be in 1..{MAX_STEPS}")
     if args.corpus is not None and args.harness == "conformance":
         raise UsageError("--corpus is replayed on the lockstep harness; drop it or use --harness lockstep|all")
+    if args.traces and args.harness == "conformance":
+        raise UsageError("--traces are replayed on the lockstep harness; drop them or use --harness lockstep|all")
+    for trace in args.traces:
+        if not Path(trace).is_file():
+            raise UsageError(f"--traces {trace}: no such file")
     if args.corpus is not None and not Path(args.corpus).is_dir():
         raise UsageError(f"--corpus {args.corpus}: no such folder")
 
@@ -48,8 +53,10 @@ def _command(args: argparse.Namespace) -> str:
     """The command line that reproduces a profile's figures (recorded in spec/coverage.json)."""
     parts = ["popverify", "coverage", "--harness", args.harness, "--cases", str(args.cases), "--seed", str(args.seed)]
     if args.harness != "conformance":
-        parts += ["--corpus", args.corpus] if args.corpus else ["--schedules", str(args.schedules), "--steps",
-                                                                 str(args.steps)]
+        parts += ["--schedules", str(args.schedules)]
+        parts += ["--corpus", args.corpus] if args.corpus else ["--steps", str(args.steps)]
+        if args.traces:
+            parts += ["--traces", *args.traces]
     if args.profile:
         parts += ["--profile", args.profile]
     return " ".join(shlex.quote(p) for p in parts)
@@ -72,8 +79,9 @@ def run(args: argparse.Namespace) -> int:
         if args.harness in ("lockstep", "all"):
             corpus = Path(args.corpus) if args.corpus else replay.short_campaign(
                 out / "corpus", profile, args.schedules, args.steps)
-            lockstep = functools.partial(_replay, schedules=replay.load_corpus(corpus, profile, args.schedules),
-                                         corpus=corpus)
+            schedules = replay.load_corpus(corpus, profile, args.schedules) + replay.load_traces(
+                replay.campaign_traces(corpus, profile) + [Path(t) for t in args.traces], profile)
+            lockstep = functools.partial(_replay, schedules=schedules, corpus=corpus)
         measured = measure_profile(profile, out / "jacoco", args.cases, args.seed, lockstep=lockstep,
                                    conformance=args.harness != "lockstep", progress=_progress)
         result["profiles"][profile] = measured
@@ -105,6 +113,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--corpus", default=None, metavar="DIR",
                         help="a fuzz campaign folder (`popverify fuzz --out DIR`) whose POP schedules are replayed "
                              "(default: a short blind campaign of --schedules runs under --out/corpus)")
+    parser.add_argument("--traces", nargs="+", default=[], metavar="TRACE",
+                        help="popverify POP ITF traces replayed too (simulate --trace, counterexamples); "
+                             "a campaign folder's own traces/ are replayed with --corpus")
     parser.add_argument("--cases", type=int, default=100, help=f"conformance cases per check, 1..{MAX_CASES} (default 100)")
     parser.add_argument("--schedules", type=int, default=20,
                         help=f"schedules replayed per profile, 1..{MAX_SCHEDULES} (default 20)")

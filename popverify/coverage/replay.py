@@ -23,6 +23,8 @@ class Schedule:
     seed: int
     config: ScenarioConfig
     actions: tuple[Action, ...]
+    mutant: str | None = None
+    source: str = "corpus"  # "corpus" | the ITF trace file it came from
 
 
 def load_corpus(corpus: Path, profile: str, limit: int) -> list[Schedule]:
@@ -38,6 +40,31 @@ def load_corpus(corpus: Path, profile: str, limit: int) -> list[Schedule]:
     return [Schedule(row["seed"], ScenarioConfig.from_json(json.loads(row["config"])),
                      tuple(Action.from_json(a) for a in json.loads(row["schedule"])))
             for _, row in sorted(rows.items())[:limit]]
+
+
+def load_traces(paths: Sequence[Path], profile: str) -> list[Schedule]:
+    """The POP schedules of ``profile`` among popverify ITF traces (``simulate --trace``, a
+    campaign's minimal counterexamples under ``traces/``); traces of another profile are
+    left for that profile's run. A UsageError for a file that is not a popverify trace (a TLC
+    counterexample is a behaviour of a spec, not a model schedule) or a push trace."""
+    from popverify.trace.itf import TraceError, read_trace, run_spec
+
+    out = []
+    for path in paths:
+        try:
+            spec = run_spec(read_trace(path))
+        except TraceError as err:
+            raise UsageError(f"{path}: {err} (coverage replays popverify's own POP traces)") from err
+        if spec["mode"] != "pop":
+            raise UsageError(f"{path} is a {spec['mode']} trace; the lockstep harness replays POP schedules only")
+        if spec["profile"] == profile:
+            out.append(Schedule(spec["seed"], spec["config"], spec["schedule"], spec["mutant"], str(path)))
+    return out
+
+
+def campaign_traces(corpus: Path, profile: str) -> list[Path]:
+    """A campaign folder's minimal POP counterexamples of ``profile`` (``DIR/traces``)."""
+    return sorted((corpus / "traces").glob(f"{profile}-pop-*.itf.json"))
 
 
 def short_campaign(out: Path, profile: str, runs: int, steps: int) -> Path:
@@ -67,10 +94,12 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
 
     statuses: dict[str, int] = {}
     steps = compared = 0
+    traces = sum(1 for s in schedules if s.source != "corpus")
     with LockstepClient(release, jvm_args) as client:
         for i, schedule in enumerate(schedules):
             # every replay begins with the harness's init: one JVM serves the whole corpus
-            verdict = run_lockstep(profile, schedule.seed, schedule.config, schedule.actions, client)
+            verdict = run_lockstep(profile, schedule.seed, schedule.config, schedule.actions, client,
+                                   schedule.mutant)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
             steps += len(schedule.actions)
             compared += verdict.steps
@@ -78,5 +107,6 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
                 progress(f"{release}: {i + 1}/{len(schedules)} schedules replayed")
     # A replay stops at its first divergence or out-of-scope step: Java ran (and JaCoCo counted)
     # the steps compared, not the whole schedule.
-    return {"harness": "lockstep", "schedules": len(schedules), "steps": steps, "steps_compared": compared,
+    return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "steps": steps,
+            "steps_compared": compared,
             "verdicts": dict(sorted(statuses.items()))}

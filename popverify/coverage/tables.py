@@ -47,8 +47,8 @@ def sources_line(profile: dict[str, Any]) -> str:
             parts.append(f"conformance: {len(source['checks'])} checks, {source['cases']} cases")
         else:
             verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
-            parts.append(f"{name}: {source['schedules']} schedules ({verdicts}), {source['steps_compared']} of "
-                         f"{source['steps']} steps compared")
+            parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
+                         f"{source['steps_compared']} of {source['steps']} steps compared")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 

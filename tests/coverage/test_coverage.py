@@ -57,7 +57,8 @@ def test_xml_counters_per_class_and_method_overloads_summed(tmp_path: Path) -> N
 @pytest.mark.parametrize("argv", [
     ["--cases", "0"], ["--cases", "10001"], ["--schedules", "0"], ["--steps", "0"], ["--steps", "5001"],
     ["--corpus", "/nonexistent/corpus"], ["--harness", "conformance", "--corpus", "."],
-    ["--profile", "v9"], ["--harness", "live"],
+    ["--profile", "v9"], ["--harness", "live"], ["--harness", "conformance", "--traces", "x.itf.json"],
+    ["--traces", "/nonexistent.itf.json"],
 ])
 def test_bad_arguments_exit_2(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     try:
@@ -71,6 +72,31 @@ def test_bad_arguments_exit_2(argv: list[str], tmp_path: Path, capsys: pytest.Ca
 def test_a_folder_without_a_campaign_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["coverage", "--harness", "lockstep", "--corpus", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "not a fuzz campaign folder" in capsys.readouterr().err
+
+
+def test_tlc_counterexamples_and_push_traces_are_refused_before_any_jvm(tmp_path: Path) -> None:
+    from popverify.coverage import replay
+    from popverify.errors import UsageError
+
+    tlc = tmp_path / "tlc.itf.json"
+    tlc.write_text(json.dumps({"#meta": {"format": "ITF", "source": "TLC 2.18"}, "vars": [], "states": []}))
+    with pytest.raises(UsageError, match="not one written by popverify"):
+        replay.load_traces([tlc], "v5.0")
+    push = tmp_path / "push.itf.json"
+    assert main(["simulate", "--profile", "v5.0", "--mode", "push", "--seed", "1", "--steps", "5",
+                 "--trace", str(push)]) == 0
+    with pytest.raises(UsageError, match="push trace"):
+        replay.load_traces([push], "v5.0")
+
+
+def test_a_simulate_trace_is_replayed_for_its_own_profile_only(tmp_path: Path) -> None:
+    from popverify.coverage import replay
+
+    trace = tmp_path / "pop.itf.json"
+    assert main(["simulate", "--profile", "develop", "--seed", "3", "--steps", "20", "--trace", str(trace)]) == 0
+    [schedule] = replay.load_traces([trace], "develop")
+    assert schedule.seed == 3 and len(schedule.actions) == 20 and schedule.source == str(trace)
+    assert replay.load_traces([trace], "v5.0") == []
 
 
 def test_update_spec_merges_profiles_and_regenerates_the_table(tmp_path: Path) -> None:
@@ -144,3 +170,16 @@ def test_the_command_writes_json_and_markdown(tmp_path: Path, capsys: pytest.Cap
     assert result == json.loads((tmp_path / "coverage.json").read_text())
     assert result["profiles"]["develop"]["release"] == "5.5.0"
     assert "| ProcessQueue | client |" in (tmp_path / "coverage.md").read_text()
+
+
+def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None:
+    from popverify.coverage import replay
+    from spark_fuzz.runs import run_row
+
+    corpus = replay.short_campaign(tmp_path, "v5.0", 3, 15)
+    schedules = replay.load_corpus(corpus, "v5.0", 2)
+    assert [s.seed for s in schedules] == [0, 1] and all(len(s.actions) == 15 for s in schedules)
+    row = run_row("v5.0", "pop", 1, 15, None, 0)  # what a campaign's first round computes for seed 1
+    assert [a.to_json() for a in schedules[1].actions] == json.loads(row["schedule"])
+    with pytest.raises(Exception, match="no POP runs of profile develop"):
+        replay.load_corpus(corpus, "develop", 5)
