@@ -25,11 +25,10 @@ LOGBACK_XML = LOCKSTEP_DIR / "src" / "main" / "resources" / "lockstep-logback.xm
 MAIN_CLASS = "popverify.lockstep.Lockstep"
 AGENT_CLASS = "popverify.lockstep.TimeAgent"
 # The releases the harness is built for. The agent argument names the PopMessageProcessor
-# method whose first clock read is popTime (5.0.0: the private processRequest(Channel, ...);
-# 5.5.0: the public processRequest(ChannelHandlerContext, ...)).
+# method holding `long popTime = System.currentTimeMillis();` (the pop interleave hook).
 POP_TIME_METHOD: dict[str, str] = {
-    "5.0.0": "processRequest(Lio/netty/channel/Channel;",
-    "5.5.0": "processRequest(Lio/netty/channel/ChannelHandlerContext;",
+    "5.0.0": "processRequest",
+    "5.5.0": "processRequest",
 }
 # Maven and javac get this long, in seconds, before the build is declared failed.
 BUILD_TIMEOUT_S = 600

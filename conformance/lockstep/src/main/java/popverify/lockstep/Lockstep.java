@@ -745,7 +745,7 @@ public final class Lockstep {
                 long writeTime = (Long) Reflect.get(timer, "currWriteTimeMs");
                 boolean ok = timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ
                     && enqueuePut.isEmpty() && dequeueGet.isEmpty() && dequeuePut.isEmpty()
-                    && writeTime == target && timer.getCurrReadTimeMs() >= writeTime;
+                    && writeTime >= target && timer.getCurrReadTimeMs() >= writeTime;
                 quiet = ok ? quiet + 1 : 0;
                 if (!ok) {
                     wake();
