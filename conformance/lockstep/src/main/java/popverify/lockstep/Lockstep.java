@@ -585,7 +585,8 @@ public final class Lockstep {
                 throw new IllegalArgumentException("missing field entries");
             }
             RemotingCommand request = RemotingCommand.createRequestCommand(BATCH_ACK_MESSAGE, null);
-            request.setBody(BatchAckBody.encode(group, entries, settings.brokerName));
+            String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
+            request.setBody(BatchAckBody.encode(group, topic, entries));
             RemotingCommand response = call(controller.getAckMessageProcessor(), request);
             JSONObject o = new JSONObject(true);
             Integer code = response == null ? null : response.getCode();
@@ -879,7 +880,8 @@ public final class Lockstep {
             e.put("queueId", inTimer ? Integer.valueOf(m.getProperty(MessageConst.PROPERTY_REAL_QUEUE_ID)) : m.getQueueId());
             e.put("queueOffset", inTimer ? null : m.getQueueOffset());
             e.put("tags", tags);
-            e.put("kind", "ck".equals(tags) ? "ck" : raw.contains("aol") || raw.contains("ackOffsetList") ? "batchAck" : "ack");
+            // PopAckConstants CK_TAG "ck", ACK_TAG "ack", BATCH_ACK_TAG "bAck" (5.1+)
+            e.put("kind", "ck".equals(tags) ? "ck" : "ack".equals(tags) ? "ack" : "bAck".equals(tags) ? "batchAck" : tags);
             e.put("body", JSON.parseObject(raw));
             e.put("deliverTime", m.getDeliverTimeMs());
             return e;
