@@ -107,5 +107,7 @@ def java_command(version: str, jvm_args: Sequence[str] = ()) -> list[str]:
     java = _require("java")
     return [java, *jvm_args, f"-javaagent:{jar}={POP_TIME_METHOD[version]}",
             f"-Dlogback.configurationFile={LOGBACK_XML}", f"-Drmq.logback.configurationFile={LOGBACK_XML}",
+            # RocketMQ unmaps its files through sun.nio.ch.DirectBuffer (store shutdown, restart)
+            "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
             "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
             "-cp", f"{jar}:{classpath}", MAIN_CLASS]
