@@ -81,32 +81,93 @@ def short_campaign(out: Path, profile: str, runs: int, steps: int) -> Path:
     return out
 
 
+# Faults of the model's schedules the lockstep harness has no counterpart for (store retention
+# and topic deletion are not driven on the real store; confirm reports them out of scope).
+UNSUPPORTED_FAULTS = frozenset({"expire", "delete_recreate"})
+MAX_INSERTED_STEPS = 256  # pop_steps inserted to finish one POP: far above any POP's store reads
+
+
+@attrs.define
+class Adapted:
+    """A schedule as the lockstep harness can run it, decided action by action from the
+    replay's state (an iterable ``Lockstep.run`` consumes one action at a time):
+
+    - a POP runs to its answer before the next action, as PopMessageProcessor#processRequest
+      runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step``\ s of
+      its consumer are inserted before any other action;
+    - a long-polling POP is sent without pollTime (a parked POP is out of the harness's scope);
+    - ``expire`` and ``delete_recreate`` are dropped (no counterpart on the real store).
+
+    What was changed is counted; ``len`` is the number of actions handed out so far."""
+
+    actions: tuple[Action, ...]
+    lockstep: Any
+    consumers: int
+    ran: list[Action] = attrs.Factory(list)
+    inserted: int = 0
+    dropped: int = 0
+    unpolled: int = 0
+
+    def __iter__(self):
+        for action in self.actions:
+            if action.kind in UNSUPPORTED_FAULTS:
+                self.dropped += 1
+                continue
+            if action.kind == "pop" and len(action.args) > 2 and action.args[2]:
+                action = Action("pop", (action.args[0], action.args[1], False))
+                self.unpolled += 1
+            for _ in range(MAX_INSERTED_STEPS):
+                pending = self.lockstep.pending
+                if pending is None or (action.kind == "pop_step" and action.args[0] % self.consumers
+                                       == pending.consumer):
+                    break
+                self.inserted += 1
+                yield self._ran(Action("pop_step", (pending.consumer,)))
+            yield self._ran(action)
+
+    def _ran(self, action: Action) -> Action:
+        self.ran.append(action)
+        return action
+
+    def __len__(self) -> int:
+        return len(self.ran)
+
+
 def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Sequence[Schedule],
-           progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Replay ``schedules`` on one lockstep JVM of ``release`` started with ``jvm_args``.
-    Coverage counts what Java ran whether or not it agreed with the model; the verdicts
-    (agrees / diverges / out of scope) are counted beside it."""
+           progress: Callable[[str], None] = lambda _: None, adapt: bool = True) -> dict[str, Any]:
+    """Replay ``schedules`` on one lockstep JVM of ``release`` started with ``jvm_args``,
+    each ``Adapted`` to the harness's scope unless ``adapt`` is False. Coverage counts what
+    Java ran whether or not it agreed with the model; the verdicts (agrees / diverges / out
+    of scope) and the adaptations are counted beside it."""
     from popverify.conformance.lockstep import LockstepClient, LockstepError
     try:
-        from popverify.conformance.confirm import run_lockstep
+        from popverify.conformance.confirm import Lockstep
     except ImportError as err:  # confirm (issue 15) not in this build: the lockstep source fails loudly
         raise LockstepError(f"lockstep replay is not available: {err}") from err
+    from popverify.mutants import applied
 
     statuses: dict[str, int] = {}
-    steps = compared = 0
+    actions = ran = compared = inserted = dropped = unpolled = 0
     traces = sum(1 for s in schedules if s.source != "corpus")
     with LockstepClient(release, jvm_args) as client:
         for i, schedule in enumerate(schedules):
-            # every replay begins with the harness's init: one JVM serves the whole corpus
-            verdict = run_lockstep(profile, schedule.seed, schedule.config, schedule.actions, client,
-                                   schedule.mutant)
+            with applied(schedule.mutant):
+                # every Lockstep begins with the harness's init: one JVM serves the whole corpus
+                lockstep = Lockstep(profile, schedule.seed, schedule.config, client)
+                plan = Adapted(schedule.actions, lockstep, schedule.config.consumers) if adapt else schedule.actions
+                verdict = lockstep.run(plan)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
-            steps += len(schedule.actions)
+            actions += len(schedule.actions)
+            ran += len(plan)
             compared += verdict.steps
+            if isinstance(plan, Adapted):
+                inserted, dropped, unpolled = inserted + plan.inserted, dropped + plan.dropped, unpolled + plan.unpolled
             if i % 10 == 9:
                 progress(f"{release}: {i + 1}/{len(schedules)} schedules replayed")
     # A replay stops at its first divergence or out-of-scope step: Java ran (and JaCoCo counted)
-    # the steps compared, not the whole schedule.
-    return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "steps": steps,
-            "steps_compared": compared,
-            "verdicts": dict(sorted(statuses.items()))}
+    # the actions up to there (actions_run, with inserted pop_steps; steps_compared counts each
+    # drain round as one step).
+    return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "actions": actions,
+            "actions_run": ran, "steps_compared": compared, "verdicts": dict(sorted(statuses.items())),
+            "adapted": adapt, "pop_steps_inserted": inserted, "faults_dropped": dropped,
+            "long_polls_unpolled": unpolled}

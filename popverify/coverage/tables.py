@@ -48,7 +48,7 @@ def sources_line(profile: dict[str, Any]) -> str:
         else:
             verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
-                         f"{source['steps_compared']} of {source['steps']} steps compared")
+                         f"{source['actions_run']} of {source['actions']} actions run")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 

@@ -183,3 +183,27 @@ def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None
     assert [a.to_json() for a in schedules[1].actions] == json.loads(row["schedule"])
     with pytest.raises(Exception, match="no POP runs of profile develop"):
         replay.load_corpus(corpus, "develop", 5)
+
+
+def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpolls() -> None:
+    from popverify.coverage.replay import Adapted
+    from popverify.sim.scenario import Action
+
+    class Pending:
+        consumer = 1
+
+    class FakeLockstep:  # what Adapted reads of a replay: the POP in flight
+        pending: object | None = None
+
+    ls = FakeLockstep()
+    plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("ack", (0, 3)),
+                    Action("pop_step", (1,))), ls, consumers=2)
+    out = []
+    for action in plan:
+        out.append(action.to_json())
+        if action.kind == "pop":
+            ls.pending = Pending()
+        elif action.kind == "pop_step" and len(out) == 3:
+            ls.pending = None  # the second pop_step answers the POP
+    assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["ack", 0, 3], ["pop_step", 1]]
+    assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, 1, 1, 5)
