@@ -42,7 +42,7 @@ from reference.common.javalang import to_long
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
 PUT_OK = "PUT_OK"
 # Fields of the CK / ACK JSON bodies that hold absolute times (shifted between the clocks).
-_TIME_KEYS = frozenset({"pt", "popTime", "deliverTime"})
+_TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
 # Actions that need nothing from the broker when the model applies them.
 _CLIENT_ONLY = frozenset({"consumer_crash"})
 
@@ -166,7 +166,8 @@ def model_state(d: PopDriver) -> dict[str, Any]:
             offsets.setdefault(f"{topic}@{group}", {})[str(qid)] = off
     topics = {}
     for topic in (TOPIC, RETRY_TOPIC, b.revive_topic):
-        n = b.topics.get(topic, 0)
+        # the harness lists the retry topic's one queue (PopAckConstants.retryQueueNum) before it exists
+        n = max(b.topics.get(topic, 0), 1 if topic == RETRY_TOPIC else 0)
         topics[topic] = [{"queueId": q, "min": b.min_offset(topic, q), "max": b.max_offset(topic, q)} for q in range(n)]
     retry = [{"queueId": m.queue_id, "queueOffset": m.queue_offset,
               "uniqKey": m.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX), "reconsumeTimes": m.reconsume_times}
@@ -191,16 +192,12 @@ def java_state(s: dict[str, Any]) -> dict[str, Any]:
     """The harness's ``state`` answer in model_state's form (times on the model's clock)."""
     offsets = {k: {str(q): o for q, o in sorted(v.items(), key=lambda kv: int(kv[0]))}
                for k, v in sorted(s.get("offsets", {}).items()) if k.endswith("@" + GROUP)}
-    topics = {t: [{"queueId": e["queueId"], "min": e["min"], "max": e["max"]} for e in s.get("topics", {}).get(t, [])]
-              for t in (TOPIC, RETRY_TOPIC, s.get("reviveTopic", ""))}
-    revive_topic = next((t for t in s.get("topics", {}) if t not in (TOPIC, RETRY_TOPIC)), None)
-    if revive_topic is not None:
-        topics = {TOPIC: topics[TOPIC], RETRY_TOPIC: topics[RETRY_TOPIC],
-                  revive_topic: [{"queueId": e["queueId"], "min": e["min"], "max": e["max"]}
-                                 for e in s["topics"][revive_topic]]}
+    topics = {t: [{"queueId": e["queueId"], "min": e["min"], "max": e["max"]} for e in ranges]
+              for t, ranges in s.get("topics", {}).items()}
     retry = [{"queueId": m["queueId"], "queueOffset": m["queueOffset"], "uniqKey": m.get("uniqKey"),
               "reconsumeTimes": m.get("reconsumeTimes")} for m in s.get("retry", [])]
-    revive = [_revive_entry(e["queueId"], e.get("tags"), e.get("body"), True) for e in s.get("revive", [])]
+    revive = [_revive_entry(e["queueId"], e.get("tags"), e.get("body"), True)
+              for e in [*s.get("revive", []), *s.get("timer", [])]]
     return {"now": to_model_time(s["now"]), "offsets": offsets, "topics": topics,
             "reviveOffsets": {str(q): o for q, o in sorted(s.get("reviveOffsets", {}).items(), key=lambda kv: int(kv[0]))},
             "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True))}
@@ -254,12 +251,9 @@ class _JavaView:
 
     def stored_checkpoints(self) -> list[Any]:
         revive_offsets = self.state.get("reviveOffsets", {})
-        out = []
+        out = [_Ck(e.get("body") or {}) for e in self.state.get("timer", []) if e.get("kind") == "ck"]
         for e in self.state.get("revive", []):
-            if e.get("kind") != "ck":
-                continue
-            in_timer = e.get("inTimer", e.get("queueOffset", -1) < 0)
-            if in_timer or e.get("queueOffset", -1) > int(revive_offsets.get(str(e["queueId"]), -1)):
+            if e.get("kind") == "ck" and e["queueOffset"] > int(revive_offsets.get(str(e["queueId"]), -1)):
                 out.append(_Ck(e.get("body") or {}))
         return out
 
@@ -311,6 +305,11 @@ class _Pending:
     request: dict[str, Any]
     reads: int = 0
     segments: list[tuple[int, list[_Deferred]]] = attrs.Factory(lambda: [(0, [])])
+
+
+def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a revive round wrote to the retry topic (the harness reports the retry messages)."""
+    return [{"uniqKey": e["uniq"], "retryOffset": e["retry_offset"]} for e in events if e["type"] == "revive"]
 
 
 class Lockstep:
@@ -613,8 +612,7 @@ class Lockstep:
             return {}, [{"op": "timer"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
         if kind == "revive":
             qid = args[0] % d.broker.config.revive_queue_num
-            revived = [{"uniqKey": e["uniq"], "topic": e["topic"], "queueId": e["queue"], "queueOffset": e["offset"],
-                        "retryOffset": e["retry_offset"]} for e in events if e["type"] == "revive"]
+            revived = _model_revived(events)
             return {"revived": revived}, [{"op": "revive", "qid": qid}], lambda a: self._after_revive(i, a[0])
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
@@ -643,11 +641,9 @@ class Lockstep:
     def _after_revive(self, i: int, a: dict[str, Any]) -> dict[str, Any]:
         if "error" in a:
             return a
-        revived = [{"uniqKey": r.get("uniqKey"), "topic": r.get("topic"), "queueId": r.get("queueId"),
-                    "queueOffset": r.get("queueOffset"), "retryOffset": r.get("retryOffset")}
-                   for r in a.get("revived") or []]
-        for r in revived:
-            self.java_checker.on_revive(i, r["uniqKey"], r["queueId"], r["queueOffset"], r["topic"] == TOPIC)
+        revived = [{"uniqKey": r.get("uniqKey"), "retryOffset": r.get("retryOffset")} for r in a.get("revived") or []]
+        for r in revived:  # the retry copy carries the UNIQ_KEY, so the position is not needed
+            self.java_checker.on_revive(i, r["uniqKey"], -1, -1, False)
         return {"revived": revived}
 
     # -- drain --------------------------------------------------------------------------------
@@ -697,13 +693,12 @@ class Lockstep:
                         lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
         d.broker.timer_step()
         d.broker.buffer_merge_scan()
-        self._immediate(step, act("timer+scan"), {}, [{"op": "timer"}, {"op": "scan"}],
+        self._immediate(step, act("timer+scan"), {"errors": []}, [{"op": "timer"}, {"op": "scan"}],
                         lambda a: {"errors": [x["error"] for x in a if "error" in x]})
         for qid in range(d.broker.config.revive_queue_num):
             d.events = []
             d._do_revive(qid)
-            revived = [{"uniqKey": e["uniq"], "topic": e["topic"], "queueId": e["queue"], "queueOffset": e["offset"],
-                        "retryOffset": e["retry_offset"]} for e in d.events if e["type"] == "revive"]
+            revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), {"revived": revived}, [{"op": "revive", "qid": qid}],
                             lambda a: self._after_revive(step, a[0]))
         flushed = d.broker.offset_flush_step()
