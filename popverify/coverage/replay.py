@@ -93,8 +93,8 @@ class Adapted:
     replay's state (an iterable ``Lockstep.run`` consumes one action at a time):
 
     - a POP runs to its answer before the next action, as PopMessageProcessor#processRequest
-      runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step``\ s of
-      its consumer are inserted before any other action;
+      runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step`` actions
+      of its consumer are inserted before any other action;
     - a long-polling POP is sent without pollTime (a parked POP is out of the harness's scope);
     - ``expire`` and ``delete_recreate`` are dropped (no counterpart on the real store).
 
