@@ -295,6 +295,7 @@ public final class Lockstep {
             Broker b = new Broker(version, s, dir, c, store, timer);
             long t1 = System.nanoTime();
             store.start();
+            b.takeOverReput();
             timer.start();
             // BrokerController#changeSpecialServiceStatus(true) on a master.
             timer.setShouldRunningDequeue(true);
@@ -371,14 +372,35 @@ public final class Lockstep {
             }
         }
 
-        /** Reput/dispatch caught up: everything written to the commit log is in its consume queue. */
-        void settleStore() throws InterruptedException {
+        private Object reput;
+        private Method doReput;
+
+        /** Stops DefaultMessageStore's ReputMessageService thread (its loop is `sleep 1 ms;
+         * doReput()`) and keeps the service, so that {@link #settleStore} runs doReput() on the
+         * harness thread: dispatch happens exactly when the harness says, without polling. */
+        void takeOverReput() throws Exception {
+            reput = Reflect.get(store, "reputMessageService");
+            reput.getClass().getMethod("makeStop").invoke(reput);
+            Thread t = (Thread) Reflect.get(reput, "thread");
+            t.join(SETTLE_TIMEOUT_MS);
+            if (t.isAlive()) {
+                throw new IllegalStateException("ReputMessageService did not stop");
+            }
+            doReput = reput.getClass().getDeclaredMethod("doReput");
+            doReput.setAccessible(true);
+        }
+
+        /** Reput/dispatch caught up: everything written to the commit log is in its consume
+         * queue (ReputMessageService#doReput on this thread until dispatchBehindBytes() == 0). */
+        void settleStore() throws Exception {
             long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+            doReput.invoke(reput);
             while (store.dispatchBehindBytes() != 0) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("reput did not catch up");
                 }
-                Thread.sleep(0, 200_000);
+                Thread.sleep(0, 100_000);
+                doReput.invoke(reput);
             }
         }
 
@@ -697,9 +719,18 @@ public final class Lockstep {
             MessageStoreConfig msc = controller.getMessageStoreConfig();
             long before = reviveTotal();
             settleStore();
+            Reflect.invoke(timer, "maybeMoveWriteTime");
+            if (timerQuiet()) {
+                // Nothing to enqueue and the read time is at the write time: dequeue() would
+                // return -1 and enqueue(0) false, so running the threads cannot change anything.
+                return 0;
+            }
             msc.setTimerStopEnqueue(false);
             Reflect.set(msc, "timerStopDequeue", false);
             try {
+                // TimerEnqueuePutService moves the write time on its next 10 ms poll; doing it
+                // here is the same assignment without the wait.
+                Reflect.invoke(timer, "maybeMoveWriteTime");
                 wake();
                 waitTimerQuiet();
             } finally {
@@ -733,25 +764,30 @@ public final class Lockstep {
             int precision = timer.getPrecisionMs();
             long target = VirtualClock.get() / precision * precision;
             int quiet = 0;
-            BlockingQueue<?> enqueuePut = (BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue");
-            BlockingQueue<?> dequeueGet = (BlockingQueue<?>) Reflect.get(timer, "dequeueGetQueue");
-            BlockingQueue<?> dequeuePut = (BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue");
             while (quiet < 3) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("timer did not settle: read " + timer.getCurrReadTimeMs() + " target " + target);
                 }
-                Thread.sleep(1);
+                Thread.sleep(0, 200_000);
                 settleStore();
-                long maxTimerQ = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
-                long writeTime = (Long) Reflect.get(timer, "currWriteTimeMs");
-                boolean ok = timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ
-                    && enqueuePut.isEmpty() && dequeueGet.isEmpty() && dequeuePut.isEmpty()
-                    && writeTime >= target && timer.getCurrReadTimeMs() >= writeTime;
+                boolean ok = timerQuiet() && (Long) Reflect.get(timer, "currWriteTimeMs") >= target;
                 quiet = ok ? quiet + 1 : 0;
                 if (!ok) {
                     wake();
                 }
             }
+        }
+
+        /** The timer has nothing to do at its write time: the whole timer queue is enqueued and
+         * committed, no request is queued between its threads, and reading has reached writing. */
+        private boolean timerQuiet() throws Exception {
+            long maxTimerQ = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
+            long writeTime = (Long) Reflect.get(timer, "currWriteTimeMs");
+            return timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ
+                && ((BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue")).isEmpty()
+                && ((BlockingQueue<?>) Reflect.get(timer, "dequeueGetQueue")).isEmpty()
+                && ((BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue")).isEmpty()
+                && timer.getCurrReadTimeMs() >= writeTime;
         }
 
         JSONObject revive(JSONObject req) throws Throwable {
