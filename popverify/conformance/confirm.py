@@ -292,6 +292,7 @@ class _Deferred:
     model_obs: dict[str, Any]
     requests: list[dict[str, Any]]
     finish: Callable[[list[dict[str, Any]]], dict[str, Any]]
+    model_state: dict[str, Any]  # taken when the step ran, not when the POP answers
 
 
 @attrs.define
@@ -462,7 +463,8 @@ class Lockstep:
         if pending is not None:
             if any(r["op"] in ("restart", "init", "close", "pop") for r in requests):
                 raise OutOfScope(i, action, "not allowed inside a POP's interleave")
-            pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish))
+            pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish,
+                                                     model_state(d)))
             return
         self._immediate(i, action, model_obs, requests, finish)
 
@@ -473,13 +475,15 @@ class Lockstep:
         self._compare(i, action, model_obs, finish, answers)
 
     def _compare(self, i: int, action: Action, model_obs: dict[str, Any],
-                 finish: Callable[[list[dict[str, Any]]], dict[str, Any]], answers: list[dict[str, Any]]) -> None:
+                 finish: Callable[[list[dict[str, Any]]], dict[str, Any]], answers: list[dict[str, Any]],
+                 state_of_model: dict[str, Any] | None = None) -> None:
         state = answers[-1]
         if "error" in state:
             raise Diverged(i, action, "state", None, state["error"])
         self._java_state = state
         java_obs = finish(answers[:-1])
-        model = {"response": model_obs, "state": model_state(self.driver)}
+        model = {"response": model_obs,
+                 "state": state_of_model if state_of_model is not None else model_state(self.driver)}
         java = {"response": java_obs, "state": java_state(state)}
         self.compared += 1
         found = _first_difference(model, java)
@@ -522,7 +526,7 @@ class Lockstep:
             pos = 0
             for s in steps:
                 n = len(s.requests)
-                self._compare(s.step, s.action, s.model_obs, s.finish, answers[pos:pos + n])
+                self._compare(s.step, s.action, s.model_obs, s.finish, answers[pos:pos + n], s.model_state)
                 pos += n
         model_obs = _model_pop(op)
         java_obs = _java_pop(answer)
