@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from popverify.conformance.lockstep import RELEASES
 from popverify.errors import UsageError
 
-PROFILES = ("v5.0", "develop")
+PROFILES = tuple(RELEASES)
 HARNESSES = ("conformance", "lockstep", "all")
 # Documented bounds of the numeric arguments (README, spec/coverage.md).
 MAX_CASES = 10_000
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("coverage", help="line/branch coverage of RocketMQ's consumption path under the model's runs")
     parser.add_argument("--profile", choices=PROFILES, default=None,
-                        help="measure one profile (default both: v5.0 on rocketmq 5.0.0, develop on 5.5.0)")
+                        help="measure one profile (default all: " + ", ".join(f"{p} on rocketmq {r}" for p, r in RELEASES.items()) + ")")
     parser.add_argument("--harness", choices=HARNESSES, default="all",
                         help="conformance: the non-live checks; lockstep: schedules on the broker's classes; all (default)")
     parser.add_argument("--corpus", default=None, metavar="DIR",

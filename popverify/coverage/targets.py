@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import attrs
 
-# Model profile -> the RocketMQ release whose jars are measured. 5.5.0 is the newest release
-# complete on Maven Central (issue 16) and the release the lockstep harness runs for develop.
-RELEASES: dict[str, str] = {"v5.0": "5.0.0", "develop": "5.5.0"}
+# Model profile -> the RocketMQ release whose jars are measured: the lockstep harness's table
+# (one place for it), 5.0.0 for v5.0 and 5.5.0, the newest release complete on Maven Central
+# (issue 16), for develop.
+from popverify.conformance.lockstep import RELEASES
+
+__all__ = ["RELEASES", "TARGETS", "Target"]
 
 _B = "org/apache/rocketmq/broker/"
 _C = "org/apache/rocketmq/client/"
