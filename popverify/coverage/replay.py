@@ -141,12 +141,13 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     of scope) and the adaptations are counted beside it."""
     from popverify.conformance.lockstep import LockstepClient, LockstepError
     try:
-        from popverify.conformance.confirm import Lockstep
+        from popverify.conformance.confirm import Lockstep, divergence_class
     except ImportError as err:  # confirm (issue 15) not in this build: the lockstep source fails loudly
         raise LockstepError(f"lockstep replay is not available: {err}") from err
     from popverify.mutants import applied
 
     statuses: dict[str, int] = {}
+    stops: dict[str, int] = {}
     actions = ran = compared = inserted = dropped = unpolled = 0
     traces = sum(1 for s in schedules if s.source != "corpus")
     with LockstepClient(release, jvm_args) as client:
@@ -157,6 +158,10 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
                 plan = Adapted(schedule.actions, lockstep, schedule.config.consumers) if adapt else schedule.actions
                 verdict = lockstep.run(plan)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
+            if verdict.status != "agrees":
+                # where replays stop bounds what they can cover: the first stop of each kind
+                why = divergence_class(verdict) if verdict.status == "diverges" else f"out of scope: {verdict.why}"
+                stops[why] = stops.get(why, 0) + 1
             actions += len(schedule.actions)
             ran += len(plan)
             compared += verdict.steps
@@ -170,4 +175,4 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "actions": actions,
             "actions_run": ran, "steps_compared": compared, "verdicts": dict(sorted(statuses.items())),
             "adapted": adapt, "pop_steps_inserted": inserted, "faults_dropped": dropped,
-            "long_polls_unpolled": unpolled}
+            "long_polls_unpolled": unpolled, "stops": dict(sorted(stops.items()))}

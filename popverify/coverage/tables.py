@@ -21,9 +21,14 @@ def _cell(counter: dict[str, Any] | None) -> str:
     return f"{counter['percent']:.1f} % ({counter['covered']}/{counter['total']})"
 
 
+def _ordered(profiles: dict[str, Any]) -> list[str]:
+    """Profile names in the order of RELEASES (v5.0 before develop), unknown ones after."""
+    return sorted(profiles, key=lambda p: (list(RELEASES).index(p) if p in RELEASES else len(RELEASES), p))
+
+
 def markdown(profiles: dict[str, dict[str, Any]]) -> str:
     """One row per target class, line and branch coverage per profile (release)."""
-    names = sorted(profiles, key=lambda p: (list(RELEASES).index(p) if p in RELEASES else len(RELEASES), p))
+    names = _ordered(profiles)
     header = "| class | side | " + " | ".join(
         f"{p} ({profiles[p]['release']}) lines | {p} ({profiles[p]['release']}) branches" for p in names) + " |"
     lines = [header, "| " + " | ".join(["---"] * (2 + 2 * len(names))) + " |"]
@@ -72,6 +77,12 @@ def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command:
     spec_json.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    runs = "\n".join(f"- {sources_line(p)}; `{p['command']}`" for _, p in sorted(merged["profiles"].items()))
+    runs = "\n".join(f"- {sources_line(merged['profiles'][name])}; `{merged['profiles'][name]['command']}`"
+                     for name in _ordered(merged["profiles"]))
+    stops = "\n".join(f"- {name}: " + "; ".join(f"{why} ×{n}" for why, n in source["stops"].items())
+                      for name in _ordered(merged["profiles"])
+                      for source in [merged["profiles"][name]["sources"].get("lockstep", {})] if source.get("stops"))
     body = f"JaCoCo {merged['jacoco']}. What ran:\n\n{runs}\n\n{markdown(merged['profiles'])}"
+    if stops:
+        body += f"\nWhere lockstep replays stopped (first divergence or out-of-scope step):\n\n{stops}\n"
     spec_md.write_text(head + START + "\n" + body + END + tail, encoding="utf-8")
