@@ -53,7 +53,9 @@ def sources_line(profile: dict[str, Any]) -> str:
         else:
             verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
-                         f"{source['actions_run']} of {source['actions']} actions run")
+                         f"{source['actions']} corpus actions, {source['actions_run']} run on both sides "
+                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {source['faults_dropped']} faults "
+                         f"dropped)")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 

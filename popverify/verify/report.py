@@ -317,8 +317,8 @@ def coverage_html(coverage: dict[str, Any] | None) -> str:
             else:
                 verdicts = ", ".join(f"{n} {esc(s)}" for s, n in source.get("verdicts", {}).items())
                 ran.append(f"<li>{esc(name)} (rocketmq {esc(profile['release'])}) lockstep: {source['schedules']} "
-                           f"schedules incl. {source.get('traces', 0)} traces ({verdicts}), {source['actions_run']} of "
-                           f"{source['actions']} actions run</li>")
+                           f"schedules incl. {source.get('traces', 0)} traces ({verdicts}), {source['actions']} corpus "
+                           f"actions, {source['actions_run']} run on both sides</li>")
     labels = [c["label"] for c in profiles[0][1].get("classes", [])]
     head = "".join(f"<th>{esc(n)} ({esc(p['release'])}) lines</th><th>{esc(n)} branches</th>" for n, p in profiles)
     body = []
