@@ -37,14 +37,16 @@ def run_stateful(args: argparse.Namespace) -> int:
         out = []
         for r in reports:
             data = r.to_json()
-            data.pop("seconds")  # wall time: not part of the byte-stable result
+            data.pop("seconds")  # wall times: not part of the byte-stable result
+            data.pop("model_seconds")
             out.append(data)
         print(json.dumps({"stateful": out, "diverge": sum(r.diverge for r in reports)}, indent=2, sort_keys=True))
     else:
         for r in reports:
             print(f"{r.release:6} {r.profile:8} {r.cases} schedules: {r.agree} agree, {r.diverge} diverge, "
                   f"{r.out_of_scope} out of scope; {r.steps} steps compared in {r.seconds:.1f} s "
-                  f"({r.cases / r.seconds if r.seconds else 0:.2f} schedules/s)")
+                  f"({r.cases / r.seconds if r.seconds else 0:.2f} schedules/s in lockstep; the model alone "
+                  f"{r.cases / r.model_seconds if r.model_seconds else 0:.1f} schedules/s)")
             for cls, entry in sorted(r.classes.items()):
                 ex = entry["example"]
                 print(f"    {entry['count']:4} x {cls}   e.g. seed {ex['seed']} step {ex['step']} {ex['action']}: "

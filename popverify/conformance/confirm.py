@@ -800,7 +800,8 @@ class StatefulReport:
     diverge: int = 0
     out_of_scope: int = 0
     steps: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0          # wall time of the lockstep runs (model + Java + comparison)
+    model_seconds: float = 0.0    # the same schedules on the model alone (run_scenario)
     classes: dict[str, dict[str, Any]] = attrs.Factory(dict)
     out_of_scope_reasons: dict[str, int] = attrs.Factory(dict)
 
@@ -824,6 +825,12 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
         config = ScenarioConfig.draw(rng, faults=faults)
         run_seed = rng.next_int(1 << 30)
         verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
+        if clock is not None:
+            from popverify.sim.scenario import run_scenario
+
+            t0 = clock()
+            run_scenario(profile, run_seed, 0, config=config, schedule=schedule)
+            report.model_seconds += clock() - t0
         report.cases += 1
         report.steps += verdict.steps
         if verdict.status == "agrees":
@@ -841,5 +848,5 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
                 "schedule": [a.to_json() for a in schedule[:(verdict.step or 0) + 1]]}})
             entry["count"] += 1
         progress(f"{profile} case {case}: {verdict.headline()}")
-    report.seconds = (clock() - start) if clock else 0.0
+    report.seconds = (clock() - start - report.model_seconds) if clock else 0.0
     return report
