@@ -10,9 +10,59 @@ from popverify.args import bounded_int, comma_list
 from popverify.errors import UsageError
 
 
+def run_stateful(args: argparse.Namespace) -> int:
+    """``--stateful``: random swarm schedules replayed in lockstep on model and Java."""
+    import time
+
+    from popverify.conformance.confirm import MAX_STATEFUL_STEPS, stateful_differential
+    from popverify.conformance.lockstep import RELEASES, LockstepClient
+
+    if not 1 <= args.cases <= 100_000:
+        raise UsageError("--cases must be in 1..100000")
+    if not 1 <= args.steps <= MAX_STATEFUL_STEPS:
+        raise UsageError(f"--steps must be in 1..{MAX_STATEFUL_STEPS}")
+    if args.checks:
+        raise UsageError("--checks does not apply to --stateful")
+    by_release = {v: p for p, v in RELEASES.items()}
+    versions = tuple(v for v in (args.versions or ",".join(RELEASES.values())).split(",") if v)
+    if set(versions) - set(by_release):
+        raise UsageError(f"unknown version(s) for --stateful; known: {', '.join(by_release)}")
+    reports = []
+    for version in versions:
+        with LockstepClient(version) as client:
+            reports.append(stateful_differential(
+                by_release[version], args.cases, args.seed, args.steps, client, interleave=args.interleave,
+                progress=(lambda m: print(f"[stateful] {m}", file=sys.stderr, flush=True)) if args.progress
+                else (lambda _m: None), clock=time.monotonic))
+    if args.json:
+        out = []
+        for r in reports:
+            data = r.to_json()
+            data.pop("seconds")  # wall times: not part of the byte-stable result
+            data.pop("model_seconds")
+            out.append(data)
+        print(json.dumps({"stateful": out, "diverge": sum(r.diverge for r in reports)}, indent=2, sort_keys=True))
+    else:
+        for r in reports:
+            print(f"{r.release:6} {r.profile:8} {r.cases} schedules: {r.agree} agree, {r.diverge} diverge, "
+                  f"{r.out_of_scope} out of scope; {r.steps} steps compared in {r.seconds:.1f} s "
+                  f"({r.cases / r.seconds if r.seconds else 0:.2f} schedules/s in lockstep; the model alone "
+                  f"{r.cases / r.model_seconds if r.model_seconds else 0:.1f} schedules/s)")
+            for cls, entry in sorted(r.classes.items()):
+                ex = entry["example"]
+                print(f"    {entry['count']:4} x {cls}   e.g. seed {ex['seed']} step {ex['step']} {ex['action']}: "
+                      f"model {json.dumps(ex['model'], sort_keys=True)[:160]} java "
+                      f"{json.dumps(ex['java'], sort_keys=True)[:160]}")
+            for reason, n in sorted(r.out_of_scope_reasons.items()):
+                print(f"    {n:4} x out of scope: {reason}")
+    return 1 if any(r.diverge for r in reports) else 0
+
+
 def run(args: argparse.Namespace) -> int:
     from popverify.conformance import CHECKS, VERSIONS, run_checks
 
+    if args.stateful:
+        return run_stateful(args)
     if args.live:
         raise UsageError("--live (a real NameServer and Broker on loopback) is not built yet; "
                          "see spec/conformance.md")
@@ -48,5 +98,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--versions", type=comma_list(None, "version"), default=None,
                         help="comma list of RocketMQ versions: 5.0.0, 5.3.3")
     parser.add_argument("--live", action="store_true", help="also run a real broker on loopback (not built yet)")
+    parser.add_argument("--stateful", action="store_true",
+                        help="random POP schedules replayed in lockstep on the model and on RocketMQ's broker "
+                             "classes (versions 5.0.0, 5.5.0); --cases schedules per version (1..100000)")
+    parser.add_argument("--steps", type=int, default=50, help="--stateful: actions per schedule (1..500, default 50)")
+    parser.add_argument("--interleave", action="store_true",
+                        help="--stateful: let other actions run inside a POP (a stalled broker thread)")
+    parser.add_argument("--progress", action="store_true", help="--stateful: one line per schedule on stderr")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

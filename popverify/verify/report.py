@@ -167,6 +167,7 @@ def failures(summary: dict[str, Any]) -> list[str]:
 def write(summary: dict[str, Any], out: Path) -> None:
     """Write summary.json and report.html under ``out``."""
     summary["matrix"] = matrix(summary)
+    attach_coverage(summary, out)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out / "report.html").write_text(render(summary, out), encoding="utf-8")
 
@@ -259,11 +260,111 @@ def render(summary: dict[str, Any], out: Path) -> str:
 PushConsumerOffsets (spec/trace-validation.md).</p>
 <table><tr><th>trace</th><th>profile</th><th>verdict</th><th>log</th></tr>{validated}</table>
 <h2>Mutation score</h2>{_mutation_html(summary.get("mutation"))}
+<h2>Coverage of RocketMQ's classes</h2>{coverage_html(summary.get("coverage"))}
 <h2>Figures</h2><table><tr><th>campaign / model</th><th>engine / result</th><th>runs</th><th>steps</th><th>seconds</th>
 <th>coverage points</th></tr>{''.join(figures)}</table>
 <h2>Findings (minimal counterexamples)</h2>{''.join(findings) or '<p>none</p>'}
 <h2>Environment</h2><table>{env}</table></body></html>
 """
+
+
+# -- coverage of the Java classes (popverify coverage; spec/coverage.md) ------------------------
+
+_BAR_COLOURS = ("#4a7fb5", "#d08c2e", "#5a9e5a", "#9b59b6")
+
+
+def attach_coverage(summary: dict[str, Any], out: Path) -> None:
+    """Put ``out/coverage.json`` (written by ``popverify coverage --out`` into the report's
+    folder) into the summary as ``coverage``, unless the summary already has one; an
+    unreadable file is reported as unavailable, not crashed on."""
+    path = out / "coverage.json"
+    if "coverage" in summary or not path.is_file():
+        return
+    try:
+        summary["coverage"] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        summary.setdefault("unavailable", {})["coverage"] = f"unreadable {path.name}: {err}"
+
+
+def _coverage_bars(profiles: list[tuple[str, dict[str, Any]]], labels: list[str]) -> str:
+    """Inline SVG: one horizontal bar of branch coverage per class and profile."""
+    esc = html.escape
+    label_w, bar_w, bar_h, gap = 330, 300, 9, 6
+    group_h = bar_h * len(profiles) + gap
+    height = 30 + group_h * len(labels)
+    parts = [f'<svg id="coverage-chart" xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 90}" '
+             f'height="{height}" role="img" aria-label="branch coverage per class">']
+    for i, (name, profile) in enumerate(profiles):
+        colour = _BAR_COLOURS[i % len(_BAR_COLOURS)]
+        parts.append(f'<rect x="{label_w + 150 * i}" y="4" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{label_w + 150 * i + 14}" y="13" font-size="11">{esc(name)} '
+                     f'({esc(profile["release"])}) branches</text>')
+    for r, label in enumerate(labels):
+        y0 = 24 + r * group_h
+        parts.append(f'<text x="{label_w - 6}" y="{y0 + group_h / 2}" font-size="11" text-anchor="end">{esc(label)}</text>')
+        for i, (_, profile) in enumerate(profiles):
+            row = next((c for c in profile.get("classes", []) if c["label"] == label), None)
+            y = y0 + i * bar_h
+            parts.append(f'<rect x="{label_w}" y="{y}" width="{bar_w}" height="{bar_h - 1}" fill="#eee"/>')
+            branch = row["branch"] if row else None
+            if branch is None or branch["percent"] is None:
+                text = "absent" if branch is None else "no branches"
+                parts.append(f'<text x="{label_w + 4}" y="{y + bar_h - 1}" font-size="9" fill="#777">{text}</text>')
+                continue
+            width = bar_w * branch["percent"] / 100.0
+            parts.append(f'<rect x="{label_w}" y="{y}" width="{width:.1f}" height="{bar_h - 1}" '
+                         f'fill="{_BAR_COLOURS[i % len(_BAR_COLOURS)]}"><title>{esc(label)}: {branch["percent"]} % '
+                         f'({branch["covered"]}/{branch["total"]})</title></rect>'
+                         f'<text x="{label_w + width + 4:.1f}" y="{y + bar_h - 1}" font-size="9">{branch["percent"]} %</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def coverage_html(coverage: dict[str, Any] | None) -> str:
+    """The report's coverage section: what ran, a table of line and branch coverage per Java
+    class and profile, and a bar chart of branch coverage (inline SVG, no network assets)."""
+    esc = html.escape
+    if not coverage:
+        return ("<p>no coverage measured under this folder: <code>popverify coverage --out DIR</code> "
+                "with DIR this report's folder</p>")
+    profiles = sorted(coverage.get("profiles", {}).items(),
+                      key=lambda item: (PROFILES.index(item[0]) if item[0] in PROFILES else len(PROFILES), item[0]))
+    if not profiles:
+        return '<p class="failed">coverage.json holds no profile</p>'
+
+    def cell(counter: dict[str, Any] | None) -> str:
+        if counter is None:
+            return '<td class="unavailable">absent</td>'
+        if counter["percent"] is None:
+            return "<td>–</td>"
+        return f"<td>{counter['percent']} % ({counter['covered']}/{counter['total']})</td>"
+
+    ran = []
+    for name, profile in profiles:
+        for source_name, source in sorted(profile.get("sources", {}).items()):
+            if "error" in source:
+                ran.append(f'<li class="failed">{esc(name)} {esc(source_name)}: {esc(source["error"])}</li>')
+            elif source_name == "conformance":
+                ran.append(f"<li>{esc(name)} (rocketmq {esc(profile['release'])}) conformance: "
+                           f"{len(source['checks'])} checks, {source['cases']} cases</li>")
+            else:
+                verdicts = ", ".join(f"{n} {esc(s)}" for s, n in source.get("verdicts", {}).items())
+                ran.append(f"<li>{esc(name)} (rocketmq {esc(profile['release'])}) lockstep: {source['schedules']} "
+                           f"schedules incl. {source.get('traces', 0)} traces ({verdicts}), {source['actions']} corpus "
+                           f"actions, {source['actions_run']} run on both sides</li>")
+    labels = [c["label"] for c in profiles[0][1].get("classes", [])]
+    head = "".join(f"<th>{esc(n)} ({esc(p['release'])}) lines</th><th>{esc(n)} branches</th>" for n, p in profiles)
+    body = []
+    for label in labels:
+        tds = []
+        for _, profile in profiles:
+            row = next((c for c in profile.get("classes", []) if c["label"] == label), None)
+            tds.append(cell(row and row["line"]) + cell(row and row["branch"]))
+        side = next(c["side"] for c in profiles[0][1]["classes"] if c["label"] == label)
+        body.append(f"<tr><th>{esc(label)}</th><td>{esc(side)}</td>{''.join(tds)}</tr>")
+    return (f"<p>JaCoCo {esc(str(coverage.get('jacoco')))} on the harness JVMs (spec/coverage.md).</p>"
+            f"<ul>{''.join(ran)}</ul><table id=\"coverage\"><tr><th>class</th><th>side</th>{head}</tr>{''.join(body)}"
+            f"</table>{_coverage_bars(profiles, labels)}")
 
 
 def _states(model: dict) -> str:

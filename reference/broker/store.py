@@ -124,6 +124,10 @@ class MessageStore:
         self._next_physical_offset = 0
 
     # -- writes ---------------------------------------------------------------------------
+    def now(self) -> int:
+        """The store's clock (System.currentTimeMillis() as the store and its hooks read it)."""
+        return self._now()
+
     def put_message(self, msg: MessageExt) -> MessageExt:
         """Append ``msg`` to its queue (created on first put, as the CQ is); returns the stored record."""
         cq = self._queues.get((msg.topic, msg.queue_id))

@@ -1,10 +1,16 @@
 """Timer (scheduled) delivery: messages put with a deliver time reach their queue later.
 
 Models the TimerMessageStore path Message#setDeliverTimeMs takes (the revive topic's CK and
-ACK messages use it): a put with ``deliver_time_ms > 0`` is parked; ``timer_step(now)``
-moves every parked message whose slot has come into its target queue, in (slot, put order)
-order. The wheel's precision (timerPrecisionMs) rounds deliveries down to a slot. The timer
-log is on disk in RocketMQ, so a broker restart keeps parked messages.
+ACK messages use it). HookUtils#transformTimerMessage parks a message only when its deliver
+time D is in the future, and rounds D to the wheel's precision P: ``D - P`` when D is a
+multiple of P, else D rounded down. TimerMessageStore#dequeue reads a slot only while
+``currReadTimeMs < currWriteTimeMs``, and currWriteTimeMs is formatTimeMs(now) (now rounded
+down to P), so a slot S is delivered once ``now >= S + P``: D is delivered at the first
+multiple of P at or after D (never before D, up to P - 1 ms after it). A message whose D is
+not in the future is stored at once. ``timer_step(now)`` moves every due message into its
+target queue, in (slot, put order) order. The timer log is on disk in RocketMQ, so a broker
+restart keeps parked messages. (Lockstep against 5.0.0 and 5.5.0 found the model's earlier
+round-down delivery up to 1 s early; spec/conformance.md.)
 """
 
 from __future__ import annotations
@@ -25,17 +31,28 @@ class TimerService:
         self._seq = 0
 
     def slot_of(self, deliver_time_ms: int) -> int:
-        """The wheel slot (ms) a deliver time falls in."""
-        return deliver_time_ms - deliver_time_ms % self._precision
+        """The wheel slot (ms) a deliver time is parked in (HookUtils#transformTimerMessage:
+        ``deliverMs % precision == 0 ? deliverMs - precision : deliverMs / precision * precision``)."""
+        p = self._precision
+        return deliver_time_ms - p if deliver_time_ms % p == 0 else deliver_time_ms // p * p
+
+    def due_time(self, deliver_time_ms: int) -> int:
+        """When a parked message is delivered: its slot is read once formatTimeMs(now) passes
+        it (TimerMessageStore#dequeue: ``if (currReadTimeMs >= currWriteTimeMs) return -1``)."""
+        return self.slot_of(deliver_time_ms) + self._precision
 
     def put(self, msg: MessageExt) -> None:
-        """Park ``msg`` until its deliver time (the CommitLog hook routing to the timer topic)."""
+        """The CommitLog hook: park ``msg`` until it is due, or store it at once when its deliver
+        time is not in the future (HookUtils#transformTimerMessage: ``if (deliverMs > now)``)."""
         msg.properties[PROPERTY_TIMER_DELIVER_MS] = str(msg.deliver_time_ms)
-        heapq.heappush(self._heap, (self.slot_of(msg.deliver_time_ms), self._seq, msg))
+        if msg.deliver_time_ms <= self._store.now():
+            self._store.put_message(msg)
+            return
+        heapq.heappush(self._heap, (self.due_time(msg.deliver_time_ms), self._seq, msg))
         self._seq += 1
 
     def timer_step(self, now: int) -> int:
-        """Deliver every parked message whose slot <= ``now``; returns how many."""
+        """Deliver every parked message that is due at ``now``; returns how many."""
         moved = 0
         while self._heap and self._heap[0][0] <= now:
             _, _, msg = heapq.heappop(self._heap)
@@ -52,5 +69,5 @@ class TimerService:
         return [m for _, _, m in sorted(self._heap, key=lambda e: (e[0], e[1]))]
 
     def next_delivery(self) -> int | None:
-        """The earliest slot still parked, or None."""
+        """The earliest time a parked message is due, or None."""
         return self._heap[0][0] if self._heap else None

@@ -1,0 +1,1039 @@
+package popverify.lockstep;
+
+import com.alibaba.fastjson.JSON;
+import com.alibaba.fastjson.JSONArray;
+import com.alibaba.fastjson.JSONObject;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
+import java.util.stream.Stream;
+import org.apache.rocketmq.broker.BrokerController;
+import org.apache.rocketmq.broker.processor.LockstepAccess;
+import org.apache.rocketmq.broker.processor.PopBufferMergeService;
+import org.apache.rocketmq.broker.processor.PopReviveService;
+import org.apache.rocketmq.common.BrokerConfig;
+import org.apache.rocketmq.common.KeyBuilder;
+import org.apache.rocketmq.common.MQVersion;
+import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.common.message.MessageConst;
+import org.apache.rocketmq.common.message.MessageDecoder;
+import org.apache.rocketmq.common.message.MessageExt;
+import org.apache.rocketmq.common.message.MessageExtBrokerInner;
+import org.apache.rocketmq.remoting.netty.NettyClientConfig;
+import org.apache.rocketmq.remoting.netty.NettyServerConfig;
+import org.apache.rocketmq.remoting.netty.NettyRequestProcessor;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+import org.apache.rocketmq.store.GetMessageResult;
+import org.apache.rocketmq.store.MessageStore;
+import org.apache.rocketmq.store.PutMessageResult;
+import org.apache.rocketmq.store.config.MessageStoreConfig;
+import org.apache.rocketmq.store.timer.TimerMessageStore;
+
+/**
+ * popverify's lockstep harness: RocketMQ's real broker classes (the release on the classpath)
+ * driven in-process, one JSON request per stdin line, one JSON answer per stdout line. The
+ * protocol is spec/conformance.md "Lockstep protocol". Virtual time comes from the TimeAgent;
+ * background services are stepped by requests (see the spec for each deviation from a running
+ * broker).
+ */
+public final class Lockstep {
+    static final String TOPIC = "TopicTest";
+    static final String GROUP = "GID_popverify";
+    private static final int POP_MESSAGE = 200050;
+    private static final int ACK_MESSAGE = 200051;
+    private static final int CHANGE_MESSAGE_INVISIBLETIME = 200053;
+    private static final int BATCH_ACK_MESSAGE = 200151;
+    /** Longest gap, in virtual ms, between two service runs while time passes (pop_driver.SERVICE_SLICE). */
+    private static final long SERVICE_SLICE = 100;
+    private static final long SETTLE_TIMEOUT_MS = 20_000;
+
+    private final String version;
+    private Broker broker;
+    private PrintStream out;
+
+    private Lockstep(String version) {
+        this.version = version;
+    }
+
+    public static void main(String[] args) throws Exception {
+        // RocketMQ's loggers and anything else would write to stdout; the protocol owns it.
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, "UTF-8");
+        System.setOut(System.err);
+        String v = MQVersion.getVersionDesc(MQVersion.CURRENT_VERSION).replace("V", "").replace('_', '.');
+        Lockstep h = new Lockstep(v);
+        h.out = out;
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        try {
+            while ((line = in.readLine()) != null) {
+                if (line.isEmpty()) {
+                    continue;
+                }
+                JSONObject answer = new JSONObject(true);
+                boolean close = false;
+                try {
+                    JSONObject req = JSON.parseObject(line);
+                    close = "close".equals(req.getString("op"));
+                    answer.put("ok", h.handle(req));
+                } catch (Throwable e) {
+                    answer.put("error", describe(e));
+                }
+                out.println(answer.toJSONString());
+                if (close) {
+                    break;
+                }
+            }
+        } finally {
+            if (h.broker != null) {
+                h.broker.discard();
+            }
+        }
+        out.flush();
+        System.exit(0);
+    }
+
+    static String describe(Throwable e) {
+        Throwable c = e;
+        while (c instanceof InvocationTargetException && c.getCause() != null) {
+            c = c.getCause();
+        }
+        return c.getClass().getSimpleName() + ": " + c.getMessage();
+    }
+
+    Object handle(JSONObject req) throws Throwable {
+        String op = req.getString("op");
+        if (op == null) {
+            throw new IllegalArgumentException("request without op");
+        }
+        if ("init".equals(op)) {
+            return init(req);
+        }
+        if ("version".equals(op)) {
+            JSONObject o = new JSONObject(true);
+            o.put("version", version);
+            return o;
+        }
+        if ("close".equals(op)) {
+            if (broker != null) {
+                broker.discard();  // the JVM exits next: no graceful shutdown needed
+                broker = null;
+            }
+            return new JSONObject();
+        }
+        if (broker == null) {
+            throw new IllegalStateException("no broker: send init first");
+        }
+        if ("restart".equals(op)) {
+            broker = broker.restart();
+            return new JSONObject();
+        }
+        if ("pop".equals(op)) {
+            return broker.pop(req, this);
+        }
+        return broker.simple(op, req);
+    }
+
+    private JSONObject init(JSONObject req) throws Exception {
+        String want = req.getString("version");
+        if (want != null && !want.equals(version)) {
+            throw new IllegalArgumentException("this harness runs RocketMQ " + version + ", not " + want);
+        }
+        if (broker != null) {
+            broker.close();
+            broker = null;
+        }
+        Settings s = new Settings(req);
+        broker = Broker.create(version, s, null);
+        JSONObject o = new JSONObject(true);
+        o.put("version", version);
+        o.put("now", VirtualClock.get());
+        o.put("reviveTopic", broker.reviveTopic);
+        o.put("retryTopic", KeyBuilder.buildPopRetryTopic(TOPIC, GROUP));
+        o.put("brokerName", s.brokerName);
+        return o;
+    }
+
+    static int bounded(JSONObject req, String key, int def, int lo, int hi) {
+        Integer v = req.getInteger(key);
+        int x = v == null ? def : v;
+        if (x < lo || x > hi) {
+            throw new IllegalArgumentException(key + " must be in " + lo + ".." + hi + ", got " + x);
+        }
+        return x;
+    }
+
+    static long boundedLong(JSONObject req, String key, long def, long lo, long hi) {
+        Long v = req.getLong(key);
+        long x = v == null ? def : v;
+        if (x < lo || x > hi) {
+            throw new IllegalArgumentException(key + " must be in " + lo + ".." + hi + ", got " + x);
+        }
+        return x;
+    }
+
+    static String required(JSONObject req, String key) {
+        String v = req.getString(key);
+        if (v == null) {
+            throw new IllegalArgumentException("missing field " + key);
+        }
+        return v;
+    }
+
+    /** The init request's knobs (the model's BrokerConfig fields). */
+    static final class Settings {
+        final int queues;
+        final long now;
+        final long seed;
+        final String brokerName;
+        final int reviveQueueNum;
+        final boolean enablePopBufferMerge;
+        final int popCkStayBufferTime;
+        final int popCkStayBufferTimeOut;
+        final long reviveInterval;
+        final long reviveScanTime;
+
+        Settings(JSONObject req) {
+            queues = bounded(req, "queues", 4, 1, 64);
+            now = boundedLong(req, "now", 1_700_000_000_000L, 1_000_000_000_000L, 4_000_000_000_000L);
+            seed = req.getLongValue("seed");
+            brokerName = req.getString("brokerName") == null ? "broker-a" : req.getString("brokerName");
+            reviveQueueNum = bounded(req, "reviveQueueNum", 8, 1, 64);
+            enablePopBufferMerge = req.getBooleanValue("enablePopBufferMerge");
+            popCkStayBufferTime = bounded(req, "popCkStayBufferTime", 10_000, 0, 3_600_000);
+            popCkStayBufferTimeOut = bounded(req, "popCkStayBufferTimeOut", 3_000, 0, 3_600_000);
+            reviveInterval = boundedLong(req, "reviveInterval", 1000, 1, 3_600_000);
+            reviveScanTime = boundedLong(req, "reviveScanTime", 10_000, 1, 3_600_000);
+        }
+    }
+
+    /** One broker instance over one store folder. */
+    static final class Broker {
+        final String version;
+        final Settings settings;
+        final Path dir;
+        final BrokerController controller;
+        final MessageStore store;
+        final TimerMessageStore timer;
+        final String reviveTopic;
+        final EmbeddedChannel channel;
+        final ChannelHandlerContext ctx;
+
+        private Broker(String version, Settings settings, Path dir, BrokerController controller, MessageStore store,
+                       TimerMessageStore timer) {
+            this.version = version;
+            this.settings = settings;
+            this.dir = dir;
+            this.controller = controller;
+            this.store = store;
+            this.timer = timer;
+            this.reviveTopic = org.apache.rocketmq.common.PopAckConstants.buildClusterReviveTopic(
+                controller.getBrokerConfig().getBrokerClusterName());
+            this.channel = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+            this.ctx = channel.pipeline().firstContext();
+        }
+
+        /** A broker on ``reuse`` (a restart) or on a fresh temporary folder. */
+        static Broker create(String version, Settings s, Path reuse) throws Exception {
+            VirtualClock.set(s.now);
+            Path dir = reuse != null ? reuse : Files.createTempDirectory("popverify-lockstep-");
+            BrokerConfig bc = new BrokerConfig();
+            bc.setBrokerName(s.brokerName);
+            bc.setReviveQueueNum(s.reviveQueueNum);
+            bc.setEnablePopBufferMerge(s.enablePopBufferMerge);
+            bc.setPopCkStayBufferTime(s.popCkStayBufferTime);
+            bc.setPopCkStayBufferTimeOut(s.popCkStayBufferTimeOut);
+            bc.setReviveInterval(s.reviveInterval);
+            bc.setReviveScanTime(s.reviveScanTime);
+            MessageStoreConfig msc = new MessageStoreConfig();
+            msc.setStorePathRootDir(dir.toString());
+            msc.setStorePathCommitLog(dir.resolve("commitlog").toString());
+            // Small mapped files: the schedules write kilobytes, not gigabytes.
+            msc.setMappedFileSizeCommitLog(16 * 1024 * 1024);
+            msc.setMappedFileSizeConsumeQueue(30_000 * 20);
+            msc.setTimerWheelEnable(true);
+            // HAService would listen on 10912 (BrokerStartup sets listenPort + 1); an ephemeral
+            // port lets several harness JVMs run side by side. Nothing connects to it.
+            msc.setHaListenPort(0);
+            // One timer get thread and one put thread: deliveries of one slot reach the store in
+            // one order (the defaults, 3 + 3 threads, may reorder them between runs).
+            msc.setTimerGetMessageThreadNum(1);
+            msc.setTimerPutMessageThreadNum(1);
+            // The timer runs only inside `timer` requests (see Broker#timer).
+            msc.setTimerStopEnqueue(true);
+            Reflect.set(msc, "timerStopDequeue", true);  // no setter in either release
+            NettyServerConfig nsc = new NettyServerConfig();
+            nsc.setListenPort(0);
+            long tc = System.nanoTime();
+            BrokerController c = new BrokerController(bc, nsc, new NettyClientConfig(), msc);
+            System.err.printf("lockstep: controller built in %d ms%n", (System.nanoTime() - tc) / 1_000_000);
+            MessageStore store;
+            TimerMessageStore timer;
+            long t0 = System.nanoTime();
+            store = Setup.build(c, msc, version, s.now);
+            System.err.printf("lockstep: store built in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+            timer = c.getTimerMessageStore();
+            Broker b = new Broker(version, s, dir, c, store, timer);
+            long t1 = System.nanoTime();
+            store.start();
+            b.takeOverReput();
+            timer.start();
+            // BrokerController#changeSpecialServiceStatus(true) on a master.
+            timer.setShouldRunningDequeue(true);
+            System.err.printf("lockstep: store started in %d ms%n", (System.nanoTime() - t1) / 1_000_000);
+            b.createTopic();
+            // PopMessageProcessor's random (queue start, retry-first) follows the seed.
+            Field rf = c.getPopMessageProcessor().getClass().getDeclaredField("random");
+            rf.setAccessible(true);
+            Reflect.setFinal(c.getPopMessageProcessor(), rf, new Random(s.seed));
+            // The merge thread's first idle pass switches `serving` on (PopBufferMergeService#run);
+            // a broker that has been up for more than a few ms is in that state.
+            Reflect.set(c.getPopMessageProcessor().getPopBufferMergeService(), "serving", true);
+            b.settleStore();
+            return b;
+        }
+
+        private void createTopic() {
+            TopicConfig tc = new TopicConfig(TOPIC, settings.queues, settings.queues, 6);
+            controller.getTopicConfigManager().updateTopicConfig(tc);
+        }
+
+        Broker restart() throws Exception {
+            long now = VirtualClock.get();
+            shutdown();
+            Settings s = settings;
+            Broker b = create(version, new Settings(withNow(s, now)), dir);
+            return b;
+        }
+
+        private static JSONObject withNow(Settings s, long now) {
+            JSONObject o = new JSONObject();
+            o.put("queues", s.queues);
+            o.put("now", now);
+            o.put("seed", s.seed);
+            o.put("brokerName", s.brokerName);
+            o.put("reviveQueueNum", s.reviveQueueNum);
+            o.put("enablePopBufferMerge", s.enablePopBufferMerge);
+            o.put("popCkStayBufferTime", s.popCkStayBufferTime);
+            o.put("popCkStayBufferTimeOut", s.popCkStayBufferTimeOut);
+            o.put("reviveInterval", s.reviveInterval);
+            o.put("reviveScanTime", s.reviveScanTime);
+            return o;
+        }
+
+        private void shutdown() {
+            try {
+                timer.shutdown();
+            } catch (Throwable ignored) {
+                // best effort: a half-built broker is torn down anyway
+            }
+            try {
+                store.shutdown();
+            } catch (Throwable ignored) {
+                // as above
+            }
+            channel.close();
+        }
+
+        void close() {
+            shutdown();
+            deleteTree(dir);
+        }
+
+        /** Removes the store folder without stopping the services (the JVM is about to exit). */
+        void discard() {
+            deleteTree(dir);
+        }
+
+        private static void deleteTree(Path dir) {
+            try (Stream<Path> walk = Files.walk(dir)) {
+                walk.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+            } catch (Exception ignored) {
+                // a temp folder left behind is harmless
+            }
+        }
+
+        private Object reput;
+        private Method doReput;
+
+        /** Stops DefaultMessageStore's ReputMessageService thread (its loop is `sleep 1 ms;
+         * doReput()`) and keeps the service, so that {@link #settleStore} runs doReput() on the
+         * harness thread: dispatch happens exactly when the harness says, without polling. */
+        void takeOverReput() throws Exception {
+            reput = Reflect.get(store, "reputMessageService");
+            reput.getClass().getMethod("makeStop").invoke(reput);
+            Thread t = (Thread) Reflect.get(reput, "thread");
+            t.join(SETTLE_TIMEOUT_MS);
+            if (t.isAlive()) {
+                throw new IllegalStateException("ReputMessageService did not stop");
+            }
+            doReput = reput.getClass().getDeclaredMethod("doReput");
+            doReput.setAccessible(true);
+        }
+
+        /** Reput/dispatch caught up: everything written to the commit log is in its consume
+         * queue (ReputMessageService#doReput on this thread until dispatchBehindBytes() == 0). */
+        void settleStore() throws Exception {
+            long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+            doReput.invoke(reput);
+            while (store.dispatchBehindBytes() != 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("reput did not catch up");
+                }
+                Thread.sleep(0, 100_000);
+                doReput.invoke(reput);
+            }
+        }
+
+        // -- requests ---------------------------------------------------------------------
+
+        Object simple(String op, JSONObject req) throws Throwable {
+            switch (op) {
+                case "put":
+                    return put(req);
+                case "ack":
+                    return ack(req);
+                case "batchAck":
+                    return batchAck(req);
+                case "changeInvisibleTime":
+                    return changeInvisibleTime(req);
+                case "advance":
+                    return advance(req);
+                case "setTime":
+                    return setTime(req);
+                case "scan":
+                    scan();
+                    return new JSONObject();
+                case "timer": {
+                    JSONObject o = new JSONObject(true);
+                    o.put("fired", timer());
+                    return o;
+                }
+                case "revive":
+                    return revive(req);
+                case "flush":
+                    controller.getConsumerOffsetManager().persist();
+                    return new JSONObject();
+                case "state":
+                    return state();
+                default:
+                    throw new IllegalArgumentException("unknown op " + op);
+            }
+        }
+
+        JSONObject put(JSONObject req) throws Exception {
+            String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
+            int queueId = bounded(req, "queueId", -1, 0, 1023);
+            String uniq = required(req, "uniqKey");
+            String body = req.getString("body") == null ? "xxxxxxxxxxxxxxxx" : req.getString("body");
+            MessageExtBrokerInner msg = new MessageExtBrokerInner();
+            msg.setTopic(topic);
+            msg.setQueueId(queueId);
+            msg.setBody(body.getBytes(StandardCharsets.UTF_8));
+            String tags = req.getString("tags");
+            if (tags != null) {
+                msg.setTags(tags);
+            }
+            org.apache.rocketmq.common.message.MessageAccessor.putProperty(msg, MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, uniq);
+            msg.setPropertiesString(MessageDecoder.messageProperties2String(msg.getProperties()));
+            msg.setTagsCode(tags == null ? 0 : tags.hashCode());
+            msg.setBornTimestamp(VirtualClock.get());
+            msg.setBornHost(new InetSocketAddress("127.0.0.1", 10911));
+            msg.setStoreHost(new InetSocketAddress("127.0.0.1", 10911));
+            PutMessageResult r = store.putMessage(msg);
+            settleStore();
+            JSONObject o = new JSONObject(true);
+            o.put("status", r.getPutMessageStatus().name());
+            o.put("queueOffset", r.getAppendMessageResult() == null ? -1 : r.getAppendMessageResult().getLogicsOffset());
+            o.put("storeTimestamp", r.getAppendMessageResult() == null ? 0 : r.getAppendMessageResult().getStoreTimestamp());
+            return o;
+        }
+
+        /** A processor answer: the returned command, or the one written to the channel (5.5.0's
+         * asynchronous replies), or null when nothing was answered (parked in long polling). */
+        RemotingCommand call(NettyRequestProcessor p, RemotingCommand request) throws Exception {
+            RemotingCommand response = p.processRequest(ctx, request);
+            Object written = channel.readOutbound();
+            if (response == null && written instanceof RemotingCommand) {
+                response = (RemotingCommand) written;
+            }
+            settleStore();
+            return response;
+        }
+
+        static RemotingCommand request(int code, Map<String, String> fields) {
+            RemotingCommand r = RemotingCommand.createRequestCommand(code, null);
+            for (Map.Entry<String, String> e : fields.entrySet()) {
+                if (e.getValue() != null) {
+                    r.addExtField(e.getKey(), e.getValue());
+                }
+            }
+            return r;
+        }
+
+        static Map<String, String> header(RemotingCommand response) throws Exception {
+            response.makeCustomHeaderToNet();
+            Map<String, String> f = response.getExtFields();
+            return f == null ? new HashMap<>() : f;
+        }
+
+        JSONObject pop(JSONObject req, Lockstep h) throws Throwable {
+            String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
+            String group = req.getString("group") == null ? GROUP : req.getString("group");
+            Map<String, String> f = new TreeMap<>();
+            f.put("consumerGroup", group);
+            f.put("topic", topic);
+            f.put("queueId", String.valueOf(bounded(req, "queueId", -1, -1, 1023)));
+            f.put("maxMsgNums", String.valueOf(bounded(req, "maxMsgNums", 32, 1, 1024)));
+            f.put("invisibleTime", String.valueOf(boundedLong(req, "invisibleTime", 60_000, 0, 86_400_000L)));
+            f.put("pollTime", String.valueOf(boundedLong(req, "pollTime", 0, 0, 86_400_000L)));
+            f.put("bornTime", String.valueOf(req.getLong("bornTime") == null ? VirtualClock.get() : req.getLong("bornTime")));
+            f.put("initMode", String.valueOf(bounded(req, "initMode", 0, 0, 1)));
+            f.put("expType", "TAG");
+            f.put("exp", "*");
+            f.put("order", "false");
+            Interleave il = new Interleave(req.getJSONArray("interleave"), this);
+            RemotingCommand response;
+            Hooks.install(il);
+            try {
+                response = call(controller.getPopMessageProcessor(), request(POP_MESSAGE, f));
+            } finally {
+                Hooks.uninstall();
+            }
+            JSONObject o = new JSONObject(true);
+            if (response == null) {
+                o.put("code", null);
+                o.put("parked", true);
+                o.put("messages", new JSONArray());
+            } else {
+                Map<String, String> hd = header(response);
+                o.put("code", response.getCode());
+                o.put("remark", response.getRemark());
+                o.put("popTime", longOf(hd.get("popTime")));
+                o.put("invisibleTime", longOf(hd.get("invisibleTime")));
+                o.put("reviveQid", longOf(hd.get("reviveQid")));
+                o.put("restNum", longOf(hd.get("restNum")));
+                o.put("startOffsetInfo", hd.get("startOffsetInfo"));
+                o.put("msgOffsetInfo", hd.get("msgOffsetInfo"));
+                o.put("orderCountInfo", hd.get("orderCountInfo"));
+                o.put("parked", false);
+                o.put("messages", popMessages(response, hd));
+            }
+            il.report(o);
+            return o;
+        }
+
+        private static Long longOf(String s) {
+            return s == null ? null : Long.valueOf(s);
+        }
+
+        /** The delivered messages with the receipt handle MQClientAPIImpl#processPopResponse builds. */
+        JSONArray popMessages(RemotingCommand response, Map<String, String> hd) throws Exception {
+            JSONArray arr = new JSONArray();
+            if (response.getCode() != 0 || response.getBody() == null) {
+                return arr;
+            }
+            List<MessageExt> msgs = MessageDecoder.decodes(ByteBuffer.wrap(response.getBody()));
+            Map<?, ?> startInfo = (Map<?, ?>) ExtraInfo.call("parseStartOffsetInfo", hd.get("startOffsetInfo"));
+            Map<?, ?> msgInfo = (Map<?, ?>) ExtraInfo.call("parseMsgOffsetInfo", hd.get("msgOffsetInfo"));
+            Map<String, List<Long>> sortMap = new HashMap<>();
+            for (MessageExt m : msgs) {
+                sortMap.computeIfAbsent(ExtraInfo.mapKey(m.getTopic(), m.getQueueId()), k -> new ArrayList<>()).add(m.getQueueOffset());
+            }
+            long popTime = Long.parseLong(hd.get("popTime"));
+            long invisible = Long.parseLong(hd.get("invisibleTime"));
+            int reviveQid = Integer.parseInt(hd.get("reviveQid"));
+            for (MessageExt m : msgs) {
+                String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
+                int index = sortMap.get(key).indexOf(m.getQueueOffset());
+                long msgQueueOffset = ((Number) ((List<?>) msgInfo.get(key)).get(index)).longValue();
+                long start = ((Number) startInfo.get(key)).longValue();
+                String handle = ExtraInfo.build8(start, popTime, invisible, reviveQid, m.getTopic(), settings.brokerName,
+                    m.getQueueId(), msgQueueOffset);
+                JSONObject e = new JSONObject(true);
+                e.put("topic", m.getTopic());
+                e.put("queueId", m.getQueueId());
+                e.put("queueOffset", m.getQueueOffset());
+                e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
+                e.put("reconsumeTimes", m.getReconsumeTimes());
+                e.put("realTopic", ExtraInfo.realTopic(handle, TOPIC, GROUP));
+                e.put("extraInfo", handle);
+                e.put("body", new String(m.getBody(), StandardCharsets.UTF_8));
+                arr.add(e);
+            }
+            return arr;
+        }
+
+        JSONObject ack(JSONObject req) throws Exception {
+            Map<String, String> f = new TreeMap<>();
+            f.put("consumerGroup", req.getString("group") == null ? GROUP : req.getString("group"));
+            f.put("topic", required(req, "topic"));
+            f.put("queueId", String.valueOf(bounded(req, "queueId", -1, 0, 1023)));
+            f.put("offset", String.valueOf(boundedLong(req, "offset", -1, 0, Long.MAX_VALUE)));
+            f.put("extraInfo", required(req, "extraInfo"));
+            RemotingCommand response = call(controller.getAckMessageProcessor(), request(ACK_MESSAGE, f));
+            JSONObject o = new JSONObject(true);
+            o.put("code", response == null ? null : response.getCode());
+            o.put("remark", response == null ? null : response.getRemark());
+            return o;
+        }
+
+        JSONObject batchAck(JSONObject req) throws Exception {
+            if (version.startsWith("5.0.")) {
+                throw new UnsupportedOperationException("RocketMQ " + version + " has no BATCH_ACK_MESSAGE");
+            }
+            String group = req.getString("group") == null ? GROUP : req.getString("group");
+            JSONArray entries = req.getJSONArray("entries");
+            if (entries == null) {
+                throw new IllegalArgumentException("missing field entries");
+            }
+            RemotingCommand request = RemotingCommand.createRequestCommand(BATCH_ACK_MESSAGE, null);
+            String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
+            request.setBody(BatchAckBody.encode(group, topic, entries));
+            RemotingCommand response = call(controller.getAckMessageProcessor(), request);
+            JSONObject o = new JSONObject(true);
+            Integer code = response == null ? null : response.getCode();
+            o.put("code", code);
+            o.put("remark", response == null ? null : response.getRemark());
+            JSONArray codes = new JSONArray();
+            for (int i = 0; i < entries.size(); i++) {
+                codes.add(code);
+            }
+            o.put("codes", codes);
+            return o;
+        }
+
+        JSONObject changeInvisibleTime(JSONObject req) throws Exception {
+            Map<String, String> f = new TreeMap<>();
+            String topic = required(req, "topic");
+            int queueId = bounded(req, "queueId", -1, 0, 1023);
+            long offset = boundedLong(req, "offset", -1, 0, Long.MAX_VALUE);
+            f.put("consumerGroup", req.getString("group") == null ? GROUP : req.getString("group"));
+            f.put("topic", topic);
+            f.put("queueId", String.valueOf(queueId));
+            f.put("offset", String.valueOf(offset));
+            f.put("extraInfo", required(req, "extraInfo"));
+            f.put("invisibleTime", String.valueOf(boundedLong(req, "invisibleTime", -1, 0, 86_400_000L)));
+            RemotingCommand response = call(controller.getChangeInvisibleTimeProcessor(), request(CHANGE_MESSAGE_INVISIBLETIME, f));
+            JSONObject o = new JSONObject(true);
+            if (response == null) {
+                o.put("code", null);
+                return o;
+            }
+            Map<String, String> hd = header(response);
+            o.put("code", response.getCode());
+            o.put("remark", response.getRemark());
+            o.put("popTime", longOf(hd.get("popTime")));
+            o.put("invisibleTime", longOf(hd.get("invisibleTime")));
+            o.put("reviveQid", longOf(hd.get("reviveQid")));
+            String handle = null;
+            if (response.getCode() == 0) {
+                // MQClientAPIImpl#changeInvisibleTimeAsync: 7-field handle of the request's offset + " " + offset
+                handle = ExtraInfo.build7(offset, Long.parseLong(hd.get("popTime")), Long.parseLong(hd.get("invisibleTime")),
+                    Integer.parseInt(hd.get("reviveQid")), topic, settings.brokerName, queueId) + MessageConst.KEY_SEPARATOR + offset;
+            }
+            o.put("extraInfo", handle);
+            return o;
+        }
+
+        JSONObject advance(JSONObject req) throws Throwable {
+            long ms = boundedLong(req, "ms", -1, 0, 86_400_000L);
+            boolean services = req.getBooleanValue("servicesOnPeriod");
+            if (!services) {
+                VirtualClock.set(VirtualClock.get() + ms);
+            } else {
+                // pop_driver._pass_time: in slices of at most SERVICE_SLICE ms, scan then timer.
+                while (ms > 0) {
+                    long chunk = Math.min(ms, SERVICE_SLICE);
+                    VirtualClock.set(VirtualClock.get() + chunk);
+                    ms -= chunk;
+                    scan();
+                    timer();
+                }
+            }
+            JSONObject o = new JSONObject(true);
+            o.put("now", VirtualClock.get());
+            return o;
+        }
+
+        JSONObject setTime(JSONObject req) {
+            VirtualClock.set(boundedLong(req, "now", -1, 1_000_000_000_000L, 4_000_000_000_000L));
+            JSONObject o = new JSONObject(true);
+            o.put("now", VirtualClock.get());
+            return o;
+        }
+
+        /** One pass of PopBufferMergeService#run's loop body without its wait: scan() (which
+         * ends with scanCommitOffset), scanGarbage() every countOfSecond30 passes, and the
+         * `serving` switch. The thread runs whether or not buffer merge is enabled (BrokerController
+         * #start starts it unconditionally; with merge off it only commits the just-offset CKs). */
+        void scan() throws Exception {
+            PopBufferMergeService svc = controller.getPopMessageProcessor().getPopBufferMergeService();
+            Reflect.invoke(svc, "scan");
+            int scanTimes = (Integer) Reflect.get(svc, "scanTimes");
+            int countOfSecond30 = (Integer) Reflect.get(svc, "countOfSecond30");
+            if (scanTimes % countOfSecond30 == 0) {
+                Reflect.invoke(svc, "scanGarbage");
+            }
+            @SuppressWarnings("unchecked")
+            Map<String, ?> buf = (Map<String, ?>) Reflect.get(svc, "buffer");
+            if (!(Boolean) Reflect.get(svc, "serving") && buf.isEmpty() && offsetTotal(svc) == 0) {
+                Reflect.set(svc, "serving", true);
+            }
+            settleStore();
+        }
+
+        /** totalSize() on 5.0.0, getOffsetTotalSize() later. */
+        private static int offsetTotal(PopBufferMergeService svc) throws Exception {
+            for (String name : new String[] {"getOffsetTotalSize", "totalSize"}) {
+                try {
+                    return ((Number) Reflect.invoke(svc, name)).intValue();
+                } catch (NoSuchMethodException e) {
+                    // the other release's name
+                }
+            }
+            throw new NoSuchMethodException("PopBufferMergeService offset total size");
+        }
+
+        /** Runs the timer at the current virtual time until every delivery due is in the store. */
+        int timer() throws Exception {
+            MessageStoreConfig msc = controller.getMessageStoreConfig();
+            long before = reviveTotal();
+            settleStore();
+            Reflect.invoke(timer, "maybeMoveWriteTime");
+            if (timerQuiet()) {
+                // Nothing to enqueue and the read time is at the write time: dequeue() would
+                // return -1 and enqueue(0) false, so running the threads cannot change anything.
+                return 0;
+            }
+            msc.setTimerStopEnqueue(false);
+            Reflect.set(msc, "timerStopDequeue", false);
+            try {
+                // TimerEnqueuePutService moves the write time on its next 10 ms poll; doing it
+                // here is the same assignment without the wait.
+                Reflect.invoke(timer, "maybeMoveWriteTime");
+                wake();
+                waitTimerQuiet();
+            } finally {
+                msc.setTimerStopEnqueue(true);
+                Reflect.set(msc, "timerStopDequeue", true);
+            }
+            settleStore();
+            return (int) (reviveTotal() - before);
+        }
+
+        private long reviveTotal() throws Exception {
+            long n = 0;
+            for (int q = 0; q < settings.reviveQueueNum; q++) {
+                n += store.getMaxOffsetInQueue(reviveTopic, q);
+            }
+            return n;
+        }
+
+        private void wake() throws Exception {
+            for (String name : new String[] {"enqueueGetService", "dequeueGetService", "enqueuePutService"}) {
+                Object svc = Reflect.get(timer, name);
+                svc.getClass().getMethod("wakeup").invoke(svc);
+            }
+        }
+
+        /** Quiet: enqueue has read the whole timer queue and committed it, the read time is at
+         * the write time (= now rounded down to the precision), and no delivery is in flight;
+         * it must hold on three polls in a row. */
+        private void waitTimerQuiet() throws Exception {
+            long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+            int precision = timer.getPrecisionMs();
+            long target = VirtualClock.get() / precision * precision;
+            int quiet = 0;
+            while (quiet < 3) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("timer did not settle: read " + timer.getCurrReadTimeMs() + " target " + target);
+                }
+                Thread.sleep(0, 200_000);
+                settleStore();
+                boolean ok = timerQuiet() && (Long) Reflect.get(timer, "currWriteTimeMs") >= target;
+                quiet = ok ? quiet + 1 : 0;
+                if (!ok) {
+                    wake();
+                }
+            }
+        }
+
+        /** The timer has nothing to do at its write time: the whole timer queue is enqueued and
+         * committed, no request is queued between its threads, and reading has reached writing. */
+        private boolean timerQuiet() throws Exception {
+            long maxTimerQ = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
+            long writeTime = (Long) Reflect.get(timer, "currWriteTimeMs");
+            return timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ
+                && ((BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue")).isEmpty()
+                && ((BlockingQueue<?>) Reflect.get(timer, "dequeueGetQueue")).isEmpty()
+                && ((BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue")).isEmpty()
+                && timer.getCurrReadTimeMs() >= writeTime;
+        }
+
+        JSONObject revive(JSONObject req) throws Throwable {
+            int qid = bounded(req, "qid", -1, 0, settings.reviveQueueNum - 1);
+            PopReviveService svc = reviveServices()[qid];
+            String retry = KeyBuilder.buildPopRetryTopic(TOPIC, GROUP);
+            long retryBefore = store.getMaxOffsetInQueue(retry, 0);
+            long[] r = LockstepAccess.reviveRound(svc);
+            settleStore();
+            JSONObject o = new JSONObject(true);
+            o.put("oldOffset", r[0]);
+            o.put("reviveOffset", controller.getConsumerOffsetManager().queryOffset("CID_RMQ_SYS_REVIVE_GROUP", reviveTopic, qid));
+            o.put("endTime", r[2]);
+            JSONArray revived = new JSONArray();
+            long retryAfter = store.getMaxOffsetInQueue(retry, 0);
+            for (long off = retryBefore; off < retryAfter; off++) {
+                MessageExt m = readOne(retry, 0, off);
+                if (m == null) {
+                    continue;
+                }
+                JSONObject e = new JSONObject(true);
+                e.put("topic", m.getProperty(MessageConst.PROPERTY_ORIGIN_MESSAGE_ID) == null ? null : null);
+                e.put("retryOffset", off);
+                e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
+                e.put("reconsumeTimes", m.getReconsumeTimes());
+                revived.add(e);
+            }
+            o.put("revived", revived);
+            return o;
+        }
+
+        PopReviveService[] reviveServices() throws Exception {
+            return (PopReviveService[]) Reflect.get(controller.getAckMessageProcessor(), "popReviveServices");
+        }
+
+        MessageExt readOne(String topic, int queueId, long offset) {
+            GetMessageResult r = store.getMessage("popverify-lockstep-reader", topic, queueId, offset, 1, null);
+            if (r == null) {
+                return null;
+            }
+            try {
+                if (r.getMessageBufferList().isEmpty()) {
+                    return null;
+                }
+                return MessageDecoder.decode(r.getMessageBufferList().get(0), true, false);
+            } finally {
+                r.release();
+            }
+        }
+
+        List<MessageExt> readAll(String topic, int queueId) throws Exception {
+            List<MessageExt> list = new ArrayList<>();
+            long min = store.getMinOffsetInQueue(topic, queueId);
+            long max = store.getMaxOffsetInQueue(topic, queueId);
+            for (long off = Math.max(min, 0); off < max; off++) {
+                MessageExt m = readOne(topic, queueId, off);
+                if (m != null) {
+                    list.add(m);
+                }
+            }
+            return list;
+        }
+
+        JSONObject state() throws Exception {
+            JSONObject o = new JSONObject(true);
+            o.put("now", VirtualClock.get());
+            JSONObject offsets = new JSONObject(true);
+            Map<String, ? extends Map<Integer, Long>> table = controller.getConsumerOffsetManager().getOffsetTable();
+            for (String key : new java.util.TreeSet<>(table.keySet())) {
+                JSONObject q = new JSONObject(true);
+                for (Map.Entry<Integer, Long> e : new TreeMap<>(table.get(key)).entrySet()) {
+                    q.put(String.valueOf(e.getKey()), e.getValue());
+                }
+                offsets.put(key, q);
+            }
+            o.put("offsets", offsets);
+            String retry = KeyBuilder.buildPopRetryTopic(TOPIC, GROUP);
+            JSONObject topics = new JSONObject(true);
+            topics.put(TOPIC, ranges(TOPIC, settings.queues));
+            topics.put(retry, ranges(retry, 1));
+            topics.put(reviveTopic, ranges(reviveTopic, settings.reviveQueueNum));
+            o.put("topics", topics);
+            JSONObject reviveOffsets = new JSONObject(true);
+            for (int q = 0; q < settings.reviveQueueNum; q++) {
+                reviveOffsets.put(String.valueOf(q), controller.getConsumerOffsetManager().queryOffset("CID_RMQ_SYS_REVIVE_GROUP", reviveTopic, q));
+            }
+            o.put("reviveOffsets", reviveOffsets);
+            JSONArray retryMsgs = new JSONArray();
+            for (MessageExt m : readAll(retry, 0)) {
+                JSONObject e = new JSONObject(true);
+                e.put("queueId", m.getQueueId());
+                e.put("queueOffset", m.getQueueOffset());
+                e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
+                e.put("reconsumeTimes", m.getReconsumeTimes());
+                retryMsgs.add(e);
+            }
+            o.put("retry", retryMsgs);
+            JSONArray revive = new JSONArray();
+            for (int q = 0; q < settings.reviveQueueNum; q++) {
+                for (MessageExt m : readAll(reviveTopic, q)) {
+                    revive.add(reviveEntry(m, false));
+                }
+            }
+            o.put("revive", revive);
+            o.put("timer", timerPending());
+            o.put("buffer", buffer());
+            return o;
+        }
+
+        private JSONArray ranges(String topic, int queues) throws Exception {
+            JSONArray arr = new JSONArray();
+            for (int q = 0; q < queues; q++) {
+                JSONObject e = new JSONObject(true);
+                e.put("queueId", q);
+                e.put("min", store.getMinOffsetInQueue(topic, q));
+                e.put("max", store.getMaxOffsetInQueue(topic, q));
+                arr.add(e);
+            }
+            return arr;
+        }
+
+        private JSONObject reviveEntry(MessageExt m, boolean inTimer) {
+            JSONObject e = new JSONObject(true);
+            String tags = m.getTags();
+            String raw = new String(m.getBody(), StandardCharsets.UTF_8);
+            e.put("queueId", inTimer ? Integer.valueOf(m.getProperty(MessageConst.PROPERTY_REAL_QUEUE_ID)) : m.getQueueId());
+            e.put("queueOffset", inTimer ? null : m.getQueueOffset());
+            e.put("tags", tags);
+            // PopAckConstants CK_TAG "ck", ACK_TAG "ack", BATCH_ACK_TAG "bAck" (5.1+)
+            e.put("kind", "ck".equals(tags) ? "ck" : "ack".equals(tags) ? "ack" : "bAck".equals(tags) ? "batchAck" : tags);
+            e.put("body", JSON.parseObject(raw));
+            e.put("deliverTime", m.getDeliverTimeMs());
+            return e;
+        }
+
+        /** CK/ACK messages still held by the timer: the timer topic's messages not yet delivered
+         * (those whose TIMER_OUT_MS is after the timer's read time). */
+        private JSONArray timerPending() throws Exception {
+            JSONArray arr = new JSONArray();
+            long read = timer.getCurrReadTimeMs();
+            for (MessageExt m : readAll(TimerMessageStore.TIMER_TOPIC, 0)) {
+                String out = m.getProperty(MessageConst.PROPERTY_TIMER_OUT_MS);
+                if (out != null && Long.parseLong(out) >= read
+                    && reviveTopic.equals(m.getProperty(MessageConst.PROPERTY_REAL_TOPIC))) {
+                    JSONObject e = reviveEntry(m, true);
+                    e.put("deliverTime", Long.parseLong(out));
+                    arr.add(e);
+                }
+            }
+            return arr;
+        }
+
+        private JSONArray buffer() {
+            JSONArray arr = new JSONArray();
+            PopBufferMergeService svc = controller.getPopMessageProcessor().getPopBufferMergeService();
+            Map<String, PopBufferMergeService.PopCheckPointWrapper> buf;
+            try {
+                @SuppressWarnings("unchecked")
+                Map<String, PopBufferMergeService.PopCheckPointWrapper> b =
+                    (Map<String, PopBufferMergeService.PopCheckPointWrapper>) Reflect.get(svc, "buffer");
+                buf = b;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            for (String key : new java.util.TreeSet<>(buf.keySet())) {
+                PopBufferMergeService.PopCheckPointWrapper w = buf.get(key);
+                JSONObject e = new JSONObject(true);
+                e.put("mergeKey", w.getMergeKey());
+                e.put("ck", JSON.parseObject(JSON.toJSONString(w.getCk())));
+                e.put("bits", w.getBits().get());
+                e.put("toStoreBits", w.getToStoreBits().get());
+                e.put("ckStored", w.isCkStored());
+                e.put("reviveQueueId", w.getReviveQueueId());
+                e.put("reviveQueueOffset", w.getReviveQueueOffset());
+                arr.add(e);
+            }
+            return arr;
+        }
+    }
+
+    /** `pop.interleave`: ops run at PopMessageProcessor's popTime read (at 0) or before its k-th
+     * store read (at k), with the clock moved first. */
+    static final class Interleave implements Hooks.Listener {
+        private final JSONArray entries;
+        private final Broker broker;
+        private final JSONArray done = new JSONArray();
+        private final boolean[] fired;
+        private Throwable failure;
+
+        Interleave(JSONArray entries, Broker broker) {
+            this.entries = entries == null ? new JSONArray() : entries;
+            this.broker = broker;
+            this.fired = new boolean[this.entries.size()];
+            for (int i = 0; i < this.entries.size(); i++) {
+                JSONObject e = this.entries.getJSONObject(i);
+                bounded(e, "at", -1, 0, 1024);
+                for (Object op : e.getJSONArray("ops") == null ? new JSONArray() : e.getJSONArray("ops")) {
+                    String name = ((JSONObject) op).getString("op");
+                    if (name == null || "pop".equals(name) || "init".equals(name) || "restart".equals(name) || "close".equals(name)) {
+                        throw new IllegalArgumentException("op " + name + " cannot run inside a pop");
+                    }
+                }
+            }
+        }
+
+        @Override
+        public void at(int point) {
+            for (int i = 0; i < entries.size(); i++) {
+                JSONObject e = entries.getJSONObject(i);
+                if (fired[i] || e.getIntValue("at") != point) {
+                    continue;
+                }
+                fired[i] = true;
+                JSONObject rec = new JSONObject(true);
+                rec.put("at", point);
+                JSONArray answers = new JSONArray();
+                long adv = e.getLongValue("advance");
+                VirtualClock.set(VirtualClock.get() + adv);
+                JSONArray ops = e.getJSONArray("ops") == null ? new JSONArray() : e.getJSONArray("ops");
+                for (Object op : ops) {
+                    JSONObject a = new JSONObject(true);
+                    try {
+                        JSONObject r = (JSONObject) op;
+                        a.put("ok", broker.simple(r.getString("op"), r));
+                    } catch (Throwable t) {
+                        a.put("error", describe(t));
+                    }
+                    answers.add(a);
+                }
+                rec.put("answers", answers);
+                done.add(rec);
+            }
+        }
+
+        void report(JSONObject o) {
+            if (entries.isEmpty()) {
+                return;
+            }
+            o.put("interleaved", done);
+            JSONArray missed = new JSONArray();
+            for (int i = 0; i < entries.size(); i++) {
+                if (!fired[i]) {
+                    missed.add(entries.getJSONObject(i).getIntValue("at"));
+                }
+            }
+            o.put("interleaveMissed", missed);
+        }
+    }
+}

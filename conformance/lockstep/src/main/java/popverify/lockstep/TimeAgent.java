@@ -1,0 +1,175 @@
+package popverify.lockstep;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.HashMap;
+import java.util.Map;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+
+/**
+ * Java agent (premain) that gives RocketMQ a virtual clock: inside org.apache.rocketmq.* every
+ * call of System.currentTimeMillis() becomes VirtualClock.currentTimeMillis(); in
+ * PopReviveService and DefaultMessageStore#shutdown, Thread.sleep becomes VirtualClock.sleep
+ * (no wait); in PopMessageProcessor
+ * the popTime read becomes Hooks.popTime() and each MessageStore#getMessage[Async] call is
+ * preceded by Hooks.beforeRead().
+ *
+ * <p>One ASM pass at class load with Byte Buddy's repackaged ASM (net.bytebuddy.jar.asm): every
+ * rewrite keeps the operand stack shape (a static call replaces a static call of the same
+ * descriptor, or a no-argument void call is inserted), so no frames are recomputed. Byte Buddy's
+ * AgentBuilder did the same rewrite but cost 5-13 s of start-up (it describes every loaded
+ * class through its type pool); the bare ClassFileTransformer costs well under a second.
+ *
+ * <p>Agent argument: the name of the PopMessageProcessor method(s) holding
+ * {@code long popTime = System.currentTimeMillis();} ("processRequest" on 5.0.0 and 5.5.0).
+ */
+public final class TimeAgent implements ClassFileTransformer {
+    private static final String POP = "org/apache/rocketmq/broker/processor/PopMessageProcessor";
+    private static final String REVIVE = "org/apache/rocketmq/broker/processor/PopReviveService";
+    private static final String STORE = "org/apache/rocketmq/store/DefaultMessageStore";
+    private static final String OURS = "org/apache/rocketmq/broker/processor/Lockstep";
+    private static final String CLOCK = "popverify/lockstep/VirtualClock";
+    private static final String HOOKS = "popverify/lockstep/Hooks";
+
+    private final String popTimeMethod;
+
+    private TimeAgent(String popTimeMethod) {
+        this.popTimeMethod = popTimeMethod;
+    }
+
+    public static void premain(String args, Instrumentation inst) {
+        inst.addTransformer(new TimeAgent(args == null ? "" : args));
+    }
+
+    @Override
+    public byte[] transform(ClassLoader loader, String name, Class<?> redefined, ProtectionDomain pd, byte[] bytes) {
+        if (name == null || !name.startsWith("org/apache/rocketmq/") || name.startsWith(OURS)) {
+            return null;
+        }
+        try {
+            ClassReader reader = new ClassReader(bytes);
+            Map<String, Integer> popTimeSites = name.equals(POP) ? findPopTime(reader) : new HashMap<>();
+            ClassWriter writer = new ClassWriter(reader, 0);
+            boolean[] changed = {false};
+            reader.accept(new ClassVisitor(Opcodes.ASM9, writer) {
+                @Override
+                public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exc) {
+                    MethodVisitor mv = super.visitMethod(access, m, desc, sig, exc);
+                    // PopReviveService's tail waits; DefaultMessageStore#shutdown's 3 s grace sleep
+                    boolean noSleep = name.startsWith(REVIVE) || name.equals(STORE) && m.equals("shutdown");
+                    int popTimeSite = popTimeSites.getOrDefault(m + desc, -1);
+                    return new Rewriter(mv, noSleep, name, popTimeSite, changed);
+                }
+            }, 0);
+            return changed[0] ? writer.toByteArray() : null;
+        } catch (RuntimeException e) {
+            // A class we cannot rewrite would run on the wall clock: say so loudly and stop.
+            System.err.println("lockstep: cannot rewrite " + name + ": " + e);
+            Runtime.getRuntime().halt(3);
+            return null;
+        }
+    }
+
+    /** For each method of PopMessageProcessor named by the agent argument: the ordinal of the
+     * System.currentTimeMillis() call whose result is stored into the local variable named
+     * popTime (`long popTime = System.currentTimeMillis();`), found from the local variable
+     * table. Both releases are compiled with it; a class without it gets no popTime hook and
+     * the harness reports the interleave point as missed. */
+    private Map<String, Integer> findPopTime(ClassReader reader) {
+        Map<String, Integer> sites = new HashMap<>();
+        reader.accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exc) {
+                if (!m.equals(popTimeMethod)) {
+                    return null;
+                }
+                return new MethodVisitor(Opcodes.ASM9) {
+                    private int calls = -1;
+                    private boolean lastWasClock;
+                    private final Map<Integer, Integer> storedTo = new HashMap<>();
+
+                    @Override
+                    public void visitMethodInsn(int op, String owner, String n, String d, boolean itf) {
+                        lastWasClock = op == Opcodes.INVOKESTATIC && "java/lang/System".equals(owner) && "currentTimeMillis".equals(n);
+                        if (lastWasClock) {
+                            calls++;
+                        }
+                    }
+
+                    @Override
+                    public void visitVarInsn(int op, int var) {
+                        if (lastWasClock && op == Opcodes.LSTORE) {
+                            storedTo.put(calls, var);
+                        }
+                        lastWasClock = false;
+                    }
+
+                    @Override
+                    public void visitInsn(int op) {
+                        lastWasClock = false;
+                    }
+
+                    @Override
+                    public void visitLocalVariable(String n, String d, String s, net.bytebuddy.jar.asm.Label a,
+                                                   net.bytebuddy.jar.asm.Label b, int index) {
+                        if ("popTime".equals(n)) {
+                            for (Map.Entry<Integer, Integer> e : storedTo.entrySet()) {
+                                if (e.getValue() == index) {
+                                    sites.put(m + desc, e.getKey());
+                                }
+                            }
+                        }
+                    }
+                };
+            }
+        }, 0);
+        return sites;
+    }
+
+    private static final class Rewriter extends MethodVisitor {
+        private final String owner;
+        private final boolean noSleep;
+        private final boolean[] changed;
+        private final int popTimeSite;
+        private int clockCalls = -1;
+
+        Rewriter(MethodVisitor mv, boolean noSleep, String owner, int popTimeSite, boolean[] changed) {
+            super(Opcodes.ASM9, mv);
+            this.noSleep = noSleep;
+            this.owner = owner;
+            this.popTimeSite = popTimeSite;
+            this.changed = changed;
+        }
+
+        @Override
+        public void visitMethodInsn(int opcode, String target, String name, String desc, boolean itf) {
+            if (opcode == Opcodes.INVOKESTATIC && "java/lang/System".equals(target) && "currentTimeMillis".equals(name)) {
+                changed[0] = true;
+                clockCalls++;
+                if (clockCalls == popTimeSite) {
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "popTime", "()J", false);
+                } else {
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, CLOCK, "currentTimeMillis", "()J", false);
+                }
+                return;
+            }
+            if (opcode == Opcodes.INVOKESTATIC && "java/lang/Thread".equals(target) && "sleep".equals(name)
+                && "(J)V".equals(desc) && noSleep) {
+                changed[0] = true;
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, CLOCK, "sleep", "(J)V", false);
+                return;
+            }
+            if (owner.equals(POP) && "org/apache/rocketmq/store/MessageStore".equals(target)
+                && ("getMessage".equals(name) || "getMessageAsync".equals(name))) {
+                changed[0] = true;
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "beforeRead", "()V", false);
+            }
+            super.visitMethodInsn(opcode, target, name, desc, itf);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+"""``popverify coverage``: line and branch coverage of RocketMQ's consumption-path classes
+while the model's cases and schedules run on the Java harnesses under JaCoCo."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from popverify.conformance.lockstep import RELEASES
+from popverify.errors import UsageError
+
+PROFILES = tuple(RELEASES)
+HARNESSES = ("conformance", "lockstep", "all")
+# Documented bounds of the numeric arguments (README, spec/coverage.md).
+MAX_CASES = 10_000
+MAX_SCHEDULES = 10_000
+MAX_STEPS = 5_000
+
+
+def _progress(message: str) -> None:
+    print(f"[coverage] {message}", file=sys.stderr, flush=True)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if not 1 <= args.cases <= MAX_CASES:
+        raise UsageError(f"--cases must be in 1..{MAX_CASES}")
+    if not 1 <= args.schedules <= MAX_SCHEDULES:
+        raise UsageError(f"--schedules must be in 1..{MAX_SCHEDULES}")
+    if not 1 <= args.steps <= MAX_STEPS:
+        raise UsageError(f"--steps must be in 1..{MAX_STEPS}")
+    if args.corpus is not None and args.harness == "conformance":
+        raise UsageError("--corpus is replayed on the lockstep harness; drop it or use --harness lockstep|all")
+    if args.traces and args.harness == "conformance":
+        raise UsageError("--traces are replayed on the lockstep harness; drop them or use --harness lockstep|all")
+    for trace in args.traces:
+        if not Path(trace).is_file():
+            raise UsageError(f"--traces {trace}: no such file")
+    if args.corpus is not None and not Path(args.corpus).is_dir():
+        raise UsageError(f"--corpus {args.corpus}: no such folder")
+
+
+def _replay(release: str, profile: str, jvm_args: list[str], *, schedules: list, corpus: Path) -> dict[str, Any]:
+    from popverify.coverage import replay
+
+    return {**replay.replay(release, profile, jvm_args, schedules, _progress), "corpus": str(corpus)}
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reproduces a profile's figures (recorded in spec/coverage.json)."""
+    parts = ["popverify", "coverage", "--harness", args.harness, "--cases", str(args.cases), "--seed", str(args.seed)]
+    if args.harness != "conformance":
+        parts += ["--schedules", str(args.schedules)]
+        parts += ["--corpus", args.corpus] if args.corpus else ["--steps", str(args.steps)]
+        if args.traces:
+            parts += ["--traces", *args.traces]
+    if args.profile:
+        parts += ["--profile", args.profile]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure, write coverage.json and coverage.md under --out, print the table."""
+    _check(args)
+    from popverify.coverage import jacoco, replay, tables
+    from popverify.coverage.measure import measure_profile
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    profiles = [args.profile] if args.profile else list(PROFILES)
+    result: dict[str, Any] = {"jacoco": jacoco.JACOCO_VERSION, "harness": args.harness, "cases": args.cases,
+                              "seed": args.seed, "profiles": {}}
+    failed = []
+    for profile in profiles:
+        lockstep = None
+        if args.harness in ("lockstep", "all"):
+            corpus = Path(args.corpus) if args.corpus else replay.short_campaign(
+                out / "corpus", profile, args.schedules, args.steps)
+            schedules = replay.load_corpus(corpus, profile, args.schedules) + replay.load_traces(
+                replay.campaign_traces(corpus, profile) + [Path(t) for t in args.traces], profile)
+            lockstep = functools.partial(_replay, schedules=schedules, corpus=corpus)
+        measured = measure_profile(profile, out / "jacoco", args.cases, args.seed, lockstep=lockstep,
+                                   conformance=args.harness != "lockstep", progress=_progress)
+        result["profiles"][profile] = measured
+        failed += [f"{profile} {name}: {s['error']}" for name, s in measured["sources"].items() if "error" in s]
+    (out / "coverage.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    table = "\n".join(tables.sources_line(p) for p in result["profiles"].values()) + "\n\n" \
+        + tables.markdown(result["profiles"])
+    (out / "coverage.md").write_text(table, encoding="utf-8")
+    if args.update_spec:
+        from popverify.tools import PROJECT_ROOT
+        tables.update_spec(PROJECT_ROOT / "spec" / "coverage.md", PROJECT_ROOT / "spec" / "coverage.json",
+                           result, _command(args))
+    if args.json:
+        print(json.dumps(result, indent=2, sort_keys=True))
+    else:
+        print(table, end="")
+        print(f"coverage: {out / 'coverage.json'}, {out / 'coverage.md'}")
+    for failure in failed:
+        print(f"popverify coverage: FAILED {failure}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("coverage", help="line/branch coverage of RocketMQ's consumption path under the model's runs")
+    parser.add_argument("--profile", choices=PROFILES, default=None,
+                        help="measure one profile (default all: " + ", ".join(f"{p} on rocketmq {r}" for p, r in RELEASES.items()) + ")")
+    parser.add_argument("--harness", choices=HARNESSES, default="all",
+                        help="conformance: the non-live checks; lockstep: schedules on the broker's classes; all (default)")
+    parser.add_argument("--corpus", default=None, metavar="DIR",
+                        help="a fuzz campaign folder (`popverify fuzz --out DIR`) whose POP schedules are replayed "
+                             "(default: a short blind campaign of --schedules runs under --out/corpus)")
+    parser.add_argument("--traces", nargs="+", default=[], metavar="TRACE",
+                        help="popverify POP ITF traces replayed too (simulate --trace, counterexamples); "
+                             "a campaign folder's own traces/ are replayed with --corpus")
+    parser.add_argument("--cases", type=int, default=100, help=f"conformance cases per check, 1..{MAX_CASES} (default 100)")
+    parser.add_argument("--schedules", type=int, default=20,
+                        help=f"schedules replayed per profile, 1..{MAX_SCHEDULES} (default 20)")
+    parser.add_argument("--steps", type=int, default=200,
+                        help=f"steps per run of the default short campaign, 1..{MAX_STEPS} (default 200)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the conformance cases")
+    parser.add_argument("--out", default="popverify-out/coverage", help="folder for coverage.json, coverage.md, jacoco/ "
+                                                                          "(exec and XML), corpus/ (default popverify-out/coverage)")
+    parser.add_argument("--update-spec", action="store_true",
+                        help="merge the figures into spec/coverage.json and the table of spec/coverage.md")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=run)

@@ -1,0 +1,852 @@
+"""Lockstep replay: one POP schedule on the model and on RocketMQ's real broker classes, step
+by step, every observable compared (issue 15; spec/conformance.md "Lockstep replay").
+
+Per step, both sides give an *observation*: the response of the request the action sends
+(put offset; POP code, header and every delivered message with its receipt-handle fields;
+ack / batch ack / changeInvisibleTime codes and the new handle; the messages a revive round
+wrote to the retry topic; timer deliveries), then the broker *state* after the step
+(committed offsets of the group, queue min/max offsets of the topic, its retry topic and the
+revive topic, revive offsets, the retry topic's messages and the CK/ACK messages of the
+revive topic, including those still in the timer). The first step whose observations differ
+is the verdict.
+
+A POP the model splits over several steps (``pop`` then ``pop_step``\\ s, other actions in
+between) is sent to Java as one request whose ``interleave`` runs the in-between actions at
+the matching point of PopMessageProcessor (after popTime is read; before the k-th store
+read); their comparisons are made when the POP answers, in step order. What the harness
+cannot do is reported as "out of scope: step k (<action>: why)", never skipped.
+
+Java's observations also feed a second PopChecker, so a property the model violates is
+"reproduced on rocketmq-broker X.Y.Z" (Java's history violates it too), "not reproduced",
+or the run diverged first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from popverify.checker.pop import PopChecker
+from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
+from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
+from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker import response_code as rc
+from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
+from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.broker.pop_processor import PopOperation, PopRequest
+from reference.common.javalang import to_long
+
+# Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
+PUT_OK = "PUT_OK"
+# Fields of the CK / ACK JSON bodies that hold absolute times (shifted between the clocks).
+_TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
+# Actions that need nothing from the broker when the model applies them.
+_CLIENT_ONLY = frozenset({"consumer_crash"})
+
+
+class OutOfScope(Exception):
+    """The schedule needs something the harness cannot do at this step."""
+
+    def __init__(self, step: int, action: Action, why: str) -> None:
+        super().__init__(f"step {step} ({action.kind}: {why})")
+        self.step = step
+        self.action = action
+        self.why = why
+
+
+class Diverged(Exception):
+    """The first step whose observations differ."""
+
+    def __init__(self, step: int, action: Action, key: str, model: Any, java: Any) -> None:
+        super().__init__(f"step {step} ({action.kind}) {key}")
+        self.step, self.action, self.key, self.model, self.java = step, action, key, model, java
+
+
+@attrs.frozen
+class Verdict:
+    """The outcome of one lockstep replay (``to_json`` is the ``--json`` form)."""
+
+    profile: str
+    release: str
+    status: str                      # "agrees" | "diverges" | "out of scope"
+    steps: int                       # steps compared (drain rounds count one each)
+    step: int | None = None
+    action: tuple = ()
+    key: str | None = None
+    model: Any = None
+    java: Any = None
+    why: str | None = None
+    model_violations: tuple[str, ...] = ()
+    java_violations: tuple[str, ...] = ()
+
+    @property
+    def finding(self) -> str | None:
+        """For a run whose model history violates a property: whether Java's does too."""
+        if not self.model_violations:
+            return None
+        if self.status == "diverges":
+            return f"diverges at step {self.step}"
+        if self.status == "out of scope":
+            return f"out of scope: step {self.step} ({self.action[0] if self.action else '?'}: {self.why})"
+        same = set(self.model_violations) & set(self.java_violations)
+        return f"reproduced on rocketmq-broker {self.release}" if same else "not reproduced"
+
+    def headline(self) -> str:
+        """The one-line verdict."""
+        if self.status == "agrees":
+            return f"agrees ({self.steps} steps)"
+        if self.status == "out of scope":
+            return f"out of scope: step {self.step} ({self.action[0] if self.action else '?'}: {self.why})"
+        return f"diverges at step {self.step}: {list(self.action)} {self.key}"
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-able form, stable key order."""
+        return {"profile": self.profile, "release": self.release, "status": self.status, "steps": self.steps,
+                "step": self.step, "action": list(self.action), "key": self.key, "model": self.model,
+                "java": self.java, "why": self.why, "model_violations": list(self.model_violations),
+                "java_violations": list(self.java_violations), "finding": self.finding}
+
+
+def _first_difference(model: Any, java: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first (key path, model value, java value) where two observations differ."""
+    if isinstance(model, dict) and isinstance(java, dict):
+        for key in sorted(set(model) | set(java), key=str):
+            if key not in model or key not in java:
+                return f"{path}.{key}", model.get(key, "<absent>"), java.get(key, "<absent>")
+            found = _first_difference(model[key], java[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(model, list) and isinstance(java, list):
+        for i, (m, j) in enumerate(zip(model, java)):
+            found = _first_difference(m, j, f"{path}[{i}]")
+            if found:
+                return found
+        if len(model) != len(java):
+            return f"{path}.length", model, java
+        return None
+    return None if model == java else (path or ".", model, java)
+
+
+# -- normalised observations ------------------------------------------------------------------
+
+def _handle(extra_info: str | None, java: bool) -> dict[str, Any] | None:
+    """A receipt handle's fields (ExtraInfoUtil order), popTime on the model's clock."""
+    if extra_info is None:
+        return None
+    parts = extra_info.split(" ")
+    names = ["ckQueueOffset", "popTime", "invisibleTime", "reviveQid", "retry", "brokerName", "queueId", "queueOffset"]
+    out: dict[str, Any] = {n: p for n, p in zip(names, parts)}
+    if len(parts) != len(names):
+        out["raw"] = extra_info
+    if java and "popTime" in out and out["popTime"].lstrip("-").isdigit():
+        out["popTime"] = str(to_model_time(int(out["popTime"])))
+    return out
+
+
+def _body(text: str, java: bool) -> Any:
+    try:
+        body = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return text
+    if java and isinstance(body, dict):
+        body = {k: to_model_time(v) if k in _TIME_KEYS and isinstance(v, int) else v for k, v in body.items()}
+    return body
+
+
+def model_state(d: PopDriver) -> dict[str, Any]:
+    """The broker state the harness's ``state`` reports, from the model."""
+    b = d.broker
+    offsets: dict[str, dict[str, int]] = {}
+    for (group, topic, qid), off in sorted(b.committed_offsets().items()):
+        if group == GROUP:
+            offsets.setdefault(f"{topic}@{group}", {})[str(qid)] = off
+    topics = {}
+    for topic in (TOPIC, RETRY_TOPIC, b.revive_topic):
+        # the harness lists the retry topic's one queue (PopAckConstants.retryQueueNum) before it exists
+        n = max(b.topics.get(topic, 0), 1 if topic == RETRY_TOPIC else 0)
+        topics[topic] = [{"queueId": q, "min": b.min_offset(topic, q), "max": b.max_offset(topic, q)} for q in range(n)]
+    retry = [{"queueId": m.queue_id, "queueOffset": m.queue_offset,
+              "uniqKey": m.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX), "reconsumeTimes": m.reconsume_times}
+             for m in b.retry_messages(GROUP, TOPIC)]
+    revive = []
+    for qid in range(b.config.revive_queue_num):
+        for m in b.store.snapshot_queue(b.revive_topic, qid):
+            revive.append(_revive_entry(m.queue_id, m.tags, m.body.decode(), False))
+    for m in b.timer_pending():
+        revive.append(_revive_entry(m.queue_id, m.tags, m.body.decode(), False))
+    return {"now": d.clock.now(), "offsets": offsets, "topics": topics,
+            "reviveOffsets": {str(q): o for q, o in sorted(b.revive_offsets().items())},
+            "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True))}
+
+
+def _revive_entry(queue_id: int, tags: str | None, body: str, java: bool) -> dict[str, Any]:
+    kind = {CK_TAG: "ck", ACK_TAG: "ack", BATCH_ACK_TAG: "batchAck"}.get(tags or "", tags)
+    return {"queueId": queue_id, "kind": kind, "body": _body(body, java)}
+
+
+def java_state(s: dict[str, Any]) -> dict[str, Any]:
+    """The harness's ``state`` answer in model_state's form (times on the model's clock)."""
+    offsets = {k: {str(q): o for q, o in sorted(v.items(), key=lambda kv: int(kv[0]))}
+               for k, v in sorted(s.get("offsets", {}).items()) if k.endswith("@" + GROUP)}
+    topics = {t: [{"queueId": e["queueId"], "min": e["min"], "max": e["max"]} for e in ranges]
+              for t, ranges in s.get("topics", {}).items()}
+    retry = [{"queueId": m["queueId"], "queueOffset": m["queueOffset"], "uniqKey": m.get("uniqKey"),
+              "reconsumeTimes": m.get("reconsumeTimes")} for m in s.get("retry", [])]
+    revive = [_revive_entry(e["queueId"], e.get("tags"), e.get("body"), True)
+              for e in [*s.get("revive", []), *s.get("timer", [])]]
+    return {"now": to_model_time(s["now"]), "offsets": offsets, "topics": topics,
+            "reviveOffsets": {str(q): o for q, o in sorted(s.get("reviveOffsets", {}).items(), key=lambda kv: int(kv[0]))},
+            "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True))}
+
+
+def _model_pop(op: PopOperation) -> dict[str, Any]:
+    r = op.result
+    assert r is not None
+    return {"code": r.code, "popTime": r.pop_time if r.messages or r.code != rc.SUCCESS else r.pop_time,
+            "invisibleTime": r.invisible_time, "reviveQid": r.revive_qid, "restNum": r.rest_num,
+            "startOffsetInfo": r.start_offset_info, "msgOffsetInfo": r.msg_offset_info,
+            "messages": [{"uniqKey": p.message.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
+                          "topic": p.message.topic, "realTopic": p.ack_topic, "queueId": p.queue_id,
+                          "queueOffset": p.queue_offset, "reconsumeTimes": p.message.reconsume_times,
+                          "handle": _handle(p.extra_info, False)} for p in r.messages]}
+
+
+def _java_pop(a: dict[str, Any]) -> dict[str, Any]:
+    return {"code": a.get("code"), "popTime": to_model_time(a["popTime"]) if a.get("popTime") else a.get("popTime"),
+            "invisibleTime": a.get("invisibleTime"), "reviveQid": a.get("reviveQid"), "restNum": a.get("restNum"),
+            "startOffsetInfo": a.get("startOffsetInfo") or "", "msgOffsetInfo": a.get("msgOffsetInfo") or "",
+            "messages": [{"uniqKey": m.get("uniqKey"), "topic": m.get("topic"), "realTopic": m.get("realTopic"),
+                          "queueId": m.get("queueId"), "queueOffset": m.get("queueOffset"),
+                          "reconsumeTimes": m.get("reconsumeTimes"), "handle": _handle(m.get("extraInfo"), True)}
+                         for m in a.get("messages") or []]}
+
+
+@attrs.define
+class JavaHeld:
+    """A message the Java side's consumer holds: what its ack / changeInvisibleTime names."""
+
+    uniq: str
+    topic: str
+    queue_id: int
+    offset: int
+    extra_info: str
+    deadline: int  # model clock
+
+
+@attrs.define
+class _JavaView:
+    """What PopChecker#check_offsets reads from a broker, built from a harness ``state``."""
+
+    state: dict[str, Any]
+
+    def committed_offset(self, group: str, topic: str, queue_id: int) -> int:
+        return int(self.state.get("offsets", {}).get(f"{topic}@{group}", {}).get(str(queue_id), -1))
+
+    def buffered_checkpoints(self) -> list[Any]:
+        return [_Ck(e.get("ck") or {}) for e in self.state.get("buffer", [])]
+
+    def stored_checkpoints(self) -> list[Any]:
+        revive_offsets = self.state.get("reviveOffsets", {})
+        out = [_Ck(e.get("body") or {}) for e in self.state.get("timer", []) if e.get("kind") == "ck"]
+        for e in self.state.get("revive", []):
+            if e.get("kind") == "ck" and e["queueOffset"] > int(revive_offsets.get(str(e["queueId"]), -1)):
+                out.append(_Ck(e.get("body") or {}))
+        return out
+
+
+@attrs.define
+class _Ck:
+    body: dict[str, Any]
+
+    @property
+    def ck(self) -> "_Ck":
+        return self
+
+    @property
+    def topic(self) -> str:
+        return self.body.get("t", self.body.get("topic", ""))
+
+    @property
+    def queue_id(self) -> int:
+        return int(self.body.get("q", self.body.get("queueId", -1)))
+
+    @property
+    def start_offset(self) -> int:
+        return int(self.body.get("so", self.body.get("startOffset", -1)))
+
+    @property
+    def queue_offset_diff(self) -> list[int]:
+        return list(self.body.get("d", self.body.get("queueOffsetDiff", [])) or [])
+
+
+@attrs.define
+class _Deferred:
+    """A step run inside an in-flight POP: its Java requests go into the POP's interleave."""
+
+    step: int
+    action: Action
+    model_obs: dict[str, Any]
+    requests: list[dict[str, Any]]
+    finish: Callable[[list[dict[str, Any]]], dict[str, Any]]
+    model_state: dict[str, Any]  # taken when the step ran, not when the POP answers
+
+
+@attrs.define
+class _Pending:
+    """A POP the model has begun but not finished (its steps' Java side is deferred)."""
+
+    consumer: int
+    op: PopOperation
+    step: int
+    action: Action
+    request: dict[str, Any]
+    reads: int = 0
+    segments: list[tuple[int, list[_Deferred]]] = attrs.Factory(lambda: [(0, [])])
+
+
+def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What a revive round wrote to the retry topic (the harness reports the retry messages)."""
+    return [{"uniqKey": e["uniq"], "retryOffset": e["retry_offset"]} for e in events if e["type"] == "revive"]
+
+
+class Lockstep:
+    """One schedule on the model (a PopDriver) and on a harness JVM, compared step by step."""
+
+    def __init__(self, profile: str, seed: int, config: ScenarioConfig, client: LockstepClient,
+                 release: str | None = None) -> None:
+        if profile not in RELEASES:
+            raise ValueError(f"no RocketMQ release for profile {profile!r}; known: {', '.join(RELEASES)}")
+        self.profile = profile
+        self.release = release or RELEASES[profile]
+        if client.version != self.release:
+            raise ValueError(f"the harness runs RocketMQ {client.version}, not {self.release}")
+        self.config = config
+        self.client = client
+        self.driver = PopDriver(profile, seed, config, True, True)
+        self.java_checker = PopChecker(TOPIC, GROUP)
+        self.java_held: list[list[JavaHeld]] = [[] for _ in range(config.consumers)]
+        self.pending: _Pending | None = None
+        self.compared = 0
+        self.requests = 0
+        self._reads = 0
+        store = self.driver.broker.store
+        original = store.get_message
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self._reads += 1
+            return original(*args, **kwargs)
+
+        store.get_message = counted  # type: ignore[method-assign]  # counts store reads per POP step
+        bc = self.driver.broker.config
+        self._java_state: dict[str, Any] = {}
+        self._call({"op": "init", "version": self.release, "queues": config.queues,
+                    "now": to_java_time(self.driver.clock.now()),
+                    # PopMessageProcessor#random becomes new Random(seed): the model's broker rng seed
+                    "seed": to_long(seed * 0x9E3779B1 + 1), "brokerName": bc.broker_name,
+                    "reviveQueueNum": bc.revive_queue_num, "enablePopBufferMerge": config.enable_pop_buffer_merge,
+                    "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
+                    "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
+                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+
+    # -- transport ----------------------------------------------------------------------------
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.requests += 1
+        status, value = self.client.call(request)
+        return value if status == "ok" else {"error": value}
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self, schedule: Sequence[Action]) -> Verdict:
+        """Replay ``schedule`` (then the drain when the config has one); the verdict."""
+        d = self.driver
+        step = 0
+        try:
+            for step, action in enumerate(schedule):
+                self.step(step, action)
+            step = len(schedule)
+            d.step_no = step
+            drained = False
+            if self.config.drain:
+                drained = self.drain(step)
+            elif self.pending is not None:
+                self._flush_unfinished(step)
+            d.checker.finish(drained, step)
+            self.java_checker.finish(drained, step)
+        except OutOfScope as oos:
+            return self._verdict("out of scope", step=oos.step, action=tuple(oos.action.to_json()), why=oos.why)
+        except Diverged as div:
+            return self._verdict("diverges", step=div.step, action=tuple(div.action.to_json()), key=div.key,
+                                 model=div.model, java=div.java)
+        return self._verdict("agrees")
+
+    def _verdict(self, status: str, **fields: Any) -> Verdict:
+        def ids(vs: Sequence[Any]) -> tuple[str, ...]:
+            return tuple(sorted({v.property_id for v in vs}))
+        return Verdict(self.profile, self.release, status, self.compared,
+                       model_violations=ids(self.driver.checker.violations),
+                       java_violations=ids(self.java_checker.violations), **fields)
+
+    def step(self, i: int, action: Action) -> None:
+        """Apply one action on the model, its counterpart on Java; compare (or defer)."""
+        d = self.driver
+        d.step_no = i
+        d.coverage.step = i
+        d.events = []
+        pre = self._pre(action)
+        reads0 = self._reads
+        op_seq = d.broker._op_seq
+        applied = d.apply(action)
+        d.schedule.append(action)
+        d.checker.check_offsets(i, d.broker, self.config.queues)
+        if not applied:
+            return  # a no-op on the model sends nothing to the broker
+        self._dispatch(i, action, pre, op_seq, self._reads - reads0)
+
+    def _pre(self, action: Action) -> dict[str, Any]:
+        """What the action will act on, read before the model applies it."""
+        d = self.driver
+        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", "pop") and action.args:
+            c = action.args[0] % len(d.consumers)
+            return {"c": c, "held": len(d.consumers[c].held), "op": d.consumers[c].op}
+        if action.kind == "flush":
+            return {"last_flush": d.broker.offsets._last_flush}
+        return {}
+
+    def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int, reads: int) -> None:
+        d, kind = self.driver, action.kind
+        pending = self.pending
+        if kind == "pop":
+            if pending is not None:
+                raise OutOfScope(i, action, f"a second POP while the one of step {pending.step} is in flight; "
+                                            f"PopMessageProcessor cannot be interleaved with itself")
+            op = d.broker._ops[-1] if d.broker._op_seq > op_seq else None
+            assert op is not None
+            c = pre["c"]
+            request = self._pop_request(op)
+            if op.done:
+                self._complete(i, action, c, op, request, [])
+                return
+            if op.parked:
+                raise OutOfScope(i, action, "long-polling park (the harness answers parked POPs only by timeout)")
+            self.pending = _Pending(c, op, i, action, request)
+            return
+        if kind == "pop_step":
+            assert pending is not None and pre["op"] is pending.op, "pop_step applied without a pending POP"
+            pending.reads += reads
+            if pending.op.done:
+                self.pending = None
+                self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments)
+            elif pending.op.parked:
+                raise OutOfScope(i, action, "long-polling park")
+            else:
+                pending.segments.append((pending.reads + 1, []))
+            return
+        if kind == "consumer_crash":
+            c = pre["c"]
+            self.java_held[c].clear()
+            if pending is not None and pre["op"] is pending.op:
+                # the broker thread finishes the request; the client is gone (model: run_to_end)
+                self.pending = None
+                op = pending.op
+                if not op.done:
+                    raise OutOfScope(i, action, "crash of a consumer whose POP parked")
+                self._complete(i, action, c, op, pending.request, pending.segments, collect=False)
+                return
+            self._immediate(i, action, {}, [], lambda answers: {})
+            return
+        if kind == "restart" and pending is not None:
+            raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
+        model_obs, requests, finish = self._plan(i, action, pre)
+        if pending is not None:
+            if any(r["op"] in ("restart", "init", "close", "pop") for r in requests):
+                raise OutOfScope(i, action, "not allowed inside a POP's interleave")
+            pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish,
+                                                     model_state(d)))
+            return
+        self._immediate(i, action, model_obs, requests, finish)
+
+    def _immediate(self, i: int, action: Action, model_obs: dict[str, Any], requests: list[dict[str, Any]],
+                   finish: Callable[[list[dict[str, Any]]], dict[str, Any]]) -> None:
+        answers = [self._call(r) for r in requests]
+        answers.append(self._call({"op": "state"}))
+        self._compare(i, action, model_obs, finish, answers)
+
+    def _compare(self, i: int, action: Action, model_obs: dict[str, Any],
+                 finish: Callable[[list[dict[str, Any]]], dict[str, Any]], answers: list[dict[str, Any]],
+                 state_of_model: dict[str, Any] | None = None) -> None:
+        state = answers[-1]
+        if "error" in state:
+            raise Diverged(i, action, "state", None, state["error"])
+        self._java_state = state
+        java_obs = finish(answers[:-1])
+        model = {"response": model_obs,
+                 "state": state_of_model if state_of_model is not None else model_state(self.driver)}
+        java = {"response": java_obs, "state": java_state(state)}
+        self.compared += 1
+        found = _first_difference(model, java)
+        if found:
+            raise Diverged(i, action, *found)
+        self.java_checker.check_offsets(i, _JavaView(state), self.config.queues)  # type: ignore[arg-type]
+
+    # -- POP ----------------------------------------------------------------------------------
+    def _pop_request(self, op: PopOperation) -> dict[str, Any]:
+        r: PopRequest = op.request
+        return {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
+                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode}
+
+    def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
+                  segments: list[tuple[int, list[_Deferred]]], collect: bool = True) -> None:
+        """Send the POP (with the deferred steps as its interleave) and compare, in step order."""
+        merged: dict[int, list[_Deferred]] = {}
+        for at, steps in segments:
+            if steps:
+                merged.setdefault(at, []).extend(steps)
+        interleave = [{"at": at, "ops": [r for s in steps for r in s.requests]} for at, steps in sorted(merged.items())]
+        req = dict(request)
+        if interleave:
+            req["interleave"] = interleave
+        answer = self._call(req)
+        if "error" in answer:
+            raise Diverged(i, action, "pop", _model_pop(op), answer["error"])
+        # answers of the deferred steps, by interleave point
+        by_at: dict[int, list[dict[str, Any]]] = {}
+        for entry in answer.get("interleaved") or []:
+            by_at[int(entry["at"])] = [a if ("ok" not in a and "error" not in a) else
+                                       (a["ok"] if "ok" in a else {"error": a["error"]}) for a in entry["answers"]]
+        missed = [int(m) for m in answer.get("interleaveMissed") or []]
+        for at in missed:  # the point was never reached: the steps run after the POP, as in the model
+            by_at[at] = [self._call(r) for s in merged[at] for r in s.requests]
+        for at, steps in sorted(merged.items()):
+            answers = by_at.get(at)
+            if answers is None:
+                raise Diverged(steps[0].step, steps[0].action, "interleave", "run", "no answers")
+            pos = 0
+            for s in steps:
+                n = len(s.requests)
+                self._compare(s.step, s.action, s.model_obs, s.finish, answers[pos:pos + n], s.model_state)
+                pos += n
+        model_obs = _model_pop(op)
+        java_obs = _java_pop(answer)
+        if answer.get("parked"):
+            java_obs["parked"] = True
+        if collect:
+            self._java_collect(i, c, answer)
+        self._immediate(i, action, model_obs, [], lambda _answers: java_obs)
+
+    def _java_collect(self, i: int, c: int, answer: dict[str, Any]) -> None:
+        now = self.driver.clock.now()
+        for m in answer.get("messages") or []:
+            deadline = to_model_time(answer["popTime"]) + answer["invisibleTime"]
+            self.java_checker.on_deliver(i, now, m.get("uniqKey") or "", deadline)
+            self.java_held[c].append(JavaHeld(m.get("uniqKey") or "", m["realTopic"], m["queueId"], m["queueOffset"],
+                                              m["extraInfo"], deadline))
+
+    def _flush_unfinished(self, step: int) -> None:
+        pending = self.pending
+        assert pending is not None
+        if any(steps for _, steps in pending.segments):
+            raise OutOfScope(pending.step, pending.action,
+                             "the POP never finishes in the schedule, and steps ran while it was in flight")
+        self.pending = None
+
+    # -- the other actions --------------------------------------------------------------------
+    def _plan(self, i: int, action: Action, pre: dict[str, Any]) -> tuple[
+            dict[str, Any], list[dict[str, Any]], Callable[[list[dict[str, Any]]], dict[str, Any]]]:
+        """(model observation, Java requests, answers -> Java observation) of an applied action."""
+        d, kind, args = self.driver, action.kind, action.args
+        events = d.events
+        if kind == "produce":
+            ev = next(e for e in events if e["type"] == "produce")
+            self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
+            return ({"status": PUT_OK, "queueOffset": ev["offset"]},
+                    [{"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
+                    lambda a: {"status": a[0].get("status", a[0].get("error")), "queueOffset": a[0].get("queueOffset")})
+        if kind == "ack":
+            c = pre["c"]
+            held = self.java_held[c].pop(args[1] % pre["held"])
+            ev = next(e for e in events if e["type"] == "ack")
+            return ({"code": ev["code"]}, [self._ack_request(held)], lambda a: self._after_ack(i, held, a[0]))
+        if kind == "batch_ack":
+            c = pre["c"]
+            held_list, self.java_held[c] = self.java_held[c], []
+            codes = [e["code"] for e in events if e["type"] == "ack"]
+            req = {"op": "batchAck", "group": GROUP,
+                   "entries": [{"topic": h.topic, "queueId": h.queue_id, "offset": h.offset, "extraInfo": h.extra_info}
+                               for h in held_list]}
+
+            def after_batch(a: list[dict[str, Any]]) -> dict[str, Any]:
+                if "error" in a[0] and "UnsupportedOperation" in a[0]["error"]:
+                    # 5.0.0 registers no processor for BATCH_ACK_MESSAGE: the remoting layer
+                    # answers REQUEST_CODE_NOT_SUPPORTED (NettyRemotingAbstract#processRequestCommand)
+                    java_codes = [rc.REQUEST_CODE_NOT_SUPPORTED] * len(held_list)
+                else:
+                    java_codes = list(a[0].get("codes") or [a[0].get("code")])
+                for h, code in zip(held_list, java_codes):
+                    self.java_checker.on_ack(i, d.clock.now(), h.uniq, code, h.deadline)
+                return {"codes": java_codes}
+            return {"codes": codes}, [req], after_batch
+        if kind == "change_invisible":
+            c = pre["c"]
+            held = self.java_held[c][args[1] % pre["held"]]
+            ev = next(e for e in events if e["type"] == "change_invisible")
+            model_obs = {"code": ev["code"], "handle": _handle(ev["handle"], False) if ev["code"] == rc.SUCCESS else None}
+            req = {"op": "changeInvisibleTime", "topic": held.topic, "group": GROUP, "queueId": held.queue_id,
+                   "offset": held.offset, "extraInfo": held.extra_info, "invisibleTime": args[2]}
+
+            def after_change(a: list[dict[str, Any]]) -> dict[str, Any]:
+                code = a[0].get("code", a[0].get("error"))
+                if code == rc.SUCCESS and a[0].get("extraInfo"):
+                    held.extra_info = a[0]["extraInfo"]
+                    held.deadline = to_model_time(a[0]["popTime"]) + a[0]["invisibleTime"]
+                    self.java_checker.on_change_invisible(held.uniq, code, held.deadline)
+                return {"code": code, "handle": _handle(a[0].get("extraInfo"), True) if code == rc.SUCCESS else None}
+            return model_obs, [req], after_change
+        if kind in ("advance", "clock_jump"):
+            if kind == "clock_jump":
+                self.java_checker.on_fault("clock_jump")
+            on_period = kind == "advance" and self.config.services_on_period
+            return ({"now": d.clock.now()}, [{"op": "advance", "ms": args[0], "servicesOnPeriod": on_period}],
+                    lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
+        if kind == "scan":
+            return {}, [{"op": "scan"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
+        if kind == "timer":
+            return {}, [{"op": "timer"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
+        if kind == "revive":
+            qid = args[0] % d.broker.config.revive_queue_num
+            revived = _model_revived(events)
+            return {"revived": revived}, [{"op": "revive", "qid": qid}], lambda a: self._after_revive(i, a[0])
+        if kind == "flush":
+            # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
+            # scheduled persist, which the harness runs when the model's did.
+            flushed = d.broker.offsets._last_flush != pre["last_flush"]
+            return {}, ([{"op": "flush"}] if flushed else []), lambda a: {}
+        if kind == "long_poll":
+            return {}, [], lambda a: {}  # nothing parks (a parking POP is out of scope): nothing to wake
+        if kind == "restart":
+            self.java_checker.on_restart()
+            self.java_checker.on_fault("restart")
+            return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
+        raise OutOfScope(i, action, "the harness has no counterpart (store retention / topic deletion are not "
+                                    "driven on the real store)")
+
+    def _ack_request(self, held: JavaHeld) -> dict[str, Any]:
+        return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.offset,
+                "extraInfo": held.extra_info}
+
+    def _after_ack(self, i: int, held: JavaHeld, a: dict[str, Any]) -> dict[str, Any]:
+        code = a.get("code", a.get("error"))
+        self.java_checker.on_ack(i, self.driver.clock.now(), held.uniq, code if isinstance(code, int) else -1,
+                                 held.deadline)
+        return {"code": code}
+
+    def _after_revive(self, i: int, a: dict[str, Any]) -> dict[str, Any]:
+        if "error" in a:
+            return a
+        revived = [{"uniqKey": r.get("uniqKey"), "retryOffset": r.get("retryOffset")} for r in a.get("revived") or []]
+        for r in revived:  # the retry copy carries the UNIQ_KEY, so the position is not needed
+            self.java_checker.on_revive(i, r["uniqKey"], -1, -1, False)
+        return {"revived": revived}
+
+    # -- drain --------------------------------------------------------------------------------
+    def drain(self, step: int) -> bool:
+        """PopDriver#drain, round by round on both sides (each round compared as one step)."""
+        d = self.driver
+        for c, consumer in enumerate(d.consumers):
+            if consumer.op is not None:
+                op = consumer.op
+                pending = self.pending
+                op.run_to_end()
+                if op.parked:
+                    raise OutOfScope(step, Action("drain", (0,)), "a parked long-polling POP at the drain")
+                if op.done:
+                    d._collect(consumer, op)
+                consumer.op = None
+                if pending is not None and pending.op is op:
+                    self.pending = None
+                    self._complete(step, Action("drain", (0, "finish pop")), c, op, pending.request, pending.segments)
+        quiet = 0
+        drainer = d.consumers[0]
+        for rnd in range(DRAIN_ROUNDS):
+            self._drain_round(step, rnd, d, drainer)
+            busy = bool(self._last_drain_got) or d.broker.timer_pending() or d.broker.buffered_checkpoints() \
+                or d.broker.stored_checkpoints()
+            quiet = 0 if busy else quiet + 1
+            if quiet >= 5:
+                return True
+        return False
+
+    _last_drain_got = False
+
+    def _drain_round(self, step: int, rnd: int, d: PopDriver, drainer: Consumer) -> None:
+        """One drain round: acks, 1 s with services, timer, scan, every revive queue, flush, a POP."""
+        def act(what: str) -> Action:
+            return Action("drain", (rnd, what))
+        for c, consumer in enumerate(d.consumers):
+            while consumer.held:
+                model_held = consumer.held.pop(0)
+                code = d._ack(consumer, model_held)
+                held = self.java_held[c].pop(0)
+                self._immediate(step, act("ack"), {"code": code}, [self._ack_request(held)],
+                                lambda a, h=held: self._after_ack(step, h, a[0]))
+        d._pass_time(1000)
+        self._immediate(step, act("advance"), {"now": d.clock.now()},
+                        [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period}],
+                        lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
+        d.broker.timer_step()
+        d.broker.buffer_merge_scan()
+        self._immediate(step, act("timer+scan"), {"errors": []}, [{"op": "timer"}, {"op": "scan"}],
+                        lambda a: {"errors": [x["error"] for x in a if "error" in x]})
+        for qid in range(d.broker.config.revive_queue_num):
+            d.events = []
+            d._do_revive(qid)
+            revived = _model_revived(d.events)
+            self._immediate(step, act(f"revive {qid}"), {"revived": revived}, [{"op": "revive", "qid": qid}],
+                            lambda a: self._after_revive(step, a[0]))
+        flushed = d.broker.offset_flush_step()
+        if flushed:
+            self._immediate(step, act("flush"), {}, [{"op": "flush"}], lambda a: {})
+        d.broker.long_polling_step()
+        request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
+                             invisible_time=self.config.invisible_time, client=drainer.name)
+        op = d.broker.pop(request)
+        self._last_drain_got = bool(op.result and op.result.messages)
+        if op.done:
+            d._collect(drainer, op)
+        elif op.parked:
+            raise OutOfScope(step, act("pop"), "the drain's POP parked")
+        self._complete(step, act("pop"), 0, op, self._pop_request(op), [])
+
+
+def run_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
+                 client: LockstepClient, mutant: str | None = None, release: str | None = None) -> Verdict:
+    """Replay one POP schedule on the model and on ``client``'s release; the verdict."""
+    from popverify.mutants import applied
+
+    with applied(mutant):
+        return Lockstep(profile, seed, config, client, release).run(schedule)
+
+
+# -- random differential (``popverify conformance --stateful``) ---------------------------------
+
+# Faults the harness can inject (store retention and topic deletion are not driven on Java).
+LOCKSTEP_FAULTS: tuple[str, ...] = ("restart", "clock_jump")
+MAX_STATEFUL_STEPS = 500
+
+
+def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, steps: int, client: LockstepClient,
+                            interleave: bool = False) -> tuple[Verdict, tuple[Action, ...]]:
+    """A swarm run whose actions are drawn as ``run_scenario`` draws them, replayed in lockstep.
+
+    Drawn actions are adapted to what the real broker does without a stalled thread: a POP
+    runs to its answer before anything else (its ``pop_step``\\ s follow at once) unless
+    ``interleave``; with ``interleave`` only a second POP or a restart inside a POP is
+    replaced by the next ``pop_step``. Long-polling POPs are sent without pollTime (a parked
+    request is out of scope). The schedule actually run is returned (replayable by the model).
+    """
+    ls = Lockstep(profile, seed, config, client)
+    d = ls.driver
+    step = 0
+    try:
+        for step in range(steps):
+            action = d.draw()
+            if action.kind == "pop" and action.args[2]:
+                action = Action("pop", (action.args[0], action.args[1], False))
+            pending = ls.pending
+            if pending is not None and not (action.kind == "pop_step" and action.args[0] % len(d.consumers)
+                                            == pending.consumer):
+                if not interleave or action.kind in ("pop", "restart"):
+                    action = Action("pop_step", (pending.consumer,))
+            ls.step(step, action)
+        step = steps
+        d.step_no = step
+        drained = False
+        if config.drain:
+            drained = ls.drain(step)
+        elif ls.pending is not None:
+            ls._flush_unfinished(step)
+        d.checker.finish(drained, step)
+        ls.java_checker.finish(drained, step)
+    except OutOfScope as oos:
+        return ls._verdict("out of scope", step=oos.step, action=tuple(oos.action.to_json()), why=oos.why), \
+            tuple(d.schedule)
+    except Diverged as div:
+        return ls._verdict("diverges", step=div.step, action=tuple(div.action.to_json()), key=div.key,
+                           model=div.model, java=div.java), tuple(d.schedule)
+    return ls._verdict("agrees"), tuple(d.schedule)
+
+
+def divergence_class(v: Verdict) -> str:
+    """A divergence's class: the action kind and the observable's path without indices."""
+    import re
+
+    kind = v.action[0] if v.action else "?"
+    if kind == "drain" and len(v.action) > 2:
+        kind = f"drain:{str(v.action[2]).split(' ')[0]}"
+    key = re.sub(r"\[\d+\]", "[]", v.key or "")
+    return f"{kind} {key}"
+
+
+@attrs.define
+class StatefulReport:
+    """The differential's result for one profile."""
+
+    profile: str
+    release: str
+    cases: int = 0
+    agree: int = 0
+    diverge: int = 0
+    out_of_scope: int = 0
+    steps: int = 0
+    seconds: float = 0.0          # wall time of the lockstep runs (model + Java + comparison)
+    model_seconds: float = 0.0    # the same schedules on the model alone (run_scenario)
+    classes: dict[str, dict[str, Any]] = attrs.Factory(dict)
+    out_of_scope_reasons: dict[str, int] = attrs.Factory(dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form (seconds left out by the caller for byte-stable output)."""
+        return attrs.asdict(self)
+
+
+def stateful_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
+                          interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
+                          clock: Callable[[], float] | None = None) -> StatefulReport:
+    """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
+    scope counts, and each divergence class with its first example (seed, config, schedule)."""
+    from reference.common.javalang import JavaRandom
+
+    report = StatefulReport(profile, RELEASES[profile])
+    start = clock() if clock else 0.0
+    for case in range(cases):
+        rng = JavaRandom(seed * 1_000_003 + case)
+        faults = tuple(f for f in LOCKSTEP_FAULTS if rng.next_int(10) < 3)
+        config = ScenarioConfig.draw(rng, faults=faults)
+        run_seed = rng.next_int(1 << 30)
+        verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
+        if clock is not None:
+            from popverify.sim.scenario import run_scenario
+
+            t0 = clock()
+            run_scenario(profile, run_seed, 0, config=config, schedule=schedule)
+            report.model_seconds += clock() - t0
+        report.cases += 1
+        report.steps += verdict.steps
+        if verdict.status == "agrees":
+            report.agree += 1
+        elif verdict.status == "out of scope":
+            report.out_of_scope += 1
+            reason = f"{verdict.action[0] if verdict.action else '?'}: {verdict.why}"
+            report.out_of_scope_reasons[reason] = report.out_of_scope_reasons.get(reason, 0) + 1
+        else:
+            report.diverge += 1
+            cls = divergence_class(verdict)
+            entry = report.classes.setdefault(cls, {"count": 0, "example": {
+                "case": case, "seed": run_seed, "config": config.to_json(), "step": verdict.step,
+                "action": list(verdict.action), "key": verdict.key, "model": verdict.model, "java": verdict.java,
+                "schedule": [a.to_json() for a in schedule[:(verdict.step or 0) + 1]]}})
+            entry["count"] += 1
+        progress(f"{profile} case {case}: {verdict.headline()}")
+    report.seconds = (clock() - start - report.model_seconds) if clock else 0.0
+    return report

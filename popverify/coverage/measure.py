@@ -1,0 +1,98 @@
+"""One coverage measurement: the harness JVMs of a profile's release run under JaCoCo, then
+``jacococli report --xml`` against that release's jars, then one row per target class."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from popverify.coverage import jacoco, nonlive
+from popverify.coverage.targets import RELEASES, TARGETS, Target
+from popverify.coverage.xmlreport import Counter, Measured, Report, parse
+from popverify.tools import ToolError
+
+
+@attrs.frozen
+class Row:
+    """Coverage of one target in one release; ``java_class`` None: absent from the release."""
+
+    label: str
+    side: str
+    java_class: str | None
+    method: str | None
+    measured: Measured | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"label": self.label, "side": self.side, "class": self.java_class, "method": self.method,
+                "present": self.measured is not None,
+                "line": None if self.measured is None else self.measured.line.to_json(),
+                "branch": None if self.measured is None else self.measured.branch.to_json()}
+
+
+def rows(report: Report, targets: Sequence[Target] = TARGETS) -> list[Row]:
+    """One row per target: the first of its classes the report knows (the release's jars had
+    it), measured whole or for the target's method only."""
+    out = []
+    for target in targets:
+        present = next((c for c in target.classes if c in report.classes), None)
+        measured: Measured | None = None
+        if present is not None:
+            if target.method is None:
+                measured = report.classes[present]
+            else:
+                # a method the class lacks reads 0 of 0, never silently the whole class
+                measured = report.methods.get((present, target.method), Measured(Counter(), Counter()))
+        out.append(Row(target.label, target.side, present, target.method, measured))
+    return out
+
+
+def measure_profile(profile: str, out: Path, cases: int, seed: int,
+                    lockstep: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
+                    conformance: bool = True, use_agent: bool = True,
+                    progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Coverage of ``profile``'s release: the non-live harness (``cases`` per check) unless
+    ``conformance`` is False and, when ``lockstep`` is given, the lockstep replay it runs
+    (called with release, profile and the JVM options to launch with). A lockstep harness that
+    cannot run is recorded as that source's ``error`` (the caller fails the run), and the
+    coverage of what did run is still reported. ``use_agent`` False runs the same work
+    without JaCoCo (the benchmark's baseline) and measures nothing."""
+    release = RELEASES[profile]
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    exec_files: list[Path] = []
+    sources: dict[str, Any] = {}
+
+    def options(name: str) -> list[str]:
+        if not use_agent:
+            return []
+        destfile = out / f"{release}-{name}.exec"
+        destfile.unlink(missing_ok=True)  # stale data from an earlier run would be counted
+        exec_files.append(destfile)
+        return [jacoco.agent_argument(destfile)]
+
+    if conformance:
+        progress(f"{profile} (rocketmq {release}): conformance checks under JaCoCo, {cases} cases each")
+        sources["conformance"] = nonlive.run(release, profile, cases, seed, options("conformance"), progress)
+    if lockstep is not None:
+        progress(f"{profile} (rocketmq {release}): lockstep replay under JaCoCo")
+        from popverify.conformance.lockstep import LockstepError
+
+        jvm_args = options("lockstep")
+        try:
+            sources["lockstep"] = lockstep(release, profile, jvm_args)
+        except LockstepError as err:
+            sources["lockstep"] = {"harness": "lockstep", "error": str(err)}
+            if use_agent and not exec_files[-1].is_file():
+                exec_files.pop()  # the JVM never ran (or was killed): nothing to read
+    result: dict[str, Any] = {"profile": profile, "release": release, "sources": sources}
+    if use_agent:
+        if not exec_files:
+            raise ToolError(f"no harness ran for {profile}: nothing to measure")
+        xml = jacoco.report_xml(exec_files, nonlive.classpath_jars(release), out / f"{release}.xml")
+        result["classes"] = [r.to_json() for r in rows(parse(xml))]
+    result["seconds"] = round(time.perf_counter() - start, 2)
+    return result

@@ -1,0 +1,90 @@
+"""Coverage results as text: the markdown table (terminal, coverage.md, the generated block
+of spec/coverage.md) and the merged per-profile JSON kept under spec/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from popverify.coverage.targets import RELEASES
+from popverify.errors import UsageError
+
+START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
+
+
+def _cell(counter: dict[str, Any] | None) -> str:
+    if counter is None:
+        return "absent"
+    if counter["percent"] is None:
+        return "– (0/0)"
+    return f"{counter['percent']:.1f} % ({counter['covered']}/{counter['total']})"
+
+
+def _ordered(profiles: dict[str, Any]) -> list[str]:
+    """Profile names in the order of RELEASES (v5.0 before develop), unknown ones after."""
+    return sorted(profiles, key=lambda p: (list(RELEASES).index(p) if p in RELEASES else len(RELEASES), p))
+
+
+def markdown(profiles: dict[str, dict[str, Any]]) -> str:
+    """One row per target class, line and branch coverage per profile (release)."""
+    names = _ordered(profiles)
+    header = "| class | side | " + " | ".join(
+        f"{p} ({profiles[p]['release']}) lines | {p} ({profiles[p]['release']}) branches" for p in names) + " |"
+    lines = [header, "| " + " | ".join(["---"] * (2 + 2 * len(names))) + " |"]
+    labels = [(c["label"], c["side"]) for c in profiles[names[0]]["classes"]] if names else []
+    for label, side in labels:
+        cells = []
+        for p in names:
+            row = next((c for c in profiles[p]["classes"] if c["label"] == label), None)
+            cells += [_cell(row and row["line"]), _cell(row and row["branch"])]
+        lines.append(f"| {label} | {side} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def sources_line(profile: dict[str, Any]) -> str:
+    """What was replayed for a profile, in one line."""
+    parts = []
+    for name, source in sorted(profile["sources"].items()):
+        if "error" in source:
+            parts.append(f"{name}: ERROR {source['error']}")
+        elif name == "conformance":
+            parts.append(f"conformance: {len(source['checks'])} checks, {source['cases']} cases")
+        else:
+            verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
+            parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
+                         f"{source['actions']} corpus actions, {source['actions_run']} run on both sides "
+                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {source['faults_dropped']} faults "
+                         f"dropped)")
+    return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
+
+
+def _stable(profile: dict[str, Any]) -> dict[str, Any]:
+    """A profile's result without wall-clock figures (what the spec keeps: same run, same file)."""
+    return {k: v for k, v in profile.items() if k != "seconds"}
+
+
+def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command: str) -> None:
+    """Merge ``result``'s profiles into ``spec_json`` (other profiles stay) and regenerate the
+    table between the coverage markers of ``spec_md``."""
+    text = spec_md.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        raise UsageError(f"{spec_md} has no {START} ... {END} block")
+    merged: dict[str, Any] = {"profiles": {}}
+    if spec_json.is_file():
+        merged = json.loads(spec_json.read_text(encoding="utf-8"))
+    merged["jacoco"] = result["jacoco"]
+    for name, profile in result["profiles"].items():
+        merged["profiles"][name] = {**_stable(profile), "command": command}
+    spec_json.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    runs = "\n".join(f"- {sources_line(merged['profiles'][name])}; `{merged['profiles'][name]['command']}`"
+                     for name in _ordered(merged["profiles"]))
+    stops = "\n".join(f"- {name}: " + "; ".join(f"{why} ×{n}" for why, n in source["stops"].items())
+                      for name in _ordered(merged["profiles"])
+                      for source in [merged["profiles"][name]["sources"].get("lockstep", {})] if source.get("stops"))
+    body = f"JaCoCo {merged['jacoco']}. What ran:\n\n{runs}\n\n{markdown(merged['profiles'])}"
+    if stops:
+        body += f"\nWhere lockstep replays stopped (first divergence or out-of-scope step):\n\n{stops}\n"
+    spec_md.write_text(head + START + "\n" + body + END + tail, encoding="utf-8")

@@ -1,0 +1,80 @@
+"""Read JaCoCo's XML report (``jacococli report --xml``): the LINE and BRANCH counters of
+every class, and of every method for the targets measured per method."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import attrs
+
+from popverify.tools import ToolError
+
+
+@attrs.frozen
+class Counter:
+    """A JaCoCo counter: items covered and missed (lines or branch outcomes)."""
+
+    covered: int = 0
+    missed: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.covered + self.missed
+
+    def percent(self) -> float | None:
+        """Covered share in percent, one decimal; None when there is nothing to cover (a class
+        without branches)."""
+        return None if self.total == 0 else round(100.0 * self.covered / self.total, 1)
+
+    def __add__(self, other: "Counter") -> "Counter":
+        return Counter(self.covered + other.covered, self.missed + other.missed)
+
+    def to_json(self) -> dict[str, int | float | None]:
+        return {"covered": self.covered, "total": self.total, "percent": self.percent()}
+
+
+@attrs.frozen
+class Measured:
+    """Line and branch counters of one class or method."""
+
+    line: Counter
+    branch: Counter
+
+    def __add__(self, other: "Measured") -> "Measured":
+        return Measured(self.line + other.line, self.branch + other.branch)
+
+
+def _counters(element: ET.Element) -> Measured:
+    found = {c.get("type"): Counter(int(c.get("covered", "0")), int(c.get("missed", "0")))
+             for c in element.findall("counter")}
+    return Measured(found.get("LINE", Counter()), found.get("BRANCH", Counter()))
+
+
+@attrs.frozen
+class Report:
+    """Per-class counters, and per-(class, method name) counters summed over overloads."""
+
+    classes: dict[str, Measured]
+    methods: dict[tuple[str, str], Measured]
+
+
+def parse(xml_path: Path) -> Report:
+    """Parse a JaCoCo XML report; a ToolError when it is not one."""
+    try:
+        root = ET.parse(xml_path).getroot()
+    except ET.ParseError as err:
+        raise ToolError(f"{xml_path} is not a JaCoCo XML report: {err}") from err
+    if root.tag != "report":
+        raise ToolError(f"{xml_path} is not a JaCoCo XML report (root <{root.tag}>)")
+    classes: dict[str, Measured] = {}
+    methods: dict[tuple[str, str], Measured] = {}
+    for package in root.iter("package"):
+        for cls in package.findall("class"):
+            name = cls.get("name", "")
+            classes[name] = _counters(cls)
+            for method in cls.findall("method"):
+                key = (name, method.get("name", ""))
+                measured = _counters(method)
+                methods[key] = methods[key] + measured if key in methods else measured
+    return Report(classes, methods)

@@ -1,0 +1,157 @@
+"""popverify confirm / conformance --stateful: lockstep replay on RocketMQ's real broker classes.
+
+The JVM tests are slow (a harness JVM per release, built once and cached under
+conformance/target/); the bad-input tests start no JVM.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import attrs
+import pytest
+
+from popverify.cli import main
+from popverify.conformance.confirm import _first_difference, run_lockstep
+from popverify.conformance.lockstep import RELEASES, TIME_OFFSET, LockstepClient, to_java_time, to_model_time
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from popverify.trace.itf import write_trace
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+CONFIG = ScenarioConfig(queues=2, consumers=2, invisible_time=8000, max_msg_nums=4, drain=True)
+
+
+def _pop(c: int, queue: int, steps: int) -> list[Action]:
+    return [Action("pop", (c, queue, False)), *[Action("pop_step", (c,)) for _ in range(steps)]]
+
+
+# Produce, POP both queues (popTime, two queue visits, the retry topic's), ack, change the
+# invisible time of another, a second consumer's POP of one queue and its ack, the services;
+# the drain acks the rest in time and revive consumes every CK/ACK pair. Times stay on whole
+# seconds and nothing is revived: the model's known divergences (timer slot, the retry
+# topic's initial offset; spec/conformance.md) are not exercised here.
+SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("produce", (0,)), *_pop(0, -1, 4),
+            Action("ack", (0, 0)), Action("advance", (1000,)), Action("change_invisible", (0, 0, 5000)),
+            Action("advance", (1000,)), Action("produce", (1,)), *_pop(1, 1, 3), Action("ack", (1, 0)),
+            Action("scan",), Action("timer",), Action("revive", (0,)), Action("flush",), Action("advance", (1000,)),
+            Action("consumer_crash", (1,))]
+# No POP: what the develop model and 5.5.0 share before the first POP (getInitOffset differs).
+NO_POP = [Action("produce", (0,)), Action("produce", (1,)), Action("advance", (1000,)), Action("scan",),
+          Action("timer",), *[Action("revive", (q,)) for q in range(8)], Action("flush",)]
+
+
+def _trace(tmp_path: Path, profile: str, schedule: list[Action], config: ScenarioConfig = CONFIG,
+           mutant: str | None = None, name: str = "t.json") -> Path:
+    result = run_scenario(profile, 7, len(schedule), config=config, schedule=schedule, record_trace=True,
+                          mutant=mutant)
+    assert result.trace is not None
+    path = tmp_path / name
+    write_trace(path, result.trace)
+    return path
+
+
+def test_time_mapping_is_one_shift_both_ways() -> None:
+    assert to_java_time(1_000_000) == 1_700_000_000_000
+    assert to_model_time(to_java_time(123_456)) == 123_456
+    assert TIME_OFFSET > 0 and RELEASES == {"v5.0": "5.0.0", "develop": "5.5.0"}
+
+
+def test_first_difference_names_the_path_and_both_values() -> None:
+    assert _first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 2}]}) is None
+    assert _first_difference({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == (".a[1].b", 2, 3)
+    assert _first_difference({"a": [1]}, {"a": [1, 2]}) == (".a.length", [1], [1, 2])
+    assert _first_difference({"a": 1}, {"b": 1}) == (".a", 1, "<absent>")
+
+
+def test_bad_traces_exit_2_before_any_jvm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text('{"#meta": {"popverify": ')
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"#meta": {"source": "apalache"}, "vars": [], "states": []}))
+    push = tmp_path / "push.json"
+    result = run_scenario("develop", 1, 10, mode="push", record_trace=True)
+    assert result.trace is not None
+    write_trace(push, result.trace)
+    good = _trace(tmp_path, "develop", SCHEDULE[:3])
+    for bad, words in ((corrupt, "not valid JSON"), (foreign, "not one written by popverify"),
+                       (push, "push trace"), (tmp_path / "missing.json", "cannot read")):
+        assert main(["confirm", str(good), str(bad)]) == 2
+        assert words in capsys.readouterr().err
+    assert main(["confirm", "--version", "4.9.4", str(good)]) == 2
+    assert "unknown version" in capsys.readouterr().err
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile", "schedule", "drain"), [("v5.0", SCHEDULE, True), ("develop", NO_POP, False)])
+def test_a_short_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str, schedule: list[Action], drain: bool,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = _trace(tmp_path, profile, schedule, attrs.evolve(CONFIG, drain=drain))
+    code = main(["confirm", str(path), "--json"])
+    first = capsys.readouterr().out
+    verdict = json.loads(first)[0]
+    assert code == 0 and verdict["status"] == "agrees", verdict
+    assert verdict["release"] == RELEASES[profile]
+    # every applied step compared, and each drain round's requests
+    assert verdict["steps"] >= (len(schedule) + 1 if drain else len(schedule))
+    # same trace, same bytes
+    assert main(["confirm", str(path), "--json"]) == 0
+    assert capsys.readouterr().out == first
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_develop_diverges_from_550_at_the_first_pop_initial_offset(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Known gap (spec/conformance.md): 5.5.0's PopMessageProcessor#getInitOffset commits the
+    initial offset whatever the init mode; the develop model only does for MAX. The verdict
+    names the step where the POP answers and both values."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=30_000, drain=False)
+    schedule = [Action("produce", (0,)), Action("advance", (1000,)), *_pop(0, 0, 3)]
+    path = _trace(tmp_path, "develop", schedule, config)
+    assert main(["confirm", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "diverges at step 4: ['pop_step', 0] .state.offsets.TopicTest@GID_popverify" in out, out
+    assert 'model: "<absent>"' in out and 'java:  {"0": 0}' in out, out
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_broken_model_diverges_at_the_step_that_breaks() -> None:
+    """The commit-skips-offset mutant commits one past the popped batch: the committed offset
+    differs from Java's at the scan whose scanCommitOffset commits it, not before."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, enable_pop_buffer_merge=False, drain=False)
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), *_pop(0, 0, 3), Action("ack", (0, 0)),
+                Action("scan",)]
+    with LockstepClient("5.0.0") as client:
+        clean = run_lockstep("v5.0", 3, config, schedule, client)
+        broken = run_lockstep("v5.0", 3, config, schedule, client, mutant="commit-skips-offset")
+    assert clean.status == "agrees", clean.to_json()
+    assert broken.status == "diverges", broken.to_json()
+    assert broken.step == len(schedule) - 1 and broken.action == ("scan",), broken.to_json()
+    assert broken.key == ".state.offsets.TopicTest@GID_popverify.0" and (broken.model, broken.java) == (3, 2)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_out_of_scope_is_named_never_agreement(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = ScenarioConfig(queues=1, consumers=1, faults=("expire",), drain=False)
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("expire", (0, 1)), *_pop(0, 0, 3)]
+    path = _trace(tmp_path, "develop", schedule, config)
+    assert main(["confirm", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "out of scope: step 2 (expire" in out and "agrees" not in out
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_stateful_differential_runs_and_reports(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["conformance", "--stateful", "--cases", "3", "--steps", "25", "--versions", "5.0.0", "--json"])
+    report = json.loads(capsys.readouterr().out)["stateful"][0]
+    assert report["cases"] == 3 and report["agree"] + report["diverge"] + report["out_of_scope"] == 3
+    assert report["steps"] > 0
+    assert code == (1 if report["diverge"] else 0)

@@ -1,0 +1,209 @@
+"""popverify coverage: JaCoCo on the harness JVMs, per-class line/branch figures of
+RocketMQ's own jars, the spec table and the report section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from popverify.cli import main
+from popverify.coverage import jacoco, nonlive, tables
+from popverify.coverage.measure import measure_profile, rows
+from popverify.coverage.targets import Target
+from popverify.coverage.xmlreport import parse
+from popverify.tools import ToolError
+from popverify.verify.report import coverage_html
+
+XML = """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd"><report name="r">
+<package name="a"><class name="a/X" sourcefilename="X.java">
+<method name="get" desc="()V" line="3"><counter type="LINE" missed="1" covered="2"/>
+<counter type="BRANCH" missed="1" covered="1"/></method>
+<method name="get" desc="(I)V" line="9"><counter type="LINE" missed="3" covered="0"/>
+<counter type="BRANCH" missed="2" covered="0"/></method>
+<method name="put" desc="()V" line="20"><counter type="LINE" missed="0" covered="4"/></method>
+<counter type="LINE" missed="4" covered="6"/><counter type="BRANCH" missed="3" covered="1"/></class>
+<class name="a/Y"><counter type="LINE" missed="5" covered="0"/></class></package></report>"""
+
+
+def _by_label(result: dict, label: str) -> dict:
+    return next(c for c in result["classes"] if c["label"] == label)
+
+
+def test_xml_counters_per_class_and_method_overloads_summed(tmp_path: Path) -> None:
+    path = tmp_path / "r.xml"
+    path.write_text(XML)
+    report = parse(path)
+    assert report.classes["a/X"].line.covered == 6 and report.classes["a/X"].line.total == 10
+    get = report.methods[("a/X", "get")]
+    assert (get.line.covered, get.line.total, get.branch.covered, get.branch.total) == (2, 6, 1, 4)
+    found = {r.label: r for r in rows(report, (Target("X", "broker", ("a/Old", "a/X")),
+                                               Target("X#get", "broker", ("a/X",), method="get"),
+                                               Target("X#gone", "broker", ("a/X",), method="gone"),
+                                               Target("Z", "broker", ("a/Z",))))}
+    assert found["X"].java_class == "a/X" and found["X"].measured.branch.percent() == 25.0
+    assert found["X#get"].measured.line.percent() == 33.3
+    assert found["X#gone"].measured.line.total == 0  # a missing method is 0 of 0, not the class
+    assert found["Z"].measured is None and found["Z"].to_json()["present"] is False
+    assert report.classes["a/Y"].branch.percent() is None
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<html/>")
+    with pytest.raises(ToolError):
+        parse(bad)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--cases", "0"], ["--cases", "10001"], ["--schedules", "0"], ["--steps", "0"], ["--steps", "5001"],
+    ["--corpus", "/nonexistent/corpus"], ["--harness", "conformance", "--corpus", "."],
+    ["--profile", "v9"], ["--harness", "live"], ["--harness", "conformance", "--traces", "x.itf.json"],
+    ["--traces", "/nonexistent.itf.json"],
+])
+def test_bad_arguments_exit_2(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["coverage", "--out", str(tmp_path), *argv])
+    except SystemExit as exit_:  # argparse's own choices errors
+        code = int(exit_.code or 0)
+    assert code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_folder_without_a_campaign_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "--harness", "lockstep", "--corpus", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "not a fuzz campaign folder" in capsys.readouterr().err
+
+
+def test_tlc_counterexamples_and_push_traces_are_refused_before_any_jvm(tmp_path: Path) -> None:
+    from popverify.coverage import replay
+    from popverify.errors import UsageError
+
+    tlc = tmp_path / "tlc.itf.json"
+    tlc.write_text(json.dumps({"#meta": {"format": "ITF", "source": "TLC 2.18"}, "vars": [], "states": []}))
+    with pytest.raises(UsageError, match="not one written by popverify"):
+        replay.load_traces([tlc], "v5.0")
+    push = tmp_path / "push.itf.json"
+    assert main(["simulate", "--profile", "v5.0", "--mode", "push", "--seed", "1", "--steps", "5",
+                 "--trace", str(push)]) == 0
+    with pytest.raises(UsageError, match="push trace"):
+        replay.load_traces([push], "v5.0")
+
+
+def test_a_simulate_trace_is_replayed_for_its_own_profile_only(tmp_path: Path) -> None:
+    from popverify.coverage import replay
+
+    trace = tmp_path / "pop.itf.json"
+    assert main(["simulate", "--profile", "develop", "--seed", "3", "--steps", "20", "--trace", str(trace)]) == 0
+    [schedule] = replay.load_traces([trace], "develop")
+    assert schedule.seed == 3 and len(schedule.actions) == 20 and schedule.source == str(trace)
+    assert replay.load_traces([trace], "v5.0") == []
+
+
+def test_update_spec_merges_profiles_and_regenerates_the_table(tmp_path: Path) -> None:
+    md, js = tmp_path / "coverage.md", tmp_path / "coverage.json"
+    md.write_text(f"intro\n{tables.START}\nold\n{tables.END}\noutro\n")
+    counter = {"covered": 1, "total": 4, "percent": 25.0}
+    profile = {"profile": "v5.0", "release": "5.0.0", "seconds": 3.2,
+               "sources": {"conformance": {"checks": [{}], "cases": 7}},
+               "classes": [{"label": "X", "side": "broker", "line": counter, "branch": None}]}
+    tables.update_spec(md, js, {"jacoco": "0.8.12", "profiles": {"v5.0": profile}}, "popverify coverage --x")
+    text = md.read_text()
+    assert text.startswith("intro\n") and text.endswith("outro\n") and "old" not in text
+    assert "| X | broker | 25.0 % (1/4) | absent |" in text and "`popverify coverage --x`" in text
+    assert "seconds" not in js.read_text()  # the spec keeps no wall-clock figures
+    (tmp_path / "plain.md").write_text("no block")
+    with pytest.raises(Exception, match="no <!-- coverage:start -->"):
+        tables.update_spec(tmp_path / "plain.md", js, {"jacoco": "0.8.12", "profiles": {}}, "c")
+
+
+def test_report_section_has_table_and_chart() -> None:
+    profile = {"release": "5.0.0", "sources": {"lockstep": {"error": "no harness"}},
+               "classes": [{"label": "PopMessageProcessor", "side": "broker",
+                            "line": {"covered": 3, "total": 10, "percent": 30.0},
+                            "branch": {"covered": 1, "total": 4, "percent": 25.0}},
+                           {"label": "BatchAckMsg", "side": "format", "line": None, "branch": None}]}
+    section = coverage_html({"jacoco": "0.8.12", "profiles": {"v5.0": profile}})
+    assert '<table id="coverage">' in section and "<svg" in section and "25.0 %" in section
+    assert "absent" in section and 'class="failed"' in section  # a failed source is shown as failed
+    assert "popverify coverage --out" in coverage_html(None)
+
+
+def test_verify_report_picks_up_coverage_json_of_its_folder(tmp_path: Path) -> None:
+    from popverify.verify import report
+
+    counter = {"covered": 2, "total": 8, "percent": 25.0}
+    coverage = {"jacoco": "0.8.12", "profiles": {"v5.0": {"release": "5.0.0", "sources": {}, "classes": [
+        {"label": "PopReviveService", "side": "broker", "line": counter, "branch": counter}]}}}
+    (tmp_path / "coverage.json").write_text(json.dumps(coverage))
+    summary = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
+    report.write(summary, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert '<table id="coverage">' in page and "PopReviveService" in page and 'id="coverage-chart"' in page
+    assert json.loads((tmp_path / "summary.json").read_text())["coverage"] == coverage
+    (tmp_path / "coverage.json").write_text("{not json")
+    broken = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
+    report.write(broken, tmp_path)
+    assert "coverage" in broken["unavailable"] and "no coverage measured" in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_conformance_harness_under_jacoco_counts_exercised_classes_only(tmp_path: Path) -> None:
+    result = measure_profile("v5.0", tmp_path, cases=5, seed=0)
+    assert result["sources"]["conformance"]["cases"] > 0
+    pq = _by_label(result, "ProcessQueue")
+    assert pq["branch"]["covered"] > 0 and pq["line"]["covered"] > 0
+    # never run by the conformance checks: present in 5.0.0's jar and read 0 %
+    pop = _by_label(result, "PopMessageProcessor")
+    assert pop["present"] and pop["branch"]["covered"] == 0 and pop["branch"]["total"] > 100
+    assert _by_label(result, "BatchAckMsg")["present"] is False  # not in 5.0.0
+    # the same execution data against another release's jars is refused, not read as 0 %
+    with pytest.raises(ToolError, match="does not match"):
+        jacoco.report_xml([tmp_path / "5.0.0-conformance.exec"], nonlive.classpath_jars("5.5.0"),
+                          tmp_path / "mismatch.xml")
+
+
+@pytest.mark.slow
+def test_the_command_writes_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "--harness", "conformance", "--profile", "develop", "--cases", "3",
+                 "--out", str(tmp_path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result == json.loads((tmp_path / "coverage.json").read_text())
+    assert result["profiles"]["develop"]["release"] == "5.5.0"
+    assert "| ProcessQueue | client |" in (tmp_path / "coverage.md").read_text()
+
+
+def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None:
+    from popverify.coverage import replay
+    from spark_fuzz.runs import run_row
+
+    corpus = replay.short_campaign(tmp_path, "v5.0", 3, 15)
+    schedules = replay.load_corpus(corpus, "v5.0", 2)
+    assert [s.seed for s in schedules] == [0, 1] and all(len(s.actions) == 15 for s in schedules)
+    row = run_row("v5.0", "pop", 1, 15, None, 0)  # what a campaign's first round computes for seed 1
+    assert [a.to_json() for a in schedules[1].actions] == json.loads(row["schedule"])
+    with pytest.raises(Exception, match="no POP runs of profile develop"):
+        replay.load_corpus(corpus, "develop", 5)
+
+
+def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpolls() -> None:
+    from popverify.coverage.replay import Adapted
+    from popverify.sim.scenario import Action
+
+    class Pending:
+        consumer = 1
+
+    class FakeLockstep:  # what Adapted reads of a replay: the POP in flight
+        pending: object | None = None
+
+    ls = FakeLockstep()
+    plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("ack", (0, 3)),
+                    Action("pop_step", (1,))), ls, consumers=2)
+    out = []
+    for action in plan:
+        out.append(action.to_json())
+        if action.kind == "pop":
+            ls.pending = Pending()
+        elif action.kind == "pop_step" and len(out) == 3:
+            ls.pending = None  # the second pop_step answers the POP
+    assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["ack", 0, 3], ["pop_step", 1]]
+    assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, 1, 1, 5)
