@@ -18,7 +18,7 @@ from popverify.tools import ToolError
 # Order is the order `popverify --help` lists them.
 COMMANDS = (
     "doctor", "simulate", "replay", "bench", "allocate", "tlc", "prove",
-    "fuzz", "shrink", "conformance", "mutate", "verify",
+    "fuzz", "shrink", "conformance", "mutate", "verify", "live",
 )
 
 

@@ -1,0 +1,200 @@
+"""One live session: cluster up, topic and group, workload with faults, drain, stop, check.
+
+Everything started (three JVMs, mqadmin runs, client threads) is stopped in ``finally``;
+the live command turns SIGTERM into KeyboardInterrupt so that path also runs on a kill.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import attrs
+
+from popverify.live.check import LiveVerdict, check_history
+from popverify.live.cluster import CLUSTER_NAME, Cluster
+from popverify.live.faults import Fault, schedule
+from popverify.live.history import History
+from popverify.live.report import write_report
+from popverify.live.workload import GROUP, TOPIC, Behaviour, Consumer, Producer
+
+QUEUES = 4
+# Release -> the model profile whose expectations it is compared with (spec/expectations.json).
+PROFILES = {"5.0.0": "v5.0"}
+DEFAULT_PROFILE = "develop"
+
+
+@attrs.frozen
+class LiveConfig:
+    """Arguments of one live session (bounds are checked by the live command)."""
+
+    release: str
+    duration_s: int = 60
+    faults: tuple[str, ...] = ()
+    clients: int = 2
+    seed: int = 0
+    drain_s: int = 60
+    out: Path = Path("popverify-out/live")
+    behaviour: Behaviour = Behaviour()
+    keep_workdir: bool = False
+
+
+@attrs.frozen
+class LiveResult:
+    """What a session produced."""
+
+    config: LiveConfig
+    verdict: LiveVerdict
+    fault_schedule: tuple[Fault, ...]
+    seconds: dict[str, float]
+    drained: bool
+    history_path: Path
+    report_path: Path
+    leftover_pids: tuple[int, ...]
+
+
+def _apply(fault: Fault, cluster: Cluster, consumers: list[Consumer], history: History,
+           spawn: Callable[[int], Consumer]) -> None:
+    begin = {"kind": fault.kind, "phase": "begin", "length_s": fault.length_s}
+    if fault.kind == "kill":
+        history.add("info", "fault", "nemesis", value=begin)
+        cluster.kill("broker")
+        history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "killed"})
+        cluster.start_component("broker")
+    elif fault.kind == "pause":
+        history.add("info", "fault", "nemesis", value=begin)
+        cluster.pause("broker")
+        time.sleep(fault.length_s)
+        cluster.resume("broker")
+    elif fault.kind == "proxy":
+        history.add("info", "fault", "nemesis", value=begin)
+        cluster.restart("proxy", hard=False)
+    elif fault.kind == "consumer":
+        history.add("info", "fault", "nemesis", value=dict(begin, target=f"consumer-{fault.target}"))
+        victim = consumers[fault.target]
+        victim.crash()
+        consumers[fault.target] = spawn(fault.target)
+    elif fault.kind == "timeout":
+        history.add("info", "fault", "nemesis", value=begin)
+        for c in consumers:
+            c.timeout_window.set()
+        time.sleep(fault.length_s)
+        for c in consumers:
+            c.timeout_window.clear()
+    history.add("info", "fault", "nemesis", value={"kind": fault.kind, "phase": "end"})
+
+
+def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
+    """Run one session and write history.jsonl, faults.json, summary.json and report.md to
+    ``config.out``."""
+    config.out.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix=f"popverify-live-{config.release}-"))
+    cluster = Cluster(config.release, workdir)
+    history = History()
+    faults = schedule(config.faults, config.duration_s, config.clients, config.seed)
+    (config.out / "faults.json").write_text(json.dumps([f.to_json() for f in faults], indent=2) + "\n")
+    seconds: dict[str, float] = {}
+    consumers: list[Consumer] = []
+    retired: list[Consumer] = []
+    producer: Producer | None = None
+    drained = False
+    generation = [0]
+
+    def spawn(index: int) -> Consumer:
+        generation[0] += 1
+        rng = random.Random(config.seed * 1_000_003 + generation[0])
+        c = Consumer(f"consumer-{index}.{generation[0]}", cluster.proxy_endpoint, history, rng, config.behaviour)
+        c.start()
+        return c
+
+    began = time.monotonic()
+    try:
+        progress(f"starting RocketMQ {config.release} namesrv, broker, proxy in {workdir}")
+        cluster.start()
+        seconds["cluster_start"] = round(time.monotonic() - began, 1)
+        t0 = time.monotonic()
+        cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
+        cluster.run_admin("updateSubGroup", "-c", CLUSTER_NAME, "-g", GROUP)
+        seconds["admin"] = round(time.monotonic() - t0, 1)
+        progress(f"topic {TOPIC} and group {GROUP} created; workload for {config.duration_s} s, "
+                 f"{len(faults)} fault(s)")
+        t0 = time.monotonic()
+        history.started_ms = time.time_ns() // 1_000_000
+        history.add("info", "phase", "runner", value="workload")
+        producer = Producer(cluster.proxy_endpoint, history)
+        producer.start()
+        consumers = [spawn(i) for i in range(config.clients)]
+        pending = list(faults)
+        while time.monotonic() - t0 < config.duration_s:
+            if pending and time.monotonic() - t0 >= pending[0].at_s:
+                fault = pending.pop(0)
+                progress(f"fault at {time.monotonic() - t0:.1f} s: {fault.kind}")
+                before = list(consumers)
+                _apply(fault, cluster, consumers, history, spawn)
+                retired.extend(c for c in before if c not in consumers)
+            time.sleep(0.1)
+        seconds["workload"] = round(time.monotonic() - t0, 1)
+        producer.join(15)
+        history.add("info", "phase", "runner", value="drain")
+        progress(f"drain: consumers ack everything, up to {config.drain_s} s")
+        t0 = time.monotonic()
+        for c in consumers:
+            c.draining.set()
+        while time.monotonic() - t0 < config.drain_s:
+            if _all_acked(history):
+                drained = True
+                break
+            time.sleep(0.5)
+        seconds["drain"] = round(time.monotonic() - t0, 1)
+        history.add("info", "phase", "runner", value="end")
+    finally:
+        if producer is not None:
+            producer.stopping.set()
+        for c in consumers + retired:
+            c.stopping.set()
+        for c in consumers + retired:
+            c.join(10)
+        t0 = time.monotonic()
+        cluster.stop()
+        seconds["stop"] = round(time.monotonic() - t0, 1)
+        history.write(config.out / "history.jsonl")
+        if not config.keep_workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    seconds["total"] = round(time.monotonic() - began, 1)
+    verdict = check_history(history.snapshot())
+    profile = PROFILES.get(config.release, DEFAULT_PROFILE)
+    report_path = write_report(config.out, config.release, profile, history.snapshot(), verdict, faults, seconds,
+                               drained)
+    result = LiveResult(config, verdict, tuple(faults), seconds, drained, config.out / "history.jsonl", report_path,
+                        tuple(cluster.pids()))
+    (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
+    return result
+
+
+def _all_acked(history: History) -> bool:
+    sent = set()
+    acked = set()
+    for op in history.snapshot():
+        if op.f == "send" and op.type == "ok":
+            sent.add(op.key)
+        elif op.f == "ack" and op.type in ("ok", "timeout"):
+            acked.add(op.key)
+    return bool(sent) and sent <= acked
+
+
+def summary_json(result: LiveResult) -> dict[str, object]:
+    """The machine-readable summary of a session (``--json`` prints it)."""
+    v = result.verdict
+    return {
+        "release": result.config.release, "seed": result.config.seed, "duration_s": result.config.duration_s,
+        "clients": result.config.clients, "faults": [f.to_json() for f in result.fault_schedule],
+        "totals": v.totals.to_json(), "totals_consistent": v.totals.consistent(), "properties": v.checked,
+        "violations": [x.to_json() for x in v.violations], "excused_violations": v.excused,
+        "drained": result.drained, "seconds": result.seconds, "history": str(result.history_path),
+        "report": str(result.report_path), "leftover_pids": list(result.leftover_pids),
+    }
