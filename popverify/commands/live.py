@@ -16,7 +16,7 @@ from popverify.errors import UsageError
 # Bounds (documented in README.md and spec/live.md).
 DURATION_S = (10, 1800)
 CLIENTS = (1, 8)
-DRAIN_S = (20, 600)
+DRAIN_S = (30, 600)
 SEED = (0, 2**31 - 1)
 RELEASE_RE = re.compile(r"^5\.\d+\.\d+$")
 
@@ -29,6 +29,20 @@ def _bounded(name: str, value: int, bounds: tuple[int, int]) -> int:
 
 def _sigterm(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # run_live's finally stops every JVM it started
+
+
+def _client_logs_to(path: Path) -> None:
+    """The Python client's gRPC callbacks log a traceback for every refused heartbeat while a
+    fault holds the proxy or broker down (concurrent.futures 'exception calling callback');
+    those go to ``client.log`` in the output folder, not the terminal."""
+    import logging
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    for name in ("concurrent.futures", "asyncio", "grpc"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.propagate = False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     except ModuleNotFoundError as err:
         from popverify.tools import ToolError
         raise ToolError("rocketmq-python-client is not installed: run `bash scripts/setup.sh`") from err
+    _client_logs_to(Path(args.out) / "client.log")
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         result = run_live(config, progress=lambda m: print(f"[live] {m}", file=sys.stderr, flush=True))
@@ -78,8 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--release", required=True, help="RocketMQ release from Maven Central, e.g. 5.5.0 or 5.0.0")
     parser.add_argument("--duration", type=int, default=60,
                         help=f"workload seconds, {DURATION_S[0]}..{DURATION_S[1]} (default 60)")
-    parser.add_argument("--drain", type=int, default=60,
-                        help=f"at most this many seconds of ack-everything drain, {DRAIN_S[0]}..{DRAIN_S[1]} (default 60)")
+    parser.add_argument("--drain", type=int, default=90,
+                        help=f"at most this many seconds of ack-everything drain, {DRAIN_S[0]}..{DRAIN_S[1]} (default 90)")
     parser.add_argument("--faults", default="", help="comma list of kill, pause, proxy, consumer, timeout")
     parser.add_argument("--clients", type=int, default=2,
                         help=f"POP consumers, {CLIENTS[0]}..{CLIENTS[1]} (default 2)")

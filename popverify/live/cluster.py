@@ -49,6 +49,15 @@ LOGBACK = """<configuration>
 """
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL this JVM when the popverify process dies, even by
+    SIGKILL (Linux prctl PR_SET_PDEATHSIG), so no broker outlives its run."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # 1 == PR_SET_PDEATHSIG
+
+
 def _require(tool: str) -> str:
     path = shutil.which(tool)
     if path is None:
@@ -182,7 +191,7 @@ class Cluster:
         began = time.monotonic()
         proc = subprocess.Popen(self._command(component, self._args(component)), stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, cwd=self.workdir, start_new_session=True,
-                                env=self._env())
+                                env=self._env(), preexec_fn=_die_with_parent)
         log.close()
         self.procs[component] = proc
         self.starts[component] = self.starts.get(component, 0) + 1
@@ -206,7 +215,8 @@ class Cluster:
         cmd = self._command("admin", [*args, "-n", self.namesrv_addr])
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.workdir,
-                                  start_new_session=True, check=False, env=self._env())
+                                  start_new_session=True, check=False, env=self._env(),
+                                  preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired as err:
             raise ToolError(f"mqadmin {args[0]} did not finish within {timeout:.0f} s") from err
         if proc.returncode != 0 or "Exception" in proc.stdout:

@@ -27,6 +27,9 @@ INVISIBLE_CHOICES_S = (10, 12, 15)
 CHANGE_CHOICES_S = (10, 12)
 SEND_INTERVAL_S = 0.1
 LONG_POLL_S = 2
+# The drain is quiet when nothing was delivered for longer than any invisible time asked for
+# plus revive's margin: a message still owed would have come back by then.
+QUIET_S = max(INVISIBLE_CHOICES_S + CHANGE_CHOICES_S) + 8
 
 
 def _error_text(err: BaseException) -> str:
@@ -47,7 +50,7 @@ class Behaviour:
     drop: int = 8            # keep no promise: neither ack nor change (redelivered after the deadline)
     change: int = 12         # changeInvisibleDuration, then ack
     ack_timeout: int = 30    # inside a client-timeout fault window: the client gives up waiting at once
-    fake_ack: bool = False   # test-only broken client: records acks it never sends
+    fake_acks: int = 0       # test-only broken client: records this many acks it never sends, then crashes
 
 
 @attrs.define
@@ -65,6 +68,7 @@ class Consumer:
     stopping: threading.Event = attrs.Factory(threading.Event)
     crashed: threading.Event = attrs.Factory(threading.Event)
     thread: threading.Thread | None = None
+    faked: int = 0
     _client: Any = None
 
     def start(self) -> None:
@@ -142,9 +146,12 @@ class Consumer:
             self.history.add("ok", "change", self.name, key=key, handle=msg.receipt_handle, value=seconds)
         self.history.add("info", "process", self.name, key=key)
         self.history.add("invoke", "ack", self.name, key=key, handle=msg.receipt_handle)
-        if self.behaviour.fake_ack:
-            # Test-only broken client: claims the ack without sending it.
+        if self.faked < self.behaviour.fake_acks:
+            # Test-only broken client: claims the ack without sending it, and crashes after the last.
+            self.faked += 1
             self.history.add("ok", "ack", self.name, key=key, handle=msg.receipt_handle)
+            if self.faked == self.behaviour.fake_acks:
+                self.crash()
             return
         give_up = not drain and self.timeout_window.is_set() and self.rng.randrange(100) < self.behaviour.ack_timeout
         try:
