@@ -13,8 +13,8 @@ def run(args: argparse.Namespace) -> int:
     from popverify.conformance import CHECKS, VERSIONS, run_checks
 
     if args.live:
-        raise UsageError("--live (a real NameServer and Broker on loopback) is not built yet; "
-                         "see spec/conformance.md")
+        raise UsageError("--live is `popverify live --release 5.5.0` (a real NameServer, Broker and Proxy on "
+                         "loopback, real POP clients, faults, the history checker); see spec/live.md")
     if args.cases < 1:
         raise UsageError("--cases must be >= 1")
     names = tuple(n for n in (args.checks or ",".join(CHECKS)).split(",") if n)
@@ -45,6 +45,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--checks", default=None, help="comma list: allocation, process_queue, formats")
     parser.add_argument("--versions", default=None, help="comma list of RocketMQ versions: 5.0.0, 5.3.3")
-    parser.add_argument("--live", action="store_true", help="also run a real broker on loopback (not built yet)")
+    parser.add_argument("--live", action="store_true", help="points to `popverify live` (a real broker on loopback)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

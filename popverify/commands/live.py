@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     config = LiveConfig(release=args.release, duration_s=_bounded("duration", args.duration, DURATION_S),
                         faults=tuple(dict.fromkeys(kinds)), clients=_bounded("clients", args.clients, CLIENTS),
                         seed=_bounded("seed", args.seed, SEED), drain_s=_bounded("drain", args.drain, DRAIN_S),
-                        out=Path(args.out))
+                        out=Path(args.out), scenario=args.scenario or "")
+    if config.scenario and config.faults:
+        raise UsageError("--scenario f2 runs alone: leave out --faults")
     try:
         import rocketmq  # noqa: F401
     except ModuleNotFoundError as err:
@@ -81,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {pid:6} {status}")
         for x in v.violations[:20]:
             print(f"  violation {x.property_id} at op {x.step}: {x.message}")
+        if result.outcome:
+            print(f"scenario {config.scenario}: {result.outcome}")
         print(f"report: {result.report_path}  history: {result.history_path}  seconds: {result.seconds}")
     if not v.totals.consistent() or not v.totals.attempted_sends:
         print("live: the history is empty or its totals are inconsistent", file=sys.stderr)
@@ -101,5 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--mode", choices=("pop", "push"), default="pop", help="pop (push is not built)")
     parser.add_argument("--seed", type=int, default=0, help=f"{SEED[0]}..{SEED[1]}")
     parser.add_argument("--out", default="popverify-out/live", help="folder for history, report and summary")
+    parser.add_argument("--scenario", choices=("f2",), default=None,
+                        help="f2: changeInvisibleTime on an expired, revived handle (spec/live.md) instead of the workload")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

@@ -18,6 +18,7 @@ import attrs
 
 from popverify.live.check import LiveVerdict, check_history
 from popverify.live.cluster import CLUSTER_NAME, Cluster
+from popverify.live.f2 import run_f2
 from popverify.live.faults import Fault, schedule
 from popverify.live.history import History
 from popverify.live.report import write_report
@@ -43,6 +44,7 @@ class LiveConfig:
     behaviour: Behaviour = Behaviour()
     broken: Behaviour | None = None   # test-only: consumer 0 of the first generation behaves so
     keep_workdir: bool = False
+    scenario: str = ""                # "f2": the F2 scenario (popverify/live/f2.py) instead of the workload
 
 
 @attrs.frozen
@@ -58,6 +60,7 @@ class LiveResult:
     report_path: Path
     leftover_pids: tuple[int, ...]
     workdir: Path
+    outcome: str = ""
 
 
 def _apply(fault: Fault, cluster: Cluster, consumers: list[Consumer], history: History,
@@ -107,6 +110,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     retired: list[Consumer] = []
     producer: Producer | None = None
     drained = False
+    outcome = ""
     generation = [0]
 
     def spawn(index: int) -> Consumer:
@@ -130,36 +134,41 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                  f"{len(faults)} fault(s)")
         t0 = time.monotonic()
         history.started_ms = time.time_ns() // 1_000_000
-        history.add("info", "phase", "runner", value="workload")
-        producer = Producer(cluster.proxy_endpoint, history)
-        producer.start()
-        consumers = [spawn(i) for i in range(config.clients)]
-        pending = list(faults)
-        while time.monotonic() - t0 < config.duration_s:
-            if pending and time.monotonic() - t0 >= pending[0].at_s:
-                fault = pending.pop(0)
-                progress(f"fault at {time.monotonic() - t0:.1f} s: {fault.kind}")
-                before = list(consumers)
-                _apply(fault, cluster, consumers, history, spawn)
-                retired.extend(c for c in before if c not in consumers)
-            time.sleep(0.1)
-        seconds["workload"] = round(time.monotonic() - t0, 1)
-        for fault in pending:
-            # Earlier faults (a broker restart) ran late; the schedule says which never ran.
-            history.add("info", "fault", "nemesis", value={"kind": fault.kind, "phase": "skipped"})
-            progress(f"fault {fault.kind} at {fault.at_s} s skipped: the workload ended first")
-        producer.join(15)
-        history.add("info", "phase", "runner", value="drain")
-        progress(f"drain: consumers ack everything, up to {config.drain_s} s")
-        t0 = time.monotonic()
-        for c in consumers:
-            c.draining.set()
-        while time.monotonic() - t0 < config.drain_s:
-            if _quiet(history):
-                drained = True
-                break
-            time.sleep(0.5)
-        seconds["drain"] = round(time.monotonic() - t0, 1)
+        if config.scenario == "f2":
+            outcome = run_f2(cluster.proxy_endpoint, history, progress)
+            seconds["scenario"] = round(time.monotonic() - t0, 1)
+            drained = True
+        else:
+            history.add("info", "phase", "runner", value="workload")
+            producer = Producer(cluster.proxy_endpoint, history)
+            producer.start()
+            consumers = [spawn(i) for i in range(config.clients)]
+            pending = list(faults)
+            while time.monotonic() - t0 < config.duration_s:
+                if pending and time.monotonic() - t0 >= pending[0].at_s:
+                    fault = pending.pop(0)
+                    progress(f"fault at {time.monotonic() - t0:.1f} s: {fault.kind}")
+                    before = list(consumers)
+                    _apply(fault, cluster, consumers, history, spawn)
+                    retired.extend(c for c in before if c not in consumers)
+                time.sleep(0.1)
+            seconds["workload"] = round(time.monotonic() - t0, 1)
+            for fault in pending:
+                # Earlier faults (a broker restart) ran late; the schedule says which never ran.
+                history.add("info", "fault", "nemesis", value={"kind": fault.kind, "phase": "skipped"})
+                progress(f"fault {fault.kind} at {fault.at_s} s skipped: the workload ended first")
+            producer.join(15)
+            history.add("info", "phase", "runner", value="drain")
+            progress(f"drain: consumers ack everything, up to {config.drain_s} s")
+            t0 = time.monotonic()
+            for c in consumers:
+                c.draining.set()
+            while time.monotonic() - t0 < config.drain_s:
+                if _quiet(history):
+                    drained = True
+                    break
+                time.sleep(0.5)
+            seconds["drain"] = round(time.monotonic() - t0, 1)
         history.add("info", "phase", "runner", value="end")
     finally:
         if producer is not None:
@@ -180,7 +189,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     report_path = write_report(config.out, config.release, profile, history.snapshot(), verdict, faults, seconds,
                                drained)
     result = LiveResult(config, verdict, tuple(faults), seconds, drained, config.out / "history.jsonl", report_path,
-                        tuple(cluster.pids()), workdir)
+                        tuple(cluster.pids()), workdir, outcome)
     (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
     return result
 
@@ -212,5 +221,5 @@ def summary_json(result: LiveResult) -> dict[str, object]:
         "violations": [x.to_json() for x in v.violations], "excused_violations": v.excused,
         "drained": result.drained, "seconds": result.seconds, "history": str(result.history_path),
         "report": str(result.report_path), "leftover_pids": list(result.leftover_pids),
-        "workdir": str(result.workdir),
+        "workdir": str(result.workdir), "scenario": result.config.scenario, "outcome": result.outcome,
     }

@@ -37,14 +37,14 @@ def test_session_with_a_broken_consumer_is_caught_and_stops_everything(tmp_path:
     from popverify.live.run import LiveConfig, run_live
     from popverify.live.workload import Behaviour
 
-    config = LiveConfig(release=RELEASE, duration_s=20, clients=2, seed=3, drain_s=90, out=tmp_path,
+    config = LiveConfig(release=RELEASE, duration_s=12, clients=2, seed=3, drain_s=90, out=tmp_path,
                         broken=Behaviour(drop=0, change=0, fake_acks=3))
     result = run_live(config, progress=lambda m: None)
     assert result.leftover_pids == () and _jvms_of(str(result.workdir)) == []
     ops = [line for line in (tmp_path / "history.jsonl").read_text().splitlines() if line]
     assert ops and (tmp_path / "report.md").is_file() and (tmp_path / "summary.json").is_file()
     t = result.verdict.totals
-    assert t.consistent() and t.acknowledged_sends > 50 and t.deliveries >= t.acknowledged_sends
+    assert t.consistent() and t.acknowledged_sends > 30 and t.deliveries >= t.acknowledged_sends
     # The broken consumer (consumer-0.1) claimed three acks it never sent, then crashed: the real
     # broker redelivers those messages after their invisible time, which NSR-1 flags -- and
     # nothing else is flagged.
