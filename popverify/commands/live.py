@@ -66,12 +66,20 @@ def run(args: argparse.Namespace) -> int:
     try:
         import rocketmq  # noqa: F401
     except ModuleNotFoundError as err:
-        from popverify.tools import ToolError
-        raise ToolError("rocketmq-python-client is not installed: run `bash scripts/setup.sh`") from err
+        from popverify.tools import ToolError as MissingTool
+        raise MissingTool("rocketmq-python-client is not installed: run `bash scripts/setup.sh`") from err
     _client_logs_to(Path(args.out) / "client.log")
     previous = signal.signal(signal.SIGTERM, _sigterm)
+    import grpc
+    from rocketmq.v5.exception.client_exception import ClientException
+
+    from popverify.tools import ToolError
     try:
         result = run_live(config, progress=lambda m: print(f"[live] {m}", file=sys.stderr, flush=True))
+    except (ClientException, grpc.RpcError) as err:
+        # Only where the run cannot go on without the answer (the F2 scenario's one send); the
+        # workload records client errors in the history instead. Every JVM is stopped by now.
+        raise ToolError(f"the RocketMQ client failed: {type(err).__name__}: {str(err)[:300]}") from err
     finally:
         signal.signal(signal.SIGTERM, previous)
     v = result.verdict

@@ -39,13 +39,15 @@ def _timeline(ops: list[Op]) -> list[str]:
     for b in range(0, max(rows) + 1):
         row = rows.get(b, {"send": 0, "deliver": 0, "ack": 0, "fail": 0})
         here = marks.get(b, [])
+        during = set(active)   # a fault active at any moment of this window
         for m in here:
             kind, _, phase = m.partition(":")
             if phase == "begin":
                 active.add(kind)
+                during.add(kind)
             elif phase == "end":
                 active.discard(kind)
-        shown = " ".join(here) + (f" (active: {','.join(sorted(active))})" if active else "")
+        shown = " ".join(here) + (f" (active: {','.join(sorted(during))})" if during else "")
         out.append(f"| {b * BUCKET_MS // 1000} | {row['send']} | {row['deliver']} | {row['ack']} | {row['fail']} "
                    f"| {shown} |")
     return out

@@ -62,7 +62,9 @@ class Consumer:
     history: History
     rng: random.Random
     behaviour: Behaviour
-    request_timeout_s: int = 3
+    # Above the long poll plus the proxy's reserve: with 3 s a loaded proxy answered 40018
+    # ("deadline time remaining is not enough for polling").
+    request_timeout_s: int = 5
     draining: threading.Event = attrs.Factory(threading.Event)
     timeout_window: threading.Event = attrs.Factory(threading.Event)
     stopping: threading.Event = attrs.Factory(threading.Event)

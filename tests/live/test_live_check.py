@@ -151,3 +151,20 @@ def test_bad_arguments_exit_2(argv: list[str], text: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "popverify", "live", *argv], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 2 and text in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_report_shows_totals_matrix_timeline_and_the_operations_around_a_violation(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from popverify.live.faults import Fault
+    from popverify.live.report import write_report
+    ops: list[Op] = []
+    _send(ops, "k-0", 0)
+    _deliver_ack(ops, "k-0", 100, 10_000, 200)
+    _op(ops, "info", "fault", "nemesis", 6_000, value={"kind": "pause", "phase": "begin"})
+    _op(ops, "info", "fault", "nemesis", 9_000, value={"kind": "pause", "phase": "end"})
+    _deliver_ack(ops, "k-0", 10_500, 10_000, 10_600)
+    v = check_history(ops)
+    text = write_report(tmp_path, "5.5.0", "develop", ops, v, [Fault(6.0, "pause", 3.0)], {"total": 1.0},
+                        True).read_text()
+    assert "| lost | 0 |" in text and "| NSR-1 | violated |" in text
+    assert "pause:begin" in text and "(active: pause)" in text
+    assert "### NSR-1 at operation" in text and "Every operation on k-0:" in text

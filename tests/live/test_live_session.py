@@ -77,3 +77,29 @@ def test_sigterm_stops_every_jvm(tmp_path: Path) -> None:
     proc.wait(timeout=90)
     assert proc.returncode != 0
     assert _jvms_of(workdir) == []
+
+
+def test_sigkill_of_popverify_takes_its_jvm_along(tmp_path: Path) -> None:
+    """PR_SET_PDEATHSIG: even a SIGKILL'd popverify leaves no NameServer behind."""
+    script = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from popverify.live.cluster import Cluster, classpath, _require\n"
+        f"c = Cluster({RELEASE!r}, Path(sys.argv[1]))\n"
+        "c._java, c._cp = _require('java'), classpath(c.release)\n"
+        "c.workdir.mkdir(parents=True, exist_ok=True)\n"
+        "c._write_configs()\n"
+        "c.start_component('namesrv')\n"
+        "print('up', flush=True)\n"
+        "time.sleep(600)\n")
+    workdir = str(tmp_path / "cluster")
+    proc = subprocess.Popen([sys.executable, "-c", script, workdir], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "up"
+    assert _jvms_of(workdir)
+    proc.kill()
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while _jvms_of(workdir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _jvms_of(workdir) == []
