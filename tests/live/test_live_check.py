@@ -168,3 +168,19 @@ def test_report_shows_totals_matrix_timeline_and_the_operations_around_a_violati
     assert "| lost | 0 |" in text and "| NSR-1 | violated |" in text
     assert "pause:begin" in text and "(active: pause)" in text
     assert "### NSR-1 at operation" in text and "Every operation on k-0:" in text
+
+
+def test_a_send_stored_twice_is_not_a_redelivery() -> None:
+    """Seen on 5.5.0 with a paused broker: the client retried k-130 and the broker stored it at
+    queue 1 offsets 32 and 33; the two copies were delivered 4 ms apart."""
+    ops: list[Op] = []
+    _send(ops, "k-0", 0)
+    _op(ops, "info", "deliver", t=100, key="k-0", handle=_handle(100, 12_000, 1, 33))
+    _op(ops, "info", "deliver", t=101, key="k-0", handle=_handle(96, 15_000, 1, 32))
+    v = check_history(ops)
+    assert [x.property_id for x in v.violations] == [] and v.totals.stored_twice == 1
+    single: list[Op] = []
+    _send(single, "k-0", 0)
+    _op(single, "info", "deliver", t=100, key="k-0", handle=_handle(100, 12_000, 1, 33))
+    _op(single, "info", "deliver", t=101, key="k-0", handle=_handle(101, 15_000, 1, 33))
+    assert [x.property_id for x in check_history(single).violations] == ["INV-1", "ALO-2"]
