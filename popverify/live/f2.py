@@ -21,9 +21,11 @@ from typing import Any, Callable
 
 from popverify.live.history import History, parse_handle
 from popverify.live.workload import GROUP, TOPIC, _error_text
+from popverify.tools import ToolError
 
 WAIT_S = 25
 WATCH_S = 30
+STARTUP_TRIES = 15
 
 
 def _deliveries(history: History, name: str, msgs: list[Any]) -> None:
@@ -35,17 +37,34 @@ def _deliveries(history: History, name: str, msgs: list[Any]) -> None:
                     offset=handle.offset if handle else None, value={"attempt": msg.delivery_attempt})
 
 
+def _started(make: Callable[[], Any], history: History) -> Any:
+    """A started client; a fresh topic's route can take a few seconds to reach the proxy
+    (5.0.0 answered 'failed to fetch topic route' right after mqadmin created it)."""
+    for _ in range(STARTUP_TRIES):
+        client = make()
+        try:
+            client.startup()
+            return client
+        except Exception as err:  # noqa: BLE001 - the client raises a bare Exception here
+            history.add("info", "start", "f2", error=_error_text(err))
+            try:
+                client.shutdown()
+            except Exception:  # noqa: BLE001, S110 - a client that never started may not shut down
+                pass
+            time.sleep(2)
+    raise ToolError(f"the RocketMQ client could not start within {2 * STARTUP_TRIES} s (see the history)")
+
+
 def run_f2(endpoint: str, history: History, progress: Callable[[str], None], wait_s: int = WAIT_S,
            watch_s: int = WATCH_S) -> str:
     """Run the scenario, recording every operation; returns a one-line outcome."""
     from rocketmq import ClientConfiguration, Credentials, FilterExpression, Message, Producer, SimpleConsumer
 
     config = ClientConfiguration(endpoint, Credentials(), request_timeout=5)
-    producer = Producer(config, (TOPIC,))
-    producer.startup()
-    consumer = SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=2)
+    producer = _started(lambda: Producer(config, (TOPIC,)), history)
+    consumer = _started(lambda: SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=2),
+                        history)
     try:
-        consumer.startup()
         time.sleep(2)  # settings reach the proxy over telemetry first
         msg = Message()
         msg.topic, msg.body, msg.keys = TOPIC, b"f2", "k-0"

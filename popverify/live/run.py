@@ -130,8 +130,8 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
         cluster.run_admin("updateSubGroup", "-c", CLUSTER_NAME, "-g", GROUP)
         seconds["admin"] = round(time.monotonic() - t0, 1)
-        progress(f"topic {TOPIC} and group {GROUP} created; workload for {config.duration_s} s, "
-                 f"{len(faults)} fault(s)")
+        progress(f"topic {TOPIC} and group {GROUP} created; " + ("scenario F2" if config.scenario else
+                 f"workload for {config.duration_s} s, {len(faults)} fault(s)"))
         t0 = time.monotonic()
         history.started_ms = time.time_ns() // 1_000_000
         if config.scenario == "f2":
