@@ -94,8 +94,10 @@ def run(args: argparse.Namespace) -> int:
         if result.outcome:
             print(f"scenario {config.scenario}: {result.outcome}")
         print(f"report: {result.report_path}  history: {result.history_path}  seconds: {result.seconds}")
-    if not v.totals.consistent() or not v.totals.attempted_sends:
-        print("live: the history is empty or its totals are inconsistent", file=sys.stderr)
+    if not v.totals.consistent() or not v.totals.acknowledged_sends:
+        # Silence is not success: a run where no send was acknowledged checked nothing.
+        print("live: no send was acknowledged (see history.jsonl and client.log) or the totals are inconsistent",
+              file=sys.stderr)
         return 1
     return 1 if v.violations else 0
 

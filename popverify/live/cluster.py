@@ -10,6 +10,7 @@ SIGTERM handlers the live command installs.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -84,6 +85,31 @@ def classpath(release: str) -> str:
     return cp_file.read_text().strip()
 
 
+TLS_DIR = TARGET_DIR / "live-tls"
+
+
+def tls_files() -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its PKCS#8 key, made once with openssl.
+
+    5.0.0's proxy serves gRPC over TLS only (GrpcServerBuilder#configSslContext; later
+    releases also accept plaintext). Its test mode makes a fresh self-signed certificate on
+    every start, which the Python client cannot verify; with our own certificate the client
+    trusts it through GRPC_DEFAULT_SSL_ROOTS_FILE_PATH.
+    """
+    cert, key = TLS_DIR / "cert.pem", TLS_DIR / "key.pem"
+    if not (cert.is_file() and key.is_file()):
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            raise ToolError("openssl is not installed: RocketMQ 5.0.0's proxy needs a TLS certificate")
+        TLS_DIR.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                               "-out", str(cert), "-days", "3650", "-subj", "/CN=127.0.0.1",
+                               "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise ToolError(f"openssl could not make a certificate: {proc.stderr[-300:]}")
+    return cert, key
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -122,6 +148,11 @@ class Cluster:
     _java: str = ""
 
     @property
+    def tls(self) -> bool:
+        """Whether clients must speak TLS to this release's proxy (5.0.x: TLS only)."""
+        return self.release.startswith("5.0.")
+
+    @property
     def namesrv_addr(self) -> str:
         return f"127.0.0.1:{self.ports.namesrv}"
 
@@ -148,10 +179,13 @@ class Cluster:
             "mappedFileSizeCommitLog=67108864", "mappedFileSizeConsumeQueue=600000",
             "flushDiskType=ASYNC_FLUSH", "enablePropertyFilter=true", "",
         ]))
-        (conf / "proxy.json").write_text(
-            '{"rocketMQClusterName": "%s", "namesrvAddr": "%s", "proxyMode": "cluster", '
-            '"grpcServerPort": %d, "remotingListenPort": %d}\n'
-            % (CLUSTER_NAME, self.namesrv_addr, self.ports.proxy_grpc, self.ports.proxy_remoting))
+        proxy: dict[str, object] = {"rocketMQClusterName": CLUSTER_NAME, "namesrvAddr": self.namesrv_addr,
+                                     "proxyMode": "cluster", "grpcServerPort": self.ports.proxy_grpc,
+                                     "remotingListenPort": self.ports.proxy_remoting}
+        if self.tls:
+            cert, key = tls_files()
+            proxy.update(grpcTlsTestModeEnable=False, grpcTlsCertPath=str(cert), grpcTlsKeyPath=str(key))
+        (conf / "proxy.json").write_text(json.dumps(proxy) + "\n")
 
     def _command(self, component: str, extra: list[str]) -> list[str]:
         heap = HEAPS[component]

@@ -56,14 +56,14 @@ def _started(make: Callable[[], Any], history: History) -> Any:
 
 
 def run_f2(endpoint: str, history: History, progress: Callable[[str], None], wait_s: int = WAIT_S,
-           watch_s: int = WATCH_S) -> str:
+           watch_s: int = WATCH_S, tls: bool = False) -> str:
     """Run the scenario, recording every operation; returns a one-line outcome."""
     from rocketmq import ClientConfiguration, Credentials, FilterExpression, Message, Producer, SimpleConsumer
 
     config = ClientConfiguration(endpoint, Credentials(), request_timeout=5)
-    producer = _started(lambda: Producer(config, (TOPIC,)), history)
-    consumer = _started(lambda: SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=2),
-                        history)
+    producer = _started(lambda: Producer(config, (TOPIC,), tls_enable=tls), history)
+    consumer = _started(lambda: SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=2,
+                                               tls_enable=tls), history)
     try:
         time.sleep(2)  # settings reach the proxy over telemetry first
         msg = Message()

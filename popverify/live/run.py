@@ -7,6 +7,7 @@ the live command turns SIGTERM into KeyboardInterrupt so that path also runs on 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from typing import Callable
 import attrs
 
 from popverify.live.check import LiveVerdict, check_history
-from popverify.live.cluster import CLUSTER_NAME, Cluster
+from popverify.live.cluster import CLUSTER_NAME, Cluster, tls_files
 from popverify.live.f2 import run_f2
 from popverify.live.faults import Fault, schedule
 from popverify.live.history import History
@@ -25,6 +26,7 @@ from popverify.live.report import write_report
 from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Consumer, Producer
 
 QUEUES = 4
+CONSUMER_READY_S = 30.0
 # Release -> the model profile whose expectations it is compared with (spec/expectations.json).
 PROFILES = {"5.0.0": "v5.0"}
 DEFAULT_PROFILE = "develop"
@@ -117,7 +119,8 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         generation[0] += 1
         rng = random.Random(config.seed * 1_000_003 + generation[0])
         behaviour = config.broken if config.broken is not None and generation[0] == 1 else config.behaviour
-        c = Consumer(f"consumer-{index}.{generation[0]}", cluster.proxy_endpoint, history, rng, behaviour)
+        c = Consumer(f"consumer-{index}.{generation[0]}", cluster.proxy_endpoint, history, rng, behaviour,
+                     tls=cluster.tls)
         c.start()
         return c
 
@@ -125,6 +128,9 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     try:
         progress(f"starting RocketMQ {config.release} namesrv, broker, proxy in {workdir}")
         cluster.start()
+        if cluster.tls:
+            # gRPC core reads its default roots once per process, from this file when set.
+            os.environ["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = str(tls_files()[0])
         seconds["cluster_start"] = round(time.monotonic() - began, 1)
         t0 = time.monotonic()
         cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
@@ -135,14 +141,22 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         t0 = time.monotonic()
         history.started_ms = time.time_ns() // 1_000_000
         if config.scenario == "f2":
-            outcome = run_f2(cluster.proxy_endpoint, history, progress)
+            outcome = run_f2(cluster.proxy_endpoint, history, progress, tls=cluster.tls)
             seconds["scenario"] = round(time.monotonic() - t0, 1)
             drained = True
         else:
             history.add("info", "phase", "runner", value="workload")
-            producer = Producer(cluster.proxy_endpoint, history)
-            producer.start()
             consumers = [spawn(i) for i in range(config.clients)]
+            # The group is new: a POP on a queue without a committed offset starts near its end
+            # (PopMessageProcessor#getInitOffset, ConsumeInitMode.MAX), so messages sent before the
+            # group's first pop are legitimately skipped (seen on 5.0.0). The producer starts
+            # once the consumers have popped (empty) and so initialised the group's offsets.
+            ready = time.monotonic() + CONSUMER_READY_S
+            while _ok_receives(history) < 2 * config.clients and time.monotonic() < ready:
+                time.sleep(0.2)
+            history.add("info", "phase", "runner", value="produce")
+            producer = Producer(cluster.proxy_endpoint, history, tls=cluster.tls)
+            producer.start()
             pending = list(faults)
             while time.monotonic() - t0 < config.duration_s:
                 if pending and time.monotonic() - t0 >= pending[0].at_s:
@@ -192,6 +206,10 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                         tuple(cluster.pids()), workdir, outcome)
     (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
     return result
+
+
+def _ok_receives(history: History) -> int:
+    return sum(1 for op in history.snapshot() if op.f == "receive" and op.type == "ok")
 
 
 def _quiet(history: History) -> bool:

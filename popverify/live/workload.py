@@ -65,6 +65,7 @@ class Consumer:
     # Above the long poll plus the proxy's reserve: with 3 s a loaded proxy answered 40018
     # ("deadline time remaining is not enough for polling").
     request_timeout_s: int = 5
+    tls: bool = False
     draining: threading.Event = attrs.Factory(threading.Event)
     timeout_window: threading.Event = attrs.Factory(threading.Event)
     stopping: threading.Event = attrs.Factory(threading.Event)
@@ -81,7 +82,8 @@ class Consumer:
         from rocketmq import ClientConfiguration, Credentials, FilterExpression, SimpleConsumer
 
         config = ClientConfiguration(self.endpoint, Credentials(), request_timeout=self.request_timeout_s)
-        client = SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=LONG_POLL_S)
+        client = SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=LONG_POLL_S,
+                                tls_enable=self.tls)
         client.startup()
         return client
 
@@ -200,6 +202,7 @@ class Producer:
     thread: threading.Thread | None = None
     sent: int = 0
     max_messages: int = 100_000
+    tls: bool = False
 
     def start(self) -> None:
         self.thread = threading.Thread(target=self._run, name="producer", daemon=True)
@@ -212,7 +215,8 @@ class Producer:
         client = None
         while client is None and not self.stopping.is_set():
             try:
-                client = RmqProducer(ClientConfiguration(self.endpoint, Credentials(), request_timeout=3), (TOPIC,))
+                client = RmqProducer(ClientConfiguration(self.endpoint, Credentials(), request_timeout=3), (TOPIC,),
+                                     tls_enable=self.tls)
                 client.startup()
             except Exception as err:  # noqa: BLE001
                 self.history.add("info", "start", "producer", error=_error_text(err))
