@@ -92,12 +92,15 @@ def run(args: argparse.Namespace) -> int:
         for x in v.violations[:20]:
             print(f"  violation {x.property_id} at op {x.step}: {x.message}")
         if result.outcome:
-            print(f"scenario {config.scenario}: {result.outcome}")
+            print(f"{'scenario ' + config.scenario if config.scenario else 'run stopped'}: {result.outcome}")
         print(f"report: {result.report_path}  history: {result.history_path}  seconds: {result.seconds}")
     if not v.totals.consistent() or not v.totals.acknowledged_sends:
         # Silence is not success: a run where no send was acknowledged checked nothing.
         print("live: no send was acknowledged (see history.jsonl and client.log) or the totals are inconsistent",
               file=sys.stderr)
+        return 1
+    if result.outcome and not config.scenario:
+        print(f"live: {result.outcome}", file=sys.stderr)
         return 1
     return 1 if v.violations else 0
 

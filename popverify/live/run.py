@@ -23,9 +23,11 @@ from popverify.live.f2 import run_f2
 from popverify.live.faults import Fault, schedule
 from popverify.live.history import History
 from popverify.live.report import write_report
+from popverify.tools import ToolError
 from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Consumer, Producer
 
 QUEUES = 4
+RESTART_TRIES = 2
 CONSUMER_READY_S = 30.0
 # Release -> the model profile whose expectations it is compared with (spec/expectations.json).
 PROFILES = {"5.0.0": "v5.0"}
@@ -65,6 +67,10 @@ class LiveResult:
     outcome: str = ""
 
 
+class BrokerDidNotRestart(Exception):
+    """The broker exited at every restart after a kill fault (its logs are in DIR/jvm/)."""
+
+
 def _apply(fault: Fault, cluster: Cluster, consumers: list[Consumer], history: History,
            spawn: Callable[[int], Consumer]) -> None:
     begin = {"kind": fault.kind, "phase": "begin", "length_s": fault.length_s}
@@ -72,7 +78,17 @@ def _apply(fault: Fault, cluster: Cluster, consumers: list[Consumer], history: H
         history.add("info", "fault", "nemesis", value=begin)
         cluster.kill("broker")
         history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "killed"})
-        cluster.start_component("broker")
+        for attempt in range(RESTART_TRIES):
+            try:
+                cluster.start_component("broker")
+                break
+            except ToolError as err:
+                # A broker that cannot start on its own store after SIGKILL is a result, not a
+                # harness error: record it; the run stops after the last try.
+                history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "restart_failed",
+                                                               "attempt": attempt + 1}, error=str(err)[-500:])
+        else:
+            raise BrokerDidNotRestart(f"the broker did not start again after SIGKILL ({RESTART_TRIES} tries)")
     elif fault.kind == "pause":
         history.add("info", "fault", "nemesis", value=begin)
         cluster.pause("broker")
@@ -113,6 +129,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     producer: Producer | None = None
     drained = False
     outcome = ""
+    aborted = ""
     generation = [0]
 
     def spawn(index: int) -> Consumer:
@@ -163,15 +180,23 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                     fault = pending.pop(0)
                     progress(f"fault at {time.monotonic() - t0:.1f} s: {fault.kind}")
                     before = list(consumers)
-                    _apply(fault, cluster, consumers, history, spawn)
+                    try:
+                        _apply(fault, cluster, consumers, history, spawn)
+                    except BrokerDidNotRestart as err:
+                        aborted = str(err)
+                        progress(aborted)
+                        break
                     retired.extend(c for c in before if c not in consumers)
                 time.sleep(0.1)
             seconds["workload"] = round(time.monotonic() - t0, 1)
+            if aborted:
+                pending = []
             for fault in pending:
                 # Earlier faults (a broker restart) ran late; the schedule says which never ran.
                 history.add("info", "fault", "nemesis", value={"kind": fault.kind, "phase": "skipped"})
                 progress(f"fault {fault.kind} at {fault.at_s} s skipped: the workload ended first")
             producer.join(15)
+        if config.scenario != "f2" and not aborted:
             history.add("info", "phase", "runner", value="drain")
             progress(f"drain: consumers ack everything, up to {config.drain_s} s")
             t0 = time.monotonic()
@@ -195,15 +220,19 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         cluster.stop()
         seconds["stop"] = round(time.monotonic() - t0, 1)
         history.write(config.out / "history.jsonl")
+        # The JVMs' own output (start banners, stack traces of failed starts) is small: keep it.
+        (config.out / "jvm").mkdir(exist_ok=True)
+        for out in workdir.glob("*.out"):
+            shutil.copy(out, config.out / "jvm" / out.name)
         if not config.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     seconds["total"] = round(time.monotonic() - began, 1)
-    verdict = check_history(history.snapshot())
+    verdict = check_history(history.snapshot(), drained=not aborted)
     profile = PROFILES.get(config.release, DEFAULT_PROFILE)
     report_path = write_report(config.out, config.release, profile, history.snapshot(), verdict, faults, seconds,
                                drained)
     result = LiveResult(config, verdict, tuple(faults), seconds, drained, config.out / "history.jsonl", report_path,
-                        tuple(cluster.pids()), workdir, outcome)
+                        tuple(cluster.pids()), workdir, outcome or aborted)
     (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
     return result
 
