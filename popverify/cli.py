@@ -21,7 +21,7 @@ from popverify.tools import (Terminated, ToolError, install_signal_handlers, res
 # Order is the order `popverify --help` lists them.
 COMMANDS = (
     "doctor", "simulate", "replay", "bench", "allocate", "tlc", "prove",
-    "fuzz", "shrink", "conformance", "confirm", "mutate", "verify", "findings", "coverage",
+    "fuzz", "shrink", "conformance", "confirm", "mutate", "verify", "findings", "coverage", "live",
 )
 
 

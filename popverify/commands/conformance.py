@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if args.stateful:
         return run_stateful(args)
     if args.live:
-        raise UsageError("--live (a real NameServer and Broker on loopback) is not built yet; "
-                         "see spec/conformance.md")
+        raise UsageError("--live is `popverify live --release 5.5.0` (a real NameServer, Broker and Proxy on "
+                         "loopback, real POP clients, faults, the history checker); see spec/live.md")
     names = args.checks or tuple(CHECKS)
     unknown = set(names) - set(CHECKS)
     if unknown:
@@ -97,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="comma list: allocation, process_queue, formats")
     parser.add_argument("--versions", type=comma_list(None, "version"), default=None,
                         help="comma list of RocketMQ versions: 5.0.0, 5.3.3")
-    parser.add_argument("--live", action="store_true", help="also run a real broker on loopback (not built yet)")
+    parser.add_argument("--live", action="store_true", help="points to `popverify live` (a real broker on loopback)")
     parser.add_argument("--stateful", action="store_true",
                         help="random POP schedules replayed in lockstep on the model and on RocketMQ's broker "
                              "classes (versions 5.0.0, 5.5.0); --cases schedules per version (1..100000)")

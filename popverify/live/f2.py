@@ -1,0 +1,136 @@
+"""The F2 live scenario: changeInvisibleTime on an expired handle whose checkpoint was revived.
+
+The model (spec/properties.md, F2) predicts that ChangeInvisibleTimeProcessor accepts such a
+handle, appends a new CK and acks the old one, so the message lives twice: a clean ack of
+the new handle does not stop the revived copy from being delivered (NSR-1). Here, through the
+proxy with the official Python client:
+
+1. send one message; a consumer receives it with a 10 s invisible time (handle h1);
+2. nobody receives for ``wait_s`` (> 10 s plus revive's delay), so revive puts the copy into
+   ``%RETRY%{group}_{topic}``;
+3. change_invisible_duration(h1, 10 s): recorded ok or fail with the proxy's answer;
+4. when it succeeded, ack the new handle at once (a clean ack);
+5. receive for ``watch_s``: the revived copy arriving now is the F2 resurrection, which the
+   history checker reports as NSR-1.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from popverify.live.history import History, parse_handle
+from popverify.live.workload import GROUP, TOPIC, _error_text
+from popverify.tools import ToolError
+
+WAIT_S = 25
+WATCH_S = 30
+STARTUP_TRIES = 15
+
+
+def _deliveries(history: History, name: str, msgs: list[Any]) -> None:
+    for msg in msgs:
+        handle = parse_handle(msg.receipt_handle or "")
+        keys = sorted(msg.keys or ())
+        history.add("info", "deliver", name, key=keys[0] if keys else None, handle=msg.receipt_handle,
+                    topic=msg.topic, queue=handle.queue_id if handle else None,
+                    offset=handle.offset if handle else None, value={"attempt": msg.delivery_attempt})
+
+
+def _started(make: Callable[[], Any], history: History) -> Any:
+    """A started client; a fresh topic's route can take a few seconds to reach the proxy
+    (5.0.0 answered 'failed to fetch topic route' right after mqadmin created it)."""
+    for _ in range(STARTUP_TRIES):
+        client = make()
+        try:
+            client.startup()
+            return client
+        except Exception as err:  # noqa: BLE001 - the client raises a bare Exception here
+            history.add("info", "start", "f2", error=_error_text(err))
+            try:
+                client.shutdown()
+            except Exception:  # noqa: BLE001, S110 - a client that never started may not shut down
+                pass
+            time.sleep(2)
+    raise ToolError(f"the RocketMQ client could not start within {2 * STARTUP_TRIES} s (see the history)")
+
+
+def run_f2(endpoint: str, history: History, progress: Callable[[str], None], wait_s: int = WAIT_S,
+           watch_s: int = WATCH_S, tls: bool = False) -> str:
+    """Run the scenario, recording every operation; returns a one-line outcome."""
+    from rocketmq import ClientConfiguration, Credentials, FilterExpression, Message, Producer, SimpleConsumer
+
+    config = ClientConfiguration(endpoint, Credentials(), request_timeout=5)
+    producer = _started(lambda: Producer(config, (TOPIC,), tls_enable=tls), history)
+    consumer = _started(lambda: SimpleConsumer(config, GROUP, {TOPIC: FilterExpression()}, await_duration=2,
+                                               tls_enable=tls), history)
+    try:
+        time.sleep(2)  # settings reach the proxy over telemetry first
+        msg = Message()
+        msg.topic, msg.body, msg.keys = TOPIC, b"f2", "k-0"
+        history.add("invoke", "send", "producer", key="k-0")
+        receipt = producer.send(msg)
+        queue = int(str(receipt.message_queue).rsplit(".", 1)[1])
+        history.add("ok", "send", "producer", key="k-0", queue=queue, offset=receipt.offset)
+        held = None
+        for _ in range(20):
+            history.add("invoke", "receive", "consumer-0")
+            try:
+                got = consumer.receive(1, 10)
+            except Exception as err:  # noqa: BLE001 - e.g. 40018 under load: try again
+                history.add("fail", "receive", "consumer-0", error=_error_text(err))
+                continue
+            history.add("ok", "receive", "consumer-0", value=len(got))
+            _deliveries(history, "consumer-0", got)
+            if got:
+                held = got[0]
+                break
+        if held is None:
+            return "the message was never received: scenario not run"
+        h1 = held.receipt_handle
+        progress(f"F2: holding {h1}; waiting {wait_s} s past nothing for revive")
+        time.sleep(wait_s)
+        history.add("invoke", "change", "consumer-0", key="k-0", handle=h1, value=10)
+        try:
+            consumer.change_invisible_duration(held, 10)
+        except Exception as err:  # noqa: BLE001 - the proxy's refusal is the outcome
+            history.add("fail", "change", "consumer-0", key="k-0", error=_error_text(err))
+            outcome = f"changeInvisibleDuration on the expired, revived handle was refused: {_error_text(err)}"
+        else:
+            history.add("ok", "change", "consumer-0", key="k-0", handle=held.receipt_handle, value=10)
+            history.add("invoke", "ack", "consumer-0", key="k-0", handle=held.receipt_handle)
+            try:
+                consumer.ack(held)
+            except Exception as err:  # noqa: BLE001
+                history.add("fail", "ack", "consumer-0", key="k-0", error=_error_text(err))
+                outcome = f"changeInvisibleDuration was accepted but the ack of the new handle failed: {_error_text(err)}"
+            else:
+                history.add("ok", "ack", "consumer-0", key="k-0", handle=held.receipt_handle)
+                outcome = "changeInvisibleDuration on the expired, revived handle was accepted and the new handle acked"
+        progress(f"F2: {outcome}; watching {watch_s} s for the revived copy")
+        end = time.monotonic() + watch_s
+        while time.monotonic() < end:
+            history.add("invoke", "receive", "consumer-0")
+            try:
+                got = consumer.receive(8, 10)
+            except Exception as err:  # noqa: BLE001
+                history.add("fail", "receive", "consumer-0", error=_error_text(err))
+                time.sleep(0.5)
+                continue
+            history.add("ok", "receive", "consumer-0", value=len(got))
+            _deliveries(history, "consumer-0", got)
+            for m in got:
+                history.add("invoke", "ack", "consumer-0", key="k-0", handle=m.receipt_handle)
+                try:
+                    consumer.ack(m)
+                except Exception as err:  # noqa: BLE001
+                    history.add("fail", "ack", "consumer-0", key="k-0", error=_error_text(err))
+                    continue
+                history.add("ok", "ack", "consumer-0", key="k-0", handle=m.receipt_handle)
+        return outcome
+    finally:
+        for client in (consumer, producer):
+            try:
+                client.shutdown()
+            except Exception as err:  # noqa: BLE001 - shutting down is best effort
+                history.add("info", "stop", "f2", error=_error_text(err))
