@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -43,6 +44,8 @@ class ChildResult:
 _LIVE_GROUPS: set[int] = set()
 _LIVE_LOCK = threading.Lock()
 _RECEIVED: list[int] = []  # termination signals received (see terminating_signal)
+# Children a library started for us (Spark's JVM): ended on a termination signal and at exit.
+_ADOPTED: dict[int, subprocess.Popen] = {}
 KILL_GRACE_S = 5.0
 
 
@@ -76,6 +79,32 @@ def run_child(cmd: Sequence[str], *, timeout: float | None = None, cwd: Path | s
         kill_group(proc)
         with _LIVE_LOCK:
             _LIVE_GROUPS.discard(proc.pid)
+
+
+def adopt_child(proc: subprocess.Popen) -> None:
+    """End ``proc`` (a child another library started, e.g. PySpark's gateway JVM, which only
+    notices its parent's exit through a closed stdin and has been seen to outlive it) when
+    popverify receives SIGTERM/SIGHUP and when it exits."""
+    with _LIVE_LOCK:
+        first = not _ADOPTED
+        _ADOPTED[proc.pid] = proc
+    if first:
+        atexit.register(_end_adopted)
+
+
+def _end_adopted() -> None:
+    with _LIVE_LOCK:
+        procs = list(_ADOPTED.values())
+        _ADOPTED.clear()
+    for proc in procs:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -124,6 +153,11 @@ def install_signal_handlers() -> dict[int, object]:
             groups = list(_LIVE_GROUPS)
         for pgid in groups:  # the main thread may be blocked reading a child: end it first
             _end_group(pgid)
+        with _LIVE_LOCK:
+            adopted = list(_ADOPTED.values())
+        for proc in adopted:
+            if proc.poll() is None:
+                proc.terminate()  # Spark's JVM; its Python workers end with it
         raise Terminated(signum)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):

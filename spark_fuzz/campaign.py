@@ -69,6 +69,10 @@ def spark_session(master: str | None):
              .config("spark.task.maxFailures", str(LOCAL_TASK_ATTEMPTS))
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    gateway_jvm = getattr(spark.sparkContext._gateway, "proc", None)  # None under spark-submit
+    if gateway_jvm is not None:
+        from popverify.tools import adopt_child
+        adopt_child(gateway_jvm)  # ends with popverify on SIGTERM and at exit
     if not is_local(spark.sparkContext.master):
         # executors of a cluster (local-cluster included) do not share the driver's sys.path
         spark.sparkContext.addPyFile(str(store.code_zip()))
@@ -151,7 +155,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     out.mkdir(parents=True, exist_ok=True)
     guided_key = guided and rounds > 1
     store.check_manifest(out, {"profile": profile, "mode": mode, "steps": steps, "mutant": mutant,
-                               "guided": guided_key})
+                               "guided": guided_key, "swarm": swarm_digest(mode)})
     spark = spark_session(master)
     parallelism = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
     set_aside: list[Path] = []
@@ -210,6 +214,15 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     from popverify.findings.triage import record
     record(out)  # signature history: `popverify findings` marks what is new since the last campaign
     return summary
+
+
+def swarm_digest(mode: str, seeds: int = 16) -> str:
+    """A short digest of the swarm configurations of the first ``seeds`` seeds."""
+    import hashlib
+
+    from spark_fuzz.runs import swarm_config
+    drawn = [swarm_config(seed, mode).to_json() for seed in range(seeds)]
+    return hashlib.sha1(json.dumps(drawn, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def warm_up(spark, slices: int) -> None:

@@ -69,8 +69,10 @@ def _manifest_path(out: Path, profile: str, mode: str) -> Path:
 
 
 # What determines a row besides its seed (and round, stored in the row); ``runs`` is not part
-# of it: a resume may extend a campaign to more runs.
-KEY_FIELDS = ("profile", "mode", "steps", "mutant", "guided")
+# of it: a resume may extend a campaign to more runs. ``swarm`` is a digest of the swarm
+# configurations the first seeds draw: a change to how configurations are drawn (a new
+# version of popverify) makes old rows another campaign's.
+KEY_FIELDS = ("profile", "mode", "steps", "mutant", "guided", "swarm")
 
 
 def check_manifest(out: Path, key: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from popverify.cli import main
+from popverify.tools import run_child
 from popverify.sim.shrink import shrink
 from popverify.sim.scenario import ScenarioConfig, run_scenario
 
@@ -69,11 +70,12 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     if browser is None:
         pytest.fail("chromium is not installed: .ci/run installs Debian's chromium for this test")
     assert _verify(tmp_path) == 1
-    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-                           (tmp_path / "report.html").resolve().as_uri()],
-                          capture_output=True, text=True, check=False, timeout=120)
+    # run_child: chromium's renderer and GPU processes end with it, even on a time-out
+    proc = run_child([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                      f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                      (tmp_path / "report.html").resolve().as_uri()],
+                     timeout=120)
     assert proc.returncode == 0, proc.stderr[-500:]
     dom = proc.stdout
     assert 'id="matrix"' in dom and "ALO-1" in dom and "ALLOC-4" in dom
