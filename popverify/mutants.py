@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from reference.broker import ack_processor, buffer_merge, checkpoint, offset_manager, queue_lock, revive
-from reference.client import process_queue
+from reference.client import offset_store, process_queue, pull_message_service
 
 
 @attrs.frozen
@@ -87,6 +87,24 @@ def _revive_offset_stuck() -> list[tuple[Any, str, Any]]:
     return [(offset_manager.ConsumerOffsetManager, "commit_offset", commit_offset)]
 
 
+def _pull_stops_when_idle() -> list[tuple[Any, str, Any]]:
+    original = pull_message_service.PullMessageService.execute_pull_request_later
+
+    def execute_pull_request_later(self: Any, request: Any, time_delay: int) -> None:
+        if request.process_queue.msg_count == 0 and time_delay == 0:
+            return None  # an idle queue's PullRequest is dropped: the queue is never pulled again
+        original(self, request, time_delay)
+
+    return [(pull_message_service.PullMessageService, "execute_pull_request_later", execute_pull_request_later)]
+
+
+def _offset_never_updated() -> list[tuple[Any, str, Any]]:
+    def update_offset(self: Any, mq: Any, offset: int, increase_only: bool) -> None:
+        return None  # RemoteBrokerOffsetStore#updateOffset drops the consumed offset
+
+    return [(offset_store.RemoteBrokerOffsetStore, "update_offset", update_offset)]
+
+
 def _early_revive() -> list[tuple[Any, str, Any]]:
     return [(checkpoint.PopCheckPoint, "revive_time", property(lambda self: self.pop_time))]
 
@@ -152,6 +170,10 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("QUI-1",), _unlock_dropped),
     Mutant("revive-offset-stuck", "PopReviveService never commits its revive offset",
            ("PRG-2",), _revive_offset_stuck),
+    Mutant("pull-stops-when-idle", "PullMessageService drops the PullRequest of a queue with nothing held",
+           ("PSH-1",), _pull_stops_when_idle, "push"),
+    Mutant("offset-never-updated", "RemoteBrokerOffsetStore#updateOffset drops the consumed offset",
+           ("PRG-3",), _offset_never_updated, "push"),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",

@@ -14,7 +14,9 @@ from reference.broker.keys import CK_TAG, REVIVE_GROUP
 
 if TYPE_CHECKING:
     from popverify.checker.pop import PopChecker
+    from popverify.checker.push import PushChecker
     from reference.broker.broker import Broker
+    from reference.client.push_consumer import DefaultMQPushConsumer
 
 
 def check_after_drain(checker: "PopChecker", broker: "Broker", queues: int, retry_topic: str, step: int) -> None:
@@ -86,3 +88,44 @@ def _quiescence(checker: "PopChecker", broker: "Broker", step: int) -> None:
         left.append(f"{len(broker.timer_pending())} timer message(s)")
     if left:
         checker._fail("QUI-1", "after the drain: " + "; ".join(left), step)
+
+
+def check_push_after_drain(checker: "PushChecker", broker: "Broker", consumers: list[tuple[str, "DefaultMQPushConsumer"]],
+                           topic: str, drained: bool, step: int) -> None:
+    """Push progress after the drain (spec/properties.md#progress-and-resource-properties).
+
+    PSH-1: the drain reaches quiescence, and then every queue a live consumer holds has a live
+    PullRequest (queued or in flight) due within ``PULL_BOUND_MS`` and an empty ProcessQueue.
+    PRG-3: every queue of ``topic`` held by a live consumer has the broker's committed offset at
+    its max offset (the consumers persisted what they consumed).
+    """
+    if not drained:
+        checker._fail("PSH-1", "the push drain did not reach quiescence (messages kept moving or the timer "
+                               "kept firing)", step, "drain")
+        return
+    now = broker.clock.now()
+    for name, consumer in consumers:
+        due = consumer.next_pull_due()
+        for mq, pq in sorted(consumer.process_queue_table.items(), key=lambda kv: (kv[0].topic, kv[0].queue_id)):
+            if pq.dropped:
+                continue
+            where = f"{name} {mq.topic}:{mq.queue_id}"
+            if consumer.pull_cursor(mq) is None:
+                checker._fail("PSH-1", f"after the drain {where} is held but has no PullRequest: it is never pulled "
+                                       f"again", step, where)
+            elif due is not None and due - now > PULL_BOUND_MS:
+                checker._fail("PSH-1", f"after the drain the next pull of {name} is due in {due - now} ms "
+                                       f"(bound {PULL_BOUND_MS})", step, where)
+            if pq.msg_count or pq.msg_tree_map:
+                checker._fail("PSH-1", f"after the drain {where} still holds {pq.msg_count} message(s)", step, where)
+            if mq.topic == topic:
+                committed = broker.committed_offset(checker.group, topic, mq.queue_id)
+                top = broker.max_offset(topic, mq.queue_id)
+                if committed < top:
+                    checker._fail("PRG-3", f"after the drain {where}: committed offset {committed}, max offset {top}",
+                                  step, where)
+
+
+# Longest wait for a held queue's next pull after quiescence: the broker's long-poll suspension
+# (brokerSuspendMaxTimeMillis 15 s) plus the client's consumerTimeoutMillisWhenSuspend (30 s).
+PULL_BOUND_MS = 45_000

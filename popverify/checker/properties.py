@@ -44,6 +44,10 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("PRG-2", "after a drain, each revive queue's offset reaches its last checkpoint"),
     Property("QUI-1", "after a drain, merge buffer, commit-offset queues, buffer counter, queue locks and timer are "
                       "empty"),
+    Property("PSH-1", "push: the drain reaches quiescence; then every held queue has a PullRequest due within a "
+                      "bound and an empty ProcessQueue"),
+    Property("PRG-3", "push: after the drain, each queue held by a live consumer has its committed offset at its max "
+                      "offset", frozenset({"expire"})),
     Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),
     Property("ALLOC-2", "each queue has exactly the sharing degree allocate4Pop defines"),

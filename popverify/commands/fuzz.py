@@ -47,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
             blind = summary["blind_baseline"]["coverage"]
             print(f"  coverage: guided {summary['coverage']} vs blind {blind} points for the same budget "
                   f"({summary['coverage'] - blind:+d})")
-        for v in summary["violations"]:
-            print(f"  {v['property']}{' UNEXPECTED' if v['unexpected'] else ''}: {v['runs']} run(s), minimal trace "
-                  f"{v['trace']} ({v['minimal_steps']} steps)")
+        for v in summary["violations"]:  # by root-cause signature, unexplained first
+            print(f"  {v.get('signature', v['property'])}{' UNEXPECTED' if v['unexpected'] else ''}: {v['runs']} "
+                  f"run(s), first after {v.get('time_to_first_s')} s, minimal trace {v['trace']} "
+                  f"({v['minimal_steps']} steps)")
     return 1 if any(v["unexpected"] for v in summary["violations"]) else 0
 
 

@@ -94,9 +94,10 @@ def load(folder: Path) -> dict[str, list[dict[str, Any]]]:
         raise ValueError(f"cannot read {path}: {err}") from err
     if isinstance(summary, dict) and isinstance(summary.get("violations"), list):
         return {f"{summary.get('mode')}/{summary.get('profile')}": summary["violations"]}
-    campaigns = summary.get("techniques", {}).get("fuzz", {}).get("campaigns") if isinstance(summary, dict) else None
-    if isinstance(campaigns, dict):
-        return {key: camp.get("findings", []) for key, camp in sorted(campaigns.items())}
+    if isinstance(summary, dict) and isinstance(summary.get("techniques"), dict):
+        # a verify summary; without a fuzz technique (skipped, or unavailable) it has no campaign
+        campaigns = summary["techniques"].get("fuzz", {}).get("campaigns", {})
+        return {key: camp.get("findings", []) for key, camp in sorted(campaigns.items()) if "error" not in camp}
     raise ValueError(f"{path} is neither a fuzz summary nor a verify summary")
 
 

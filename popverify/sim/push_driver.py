@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from popverify.checker.progress import check_push_after_drain
 from popverify.checker.push import PushChecker
 from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model, check_arguments
 from popverify.sim.scenario import (Action, Coverage, FAULT_WEIGHT, PUSH_ACTIONS, PUSH_FAULTS, RunResult,
@@ -156,6 +157,9 @@ class PushDriver:
         for msg in self.broker.store.snapshot_queue(DLQ_TOPIC, 0):
             self.checker.on_dead_letter(msg.uniq_key)
         self.checker.finish(drained, total)
+        if self.config.drain and self.checker.enabled:
+            live = [(c.name, c.consumer) for c in self.clients if c.consumer is not None]
+            check_push_after_drain(self.checker, self.broker, live, TOPIC, drained, total)
 
     def _check(self, step: int) -> None:
         live = [(c.name, c.consumer) for c in self.clients if c.consumer is not None]

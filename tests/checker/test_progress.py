@@ -49,3 +49,26 @@ def test_progress_is_not_judged_without_a_drain() -> None:
     result = run_scenario("develop", 0, 200, config=ScenarioConfig(enable_pop_buffer_merge=True, drain=False),
                           mutant="commit-queue-stuck")
     assert not [v for v in result.violations if v.property_id in PROGRESS]
+
+
+PUSH_PROGRESS = ("PSH-1", "PRG-3")
+
+
+def test_push_progress_holds_on_the_correct_model() -> None:
+    for profile in ("v5.0", "develop"):
+        for seed in range(10):
+            result = run_scenario(profile, seed, 300, mode="push", config=swarm_config(seed, "push"))
+            assert not [v for v in result.violations if v.property_id in PUSH_PROGRESS], (profile, seed)
+
+
+@pytest.mark.parametrize("mutant, pid, words", [
+    ("pull-stops-when-idle", "PSH-1", "is held but has no PullRequest"),
+    ("offset-never-updated", "PRG-3", "committed offset -1, max offset"),
+])
+def test_each_push_progress_property_fails_on_its_mutant(mutant: str, pid: str, words: str) -> None:
+    fired: dict[str, str] = {}
+    for seed in range(2):
+        result = run_scenario("develop", seed, 300, mode="push", config=swarm_config(seed, "push"), mutant=mutant)
+        for v in result.violations:
+            fired.setdefault(v.property_id, v.message)
+    assert pid in fired and words in fired[pid], fired

@@ -61,3 +61,10 @@ def test_a_folder_without_a_summary_is_a_usage_error(tmp_path: Path, setup: str,
     assert main(["findings", str(target)]) == 2
     err = capsys.readouterr().err
     assert err.strip() and "Traceback" not in err
+
+
+def test_a_verify_folder_without_fuzz_has_no_signatures(tmp_path: Path) -> None:
+    (tmp_path / "summary.json").write_text(json.dumps({"techniques": {"z3": {"result": "proved"}}}))
+    record(tmp_path)
+    assert triage(tmp_path) == ([], False)
+    assert main(["findings", str(tmp_path)]) == 0
