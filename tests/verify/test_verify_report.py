@@ -55,13 +55,14 @@ def test_verify_rejects_unknown_technique(tmp_path: Path) -> None:
 
 def test_shrink_gives_a_one_minimal_schedule() -> None:
     config = ScenarioConfig(enable_pop_buffer_merge=False)
-    found = run_scenario("v5.0", 1, 800, config=config)
+    seed = 3  # seed 1 stopped showing F1 in 800 steps once POP requests became time-atomic
+    found = run_scenario("v5.0", seed, 800, config=config)
     pid = found.violations[0].property_id
-    minimal = shrink("v5.0", "pop", 1, config, found.schedule, pid)
+    minimal = shrink("v5.0", "pop", seed, config, found.schedule, pid)
     assert len(minimal) < len(found.schedule)
     for i in range(len(minimal)):
         fewer = minimal[:i] + minimal[i + 1:]
-        result = run_scenario("v5.0", 1, 0, config=config, schedule=fewer)
+        result = run_scenario("v5.0", seed, 0, config=config, schedule=fewer)
         assert not any(v.property_id == pid for v in result.violations)
 
 
