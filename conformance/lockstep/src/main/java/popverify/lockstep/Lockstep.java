@@ -145,12 +145,12 @@ public final class Lockstep {
         }
         if ("restart".equals(op)) {
             broker = broker.restart();
+            broker.enqueueTimer();
             return new JSONObject();
         }
-        if ("pop".equals(op)) {
-            return broker.pop(req, this);
-        }
-        return broker.simple(op, req);
+        Object answer = "pop".equals(op) ? broker.pop(req, this) : broker.simple(op, req);
+        broker.enqueueTimer();
+        return answer;
     }
 
     private JSONObject init(JSONObject req) throws Exception {
@@ -319,6 +319,18 @@ public final class Lockstep {
 
         Broker restart() throws Exception {
             long now = VirtualClock.get();
+            // The timer checkpoint saved at shutdown takes commitQueueOffset, which the
+            // enqueue-put thread sets to the queue's end on its next idle 10 ms poll after a
+            // batch (until then it is the last message's offset, and recovery would enqueue
+            // that message again). A broker at rest has done that poll: wait for it.
+            long max = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
+            long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+            while (timer.getCommitQueueOffset() < max) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("timer commit offset did not reach the queue end");
+                }
+                Thread.sleep(1);
+            }
             shutdown();
             Settings s = settings;
             Broker b = create(version, new Settings(withNow(s, now)), dir);
@@ -714,27 +726,67 @@ public final class Lockstep {
             throw new NoSuchMethodException("PopBufferMergeService offset total size");
         }
 
-        /** Runs the timer at the current virtual time until every delivery due is in the store. */
-        int timer() throws Exception {
-            MessageStoreConfig msc = controller.getMessageStoreConfig();
-            long before = reviveTotal();
+        /** TimerMessageStore's enqueue side, run after every request: in a running broker the
+         * enqueue threads pick a timer message up within milliseconds of its put, so it goes
+         * into the wheel (its deliver time is still ahead) and never takes the "already
+         * expired" shortcut to the put queue that a late enqueue would take (which would race
+         * the dequeue thread and reorder deliveries). Enqueue is released only here, dequeue
+         * only in {@link #timer}. */
+        void enqueueTimer() throws Exception {
             settleStore();
-            Reflect.invoke(timer, "maybeMoveWriteTime");
-            if (timerQuiet()) {
-                // Nothing to enqueue and the read time is at the write time: dequeue() would
-                // return -1 and enqueue(0) false, so running the threads cannot change anything.
-                return 0;
+            long max = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
+            long todo = max - timer.getQueueOffset();
+            if (todo <= 0) {
+                return;
             }
+            long timing0 = timer.getTimerMetrics().getTimingCount(reviveTopic);
+            MessageStoreConfig msc = controller.getMessageStoreConfig();
             msc.setTimerStopEnqueue(false);
-            Reflect.set(msc, "timerStopDequeue", false);
             try {
-                // TimerEnqueuePutService moves the write time on its next 10 ms poll; doing it
-                // here is the same assignment without the wait.
-                Reflect.invoke(timer, "maybeMoveWriteTime");
-                wake();
-                waitTimerQuiet();
+                wake("enqueueGetService");
+                long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+                while (!enqueueDone(max, todo, timing0)) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("timer enqueue did not catch up");
+                    }
+                    Thread.sleep(0, 100_000);
+                }
             } finally {
                 msc.setTimerStopEnqueue(true);
+            }
+        }
+
+        /** The timer queue is read up to ``max`` and every request is written to the wheel:
+         * TimerMessageStore#doEnqueue's last step counts the message in TimerMetrics (dequeue,
+         * which would count it down, is stopped). A request that took the expired shortcut is
+         * not counted; then the put thread's next empty poll (commitQueueOffset = max, after
+         * its latch waited for the put) is the sign. commitQueueOffset alone cannot tell: its
+         * value before the batch may already be max - 1. */
+        private boolean enqueueDone(long max, long todo, long timing0) throws Exception {
+            if (timer.getQueueOffset() < max || !((BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue")).isEmpty()) {
+                return false;
+            }
+            return timer.getTimerMetrics().getTimingCount(reviveTopic) - timing0 >= todo
+                || timer.getCommitQueueOffset() >= max && ((BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue")).isEmpty();
+        }
+
+        /** The timer's dequeue side at the current virtual time, until every delivery due is in
+         * the store: the write time is moved to now (what TimerEnqueuePutService does on its next
+         * 10 ms poll), dequeue is released and the threads run until quiet. */
+        int timer() throws Exception {
+            MessageStoreConfig msc = controller.getMessageStoreConfig();
+            enqueueTimer();
+            long before = reviveTotal();
+            Reflect.invoke(timer, "maybeMoveWriteTime");
+            if (timerQuiet()) {
+                // the read time is at the write time: dequeue() would return -1
+                return 0;
+            }
+            Reflect.set(msc, "timerStopDequeue", false);
+            try {
+                wake("dequeueGetService");
+                waitTimerQuiet();
+            } finally {
                 Reflect.set(msc, "timerStopDequeue", true);
             }
             settleStore();
@@ -749,11 +801,9 @@ public final class Lockstep {
             return n;
         }
 
-        private void wake() throws Exception {
-            for (String name : new String[] {"enqueueGetService", "dequeueGetService", "enqueuePutService"}) {
-                Object svc = Reflect.get(timer, name);
-                svc.getClass().getMethod("wakeup").invoke(svc);
-            }
+        private void wake(String service) throws Exception {
+            Object svc = Reflect.get(timer, service);
+            svc.getClass().getMethod("wakeup").invoke(svc);
         }
 
         /** Quiet: enqueue has read the whole timer queue and committed it, the read time is at
@@ -773,7 +823,7 @@ public final class Lockstep {
                 boolean ok = timerQuiet() && (Long) Reflect.get(timer, "currWriteTimeMs") >= target;
                 quiet = ok ? quiet + 1 : 0;
                 if (!ok) {
-                    wake();
+                    wake("dequeueGetService");
                 }
             }
         }
@@ -783,7 +833,7 @@ public final class Lockstep {
         private boolean timerQuiet() throws Exception {
             long maxTimerQ = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
             long writeTime = (Long) Reflect.get(timer, "currWriteTimeMs");
-            return timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ
+            return timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ - 1
                 && ((BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue")).isEmpty()
                 && ((BlockingQueue<?>) Reflect.get(timer, "dequeueGetQueue")).isEmpty()
                 && ((BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue")).isEmpty()
@@ -893,6 +943,14 @@ public final class Lockstep {
             }
             o.put("revive", revive);
             o.put("timer", timerPending());
+            // (the write time and commit offset are left out: the enqueue-put thread moves them on
+            // its own 10 ms polls, so they are not a function of the requests; so are the
+            // TimerMetrics counts after a restart, persisted on the flush thread's period)
+            JSONObject ti = new JSONObject(true);
+            ti.put("readTime", timer.getCurrReadTimeMs());
+            ti.put("queueOffset", timer.getQueueOffset());
+            ti.put("timerQueueMax", store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0));
+            o.put("timerStore", ti);
             o.put("buffer", buffer());
             return o;
         }
@@ -1012,6 +1070,7 @@ public final class Lockstep {
                     try {
                         JSONObject r = (JSONObject) op;
                         a.put("ok", broker.simple(r.getString("op"), r));
+                        broker.enqueueTimer();
                     } catch (Throwable t) {
                         a.put("error", describe(t));
                     }
