@@ -569,18 +569,25 @@ public final class Lockstep {
             Map<?, ?> msgInfo = (Map<?, ?>) ExtraInfo.call("parseMsgOffsetInfo", hd.get("msgOffsetInfo"));
             Map<String, List<Long>> sortMap = new HashMap<>();
             for (MessageExt m : msgs) {
-                sortMap.computeIfAbsent(ExtraInfo.mapKey(m.getTopic(), m.getQueueId()), k -> new ArrayList<>()).add(m.getQueueOffset());
+                if (m.getProperty(MessageConst.PROPERTY_POP_CK) == null) {
+                    sortMap.computeIfAbsent(ExtraInfo.mapKey(m.getTopic(), m.getQueueId()), k -> new ArrayList<>()).add(m.getQueueOffset());
+                }
             }
             long popTime = Long.parseLong(hd.get("popTime"));
             long invisible = Long.parseLong(hd.get("invisibleTime"));
             int reviveQid = Integer.parseInt(hd.get("reviveQid"));
             for (MessageExt m : msgs) {
-                String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
-                int index = sortMap.get(key).indexOf(m.getQueueOffset());
-                long msgQueueOffset = ((Number) ((List<?>) msgInfo.get(key)).get(index)).longValue();
-                long start = ((Number) startInfo.get(key)).longValue();
-                String handle = ExtraInfo.build8(start, popTime, invisible, reviveQid, m.getTopic(), settings.brokerName,
-                    m.getQueueId(), msgQueueOffset);
+                // 5.5.0 re-encodes a retried message with the normal topic and its handle in
+                // PROPERTY_POP_CK (PopMessageProcessor#popMsgFromQueue); the client keeps it.
+                String handle = m.getProperty(MessageConst.PROPERTY_POP_CK);
+                if (handle == null) {
+                    String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
+                    int index = sortMap.get(key).indexOf(m.getQueueOffset());
+                    long msgQueueOffset = ((Number) ((List<?>) msgInfo.get(key)).get(index)).longValue();
+                    long start = ((Number) startInfo.get(key)).longValue();
+                    handle = ExtraInfo.build8(start, popTime, invisible, reviveQid, m.getTopic(), settings.brokerName,
+                        m.getQueueId(), msgQueueOffset);
+                }
                 JSONObject e = new JSONObject(true);
                 e.put("topic", m.getTopic());
                 e.put("queueId", m.getQueueId());
