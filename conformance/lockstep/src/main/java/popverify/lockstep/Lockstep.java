@@ -69,7 +69,6 @@ public final class Lockstep {
 
     private final String version;
     private Broker broker;
-    private PrintStream out;
 
     private Lockstep(String version) {
         this.version = version;
@@ -81,7 +80,6 @@ public final class Lockstep {
         System.setOut(System.err);
         String v = MQVersion.getVersionDesc(MQVersion.CURRENT_VERSION).replace("V", "").replace('_', '.');
         Lockstep h = new Lockstep(v);
-        h.out = out;
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         try {
@@ -148,7 +146,7 @@ public final class Lockstep {
             broker.enqueueTimer();
             return new JSONObject();
         }
-        Object answer = "pop".equals(op) ? broker.pop(req, this) : broker.simple(op, req);
+        Object answer = "pop".equals(op) ? broker.pop(req) : broker.simple(op, req);
         broker.enqueueTimer();
         return answer;
     }
@@ -508,7 +506,7 @@ public final class Lockstep {
             return f == null ? new HashMap<>() : f;
         }
 
-        JSONObject pop(JSONObject req, Lockstep h) throws Throwable {
+        JSONObject pop(JSONObject req) throws Throwable {
             String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
             String group = req.getString("group") == null ? GROUP : req.getString("group");
             Map<String, String> f = new TreeMap<>();
@@ -866,7 +864,6 @@ public final class Lockstep {
                     continue;
                 }
                 JSONObject e = new JSONObject(true);
-                e.put("topic", m.getProperty(MessageConst.PROPERTY_ORIGIN_MESSAGE_ID) == null ? null : null);
                 e.put("retryOffset", off);
                 e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
                 e.put("reconsumeTimes", m.getReconsumeTimes());
