@@ -145,3 +145,15 @@ def test_batch_ack_exists_from_5_1_and_restart_keeps_the_store(harness: Harness)
     state = harness.call(op="state")
     assert state["topics"]["TopicTest"] == [{"queueId": 0, "min": 0, "max": 3}]
     assert state["offsets"]["TopicTest@GID_popverify"] == {"0": 2}
+
+
+@pytest.mark.slow
+def test_a_parked_long_polling_pop_is_answered_when_a_message_arrives(harness: Harness) -> None:
+    harness.call(op="init", version=harness.version, queues=1, seed=5, reviveQueueNum=1)
+    parked = harness.call(op="pop", queueId=0, invisibleTime=3000, pollTime=5000)
+    assert parked["parked"] is True and parked["code"] is None
+    put = harness.call(op="put", queueId=0, uniqKey="late")
+    (woken,) = put["woken"]
+    assert woken["opaque"] == parked["opaque"] and woken["code"] == 0
+    assert [m["uniqKey"] for m in woken["messages"]] == ["late"]
+    assert "woken" not in harness.call(op="put", queueId=0, uniqKey="nobody-waits")

@@ -96,7 +96,8 @@ public final class Lockstep {
                 } catch (Throwable e) {
                     answer.put("error", describe(e));
                 }
-                out.println(answer.toJSONString());
+                // null fields are written (fastjson drops them by default): `code: null` means something
+                out.println(JSON.toJSONString(answer, com.alibaba.fastjson.serializer.SerializerFeature.WriteMapNullValue));
                 if (close) {
                     break;
                 }
@@ -148,6 +149,10 @@ public final class Lockstep {
         }
         Object answer = "pop".equals(op) ? broker.pop(req) : broker.simple(op, req);
         broker.enqueueTimer();
+        JSONArray woken = broker.runWoken();
+        if (!woken.isEmpty() && answer instanceof JSONObject) {
+            ((JSONObject) answer).put("woken", woken);
+        }
         return answer;
     }
 
@@ -235,9 +240,11 @@ public final class Lockstep {
         final String reviveTopic;
         final EmbeddedChannel channel;
         final ChannelHandlerContext ctx;
+        final QueuedExecutor woken;
 
         private Broker(String version, Settings settings, Path dir, BrokerController controller, MessageStore store,
-                       TimerMessageStore timer) {
+                       TimerMessageStore timer, QueuedExecutor woken) {
+            this.woken = woken;
             this.version = version;
             this.settings = settings;
             this.dir = dir;
@@ -283,6 +290,8 @@ public final class Lockstep {
             nsc.setListenPort(0);
             long tc = System.nanoTime();
             BrokerController c = new BrokerController(bc, nsc, new NettyClientConfig(), msc);
+            QueuedExecutor woken = new QueuedExecutor();
+            c.setPullMessageExecutor(woken);
             System.err.printf("lockstep: controller built in %d ms%n", (System.nanoTime() - tc) / 1_000_000);
             MessageStore store;
             TimerMessageStore timer;
@@ -290,7 +299,7 @@ public final class Lockstep {
             store = Setup.build(c, msc, version, s.now);
             System.err.printf("lockstep: store built in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
             timer = c.getTimerMessageStore();
-            Broker b = new Broker(version, s, dir, c, store, timer);
+            Broker b = new Broker(version, s, dir, c, store, timer, woken);
             long t1 = System.nanoTime();
             store.start();
             b.takeOverReput();
@@ -490,8 +499,12 @@ public final class Lockstep {
             return response;
         }
 
-        static RemotingCommand request(int code, Map<String, String> fields) {
+        /** Request ids of this broker: 1, 2, ... (RemotingCommand's own counter is JVM-wide). */
+        private int nextOpaque = 1;
+
+        RemotingCommand request(int code, Map<String, String> fields) {
             RemotingCommand r = RemotingCommand.createRequestCommand(code, null);
+            r.setOpaque(nextOpaque++);
             for (Map.Entry<String, String> e : fields.entrySet()) {
                 if (e.getValue() != null) {
                     r.addExtField(e.getKey(), e.getValue());
@@ -522,34 +535,61 @@ public final class Lockstep {
             f.put("exp", "*");
             f.put("order", "false");
             Interleave il = new Interleave(req.getJSONArray("interleave"), this);
+            RemotingCommand request = request(POP_MESSAGE, f);
             RemotingCommand response;
             Hooks.install(il);
             try {
-                response = call(controller.getPopMessageProcessor(), request(POP_MESSAGE, f));
+                response = call(controller.getPopMessageProcessor(), request);
             } finally {
                 Hooks.uninstall();
             }
+            JSONObject o = popAnswer(response, request);
+            il.report(o);
+            return o;
+        }
+
+        /** A POP answer; `opaque` identifies the request (a parked one is answered later in
+         * `woken` with the same opaque). */
+        JSONObject popAnswer(RemotingCommand response, RemotingCommand request) throws Exception {
             JSONObject o = new JSONObject(true);
             if (response == null) {
                 o.put("code", null);
                 o.put("parked", true);
+                o.put("opaque", request.getOpaque());
                 o.put("messages", new JSONArray());
-            } else {
-                Map<String, String> hd = header(response);
-                o.put("code", response.getCode());
-                o.put("remark", response.getRemark());
-                o.put("popTime", longOf(hd.get("popTime")));
-                o.put("invisibleTime", longOf(hd.get("invisibleTime")));
-                o.put("reviveQid", longOf(hd.get("reviveQid")));
-                o.put("restNum", longOf(hd.get("restNum")));
-                o.put("startOffsetInfo", hd.get("startOffsetInfo"));
-                o.put("msgOffsetInfo", hd.get("msgOffsetInfo"));
-                o.put("orderCountInfo", hd.get("orderCountInfo"));
-                o.put("parked", false);
-                o.put("messages", popMessages(response, hd));
+                return o;
             }
-            il.report(o);
+            Map<String, String> hd = header(response);
+            o.put("code", response.getCode());
+            o.put("remark", response.getRemark());
+            o.put("popTime", longOf(hd.get("popTime")));
+            o.put("invisibleTime", longOf(hd.get("invisibleTime")));
+            o.put("reviveQid", longOf(hd.get("reviveQid")));
+            o.put("restNum", longOf(hd.get("restNum")));
+            o.put("startOffsetInfo", hd.get("startOffsetInfo"));
+            o.put("msgOffsetInfo", hd.get("msgOffsetInfo"));
+            o.put("orderCountInfo", hd.get("orderCountInfo"));
+            o.put("parked", false);
+            o.put("opaque", request == null ? response.getOpaque() : request.getOpaque());
+            o.put("messages", popMessages(response, hd));
             return o;
+        }
+
+        /** Runs the long-polling POPs woken during the last request (QueuedExecutor) and returns
+         * their answers, read from the channel. */
+        JSONArray runWoken() throws Exception {
+            JSONArray answers = new JSONArray();
+            for (Runnable task = woken.next(); task != null; task = woken.next()) {
+                task.run();
+                settleStore();
+                enqueueTimer();
+                for (Object out = channel.readOutbound(); out != null; out = channel.readOutbound()) {
+                    if (out instanceof RemotingCommand) {
+                        answers.add(popAnswer((RemotingCommand) out, null));
+                    }
+                }
+            }
+            return answers;
         }
 
         private static Long longOf(String s) {
@@ -623,7 +663,7 @@ public final class Lockstep {
             if (entries == null) {
                 throw new IllegalArgumentException("missing field entries");
             }
-            RemotingCommand request = RemotingCommand.createRequestCommand(BATCH_ACK_MESSAGE, null);
+            RemotingCommand request = request(BATCH_ACK_MESSAGE, new TreeMap<>());
             String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
             request.setBody(BatchAckBody.encode(group, topic, entries));
             RemotingCommand response = call(controller.getAckMessageProcessor(), request);
