@@ -376,17 +376,26 @@ class Lockstep:
             d.checker.finish(drained, step)
             self.java_checker.finish(drained, step)
         except OutOfScope as oos:
-            return self._verdict("out of scope", step=oos.step, action=tuple(oos.action.to_json()), why=oos.why)
+            return self._verdict("out of scope", step=oos.step, action=tuple(oos.action.to_json()), why=oos.why,
+                                 model_violations=self._full_model_violations(schedule))
         except Diverged as div:
             return self._verdict("diverges", step=div.step, action=tuple(div.action.to_json()), key=div.key,
-                                 model=div.model, java=div.java)
+                                 model=div.model, java=div.java, model_violations=self._full_model_violations(schedule))
         return self._verdict("agrees")
+
+    def _full_model_violations(self, schedule: Sequence[Action]) -> tuple[str, ...]:
+        """The properties the whole schedule violates on the model (a lockstep run stops at its
+        verdict, possibly before the violation; the finding line needs the model's outcome)."""
+        from popverify.sim.scenario import run_scenario
+
+        result = run_scenario(self.profile, self.driver.seed, 0, config=self.config, schedule=schedule)
+        return tuple(sorted({v.property_id for v in result.violations}))
 
     def _verdict(self, status: str, **fields: Any) -> Verdict:
         def ids(vs: Sequence[Any]) -> tuple[str, ...]:
             return tuple(sorted({v.property_id for v in vs}))
+        fields.setdefault("model_violations", ids(self.driver.checker.violations))
         return Verdict(self.profile, self.release, status, self.compared,
-                       model_violations=ids(self.driver.checker.violations),
                        java_violations=ids(self.java_checker.violations), **fields)
 
     def step(self, i: int, action: Action) -> None:

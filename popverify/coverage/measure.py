@@ -91,7 +91,8 @@ def measure_profile(profile: str, out: Path, cases: int, seed: int,
     result: dict[str, Any] = {"profile": profile, "release": release, "sources": sources}
     if use_agent:
         if not exec_files:
-            raise ToolError(f"no harness ran for {profile}: nothing to measure")
+            errors = "; ".join(f"{name}: {s['error']}" for name, s in sources.items() if "error" in s)
+            raise ToolError(f"no harness ran for {profile}, nothing to measure ({errors or 'no source'})")
         xml = jacoco.report_xml(exec_files, nonlive.classpath_jars(release), out / f"{release}.xml")
         result["classes"] = [r.to_json() for r in rows(parse(xml))]
     result["seconds"] = round(time.perf_counter() - start, 2)

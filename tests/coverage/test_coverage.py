@@ -163,13 +163,39 @@ def test_conformance_harness_under_jacoco_counts_exercised_classes_only(tmp_path
 
 
 @pytest.mark.slow
-def test_the_command_writes_json_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["coverage", "--harness", "conformance", "--profile", "develop", "--cases", "3",
-                 "--out", str(tmp_path), "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+def test_the_command_writes_json_and_markdown_and_fails_on_a_broken_lockstep(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from popverify.conformance import lockstep
+
+    def no_jvm(self, version, jvm_args=()):
+        raise lockstep.LockstepError("the lockstep harness died")
+
+    monkeypatch.setattr(lockstep.LockstepClient, "__init__", no_jvm)
+    assert main(["coverage", "--profile", "develop", "--cases", "3", "--schedules", "1", "--steps", "5",
+                 "--out", str(tmp_path), "--json"]) == 1
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
     assert result == json.loads((tmp_path / "coverage.json").read_text())
-    assert result["profiles"]["develop"]["release"] == "5.5.0"
+    assert "FAILED develop lockstep: the lockstep harness died" in captured.err
+    develop = result["profiles"]["develop"]
+    assert develop["release"] == "5.5.0" and develop["sources"]["lockstep"]["error"]
+    # what did run is still measured and written
+    assert _by_label(develop, "ProcessQueue")["branch"]["covered"] > 0
     assert "| ProcessQueue | client |" in (tmp_path / "coverage.md").read_text()
+
+
+def test_a_lockstep_harness_that_cannot_start_fails_loudly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from popverify.conformance import lockstep
+
+    def no_jvm(self, version, jvm_args=()):
+        raise lockstep.LockstepError("cannot start the lockstep harness for RocketMQ 5.0.0: no java")
+
+    monkeypatch.setattr(lockstep.LockstepClient, "__init__", no_jvm)
+    code = main(["coverage", "--harness", "lockstep", "--profile", "v5.0", "--schedules", "1", "--steps", "5",
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "no java" in err and "Traceback" not in err
 
 
 def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None:

@@ -69,7 +69,6 @@ public final class Lockstep {
 
     private final String version;
     private Broker broker;
-    private PrintStream out;
 
     private Lockstep(String version) {
         this.version = version;
@@ -81,7 +80,6 @@ public final class Lockstep {
         System.setOut(System.err);
         String v = MQVersion.getVersionDesc(MQVersion.CURRENT_VERSION).replace("V", "").replace('_', '.');
         Lockstep h = new Lockstep(v);
-        h.out = out;
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         try {
@@ -98,7 +96,8 @@ public final class Lockstep {
                 } catch (Throwable e) {
                     answer.put("error", describe(e));
                 }
-                out.println(answer.toJSONString());
+                // null fields are written (fastjson drops them by default): `code: null` means something
+                out.println(JSON.toJSONString(answer, com.alibaba.fastjson.serializer.SerializerFeature.WriteMapNullValue));
                 if (close) {
                     break;
                 }
@@ -145,12 +144,16 @@ public final class Lockstep {
         }
         if ("restart".equals(op)) {
             broker = broker.restart();
+            broker.enqueueTimer();
             return new JSONObject();
         }
-        if ("pop".equals(op)) {
-            return broker.pop(req, this);
+        Object answer = "pop".equals(op) ? broker.pop(req) : broker.simple(op, req);
+        broker.enqueueTimer();
+        JSONArray woken = broker.runWoken();
+        if (!woken.isEmpty() && answer instanceof JSONObject) {
+            ((JSONObject) answer).put("woken", woken);
         }
-        return broker.simple(op, req);
+        return answer;
     }
 
     private JSONObject init(JSONObject req) throws Exception {
@@ -237,9 +240,11 @@ public final class Lockstep {
         final String reviveTopic;
         final EmbeddedChannel channel;
         final ChannelHandlerContext ctx;
+        final QueuedExecutor woken;
 
         private Broker(String version, Settings settings, Path dir, BrokerController controller, MessageStore store,
-                       TimerMessageStore timer) {
+                       TimerMessageStore timer, QueuedExecutor woken) {
+            this.woken = woken;
             this.version = version;
             this.settings = settings;
             this.dir = dir;
@@ -285,6 +290,8 @@ public final class Lockstep {
             nsc.setListenPort(0);
             long tc = System.nanoTime();
             BrokerController c = new BrokerController(bc, nsc, new NettyClientConfig(), msc);
+            QueuedExecutor woken = new QueuedExecutor();
+            c.setPullMessageExecutor(woken);
             System.err.printf("lockstep: controller built in %d ms%n", (System.nanoTime() - tc) / 1_000_000);
             MessageStore store;
             TimerMessageStore timer;
@@ -292,7 +299,7 @@ public final class Lockstep {
             store = Setup.build(c, msc, version, s.now);
             System.err.printf("lockstep: store built in %d ms%n", (System.nanoTime() - t0) / 1_000_000);
             timer = c.getTimerMessageStore();
-            Broker b = new Broker(version, s, dir, c, store, timer);
+            Broker b = new Broker(version, s, dir, c, store, timer, woken);
             long t1 = System.nanoTime();
             store.start();
             b.takeOverReput();
@@ -319,6 +326,18 @@ public final class Lockstep {
 
         Broker restart() throws Exception {
             long now = VirtualClock.get();
+            // The timer checkpoint saved at shutdown takes commitQueueOffset, which the
+            // enqueue-put thread sets to the queue's end on its next idle 10 ms poll after a
+            // batch (until then it is the last message's offset, and recovery would enqueue
+            // that message again). A broker at rest has done that poll: wait for it.
+            long max = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
+            long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+            while (timer.getCommitQueueOffset() < max) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("timer commit offset did not reach the queue end");
+                }
+                Thread.sleep(1);
+            }
             shutdown();
             Settings s = settings;
             Broker b = create(version, new Settings(withNow(s, now)), dir);
@@ -480,8 +499,12 @@ public final class Lockstep {
             return response;
         }
 
-        static RemotingCommand request(int code, Map<String, String> fields) {
+        /** Request ids of this broker: 1, 2, ... (RemotingCommand's own counter is JVM-wide). */
+        private int nextOpaque = 1;
+
+        RemotingCommand request(int code, Map<String, String> fields) {
             RemotingCommand r = RemotingCommand.createRequestCommand(code, null);
+            r.setOpaque(nextOpaque++);
             for (Map.Entry<String, String> e : fields.entrySet()) {
                 if (e.getValue() != null) {
                     r.addExtField(e.getKey(), e.getValue());
@@ -496,7 +519,7 @@ public final class Lockstep {
             return f == null ? new HashMap<>() : f;
         }
 
-        JSONObject pop(JSONObject req, Lockstep h) throws Throwable {
+        JSONObject pop(JSONObject req) throws Throwable {
             String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
             String group = req.getString("group") == null ? GROUP : req.getString("group");
             Map<String, String> f = new TreeMap<>();
@@ -512,34 +535,61 @@ public final class Lockstep {
             f.put("exp", "*");
             f.put("order", "false");
             Interleave il = new Interleave(req.getJSONArray("interleave"), this);
+            RemotingCommand request = request(POP_MESSAGE, f);
             RemotingCommand response;
             Hooks.install(il);
             try {
-                response = call(controller.getPopMessageProcessor(), request(POP_MESSAGE, f));
+                response = call(controller.getPopMessageProcessor(), request);
             } finally {
                 Hooks.uninstall();
             }
+            JSONObject o = popAnswer(response, request);
+            il.report(o);
+            return o;
+        }
+
+        /** A POP answer; `opaque` identifies the request (a parked one is answered later in
+         * `woken` with the same opaque). */
+        JSONObject popAnswer(RemotingCommand response, RemotingCommand request) throws Exception {
             JSONObject o = new JSONObject(true);
             if (response == null) {
                 o.put("code", null);
                 o.put("parked", true);
+                o.put("opaque", request.getOpaque());
                 o.put("messages", new JSONArray());
-            } else {
-                Map<String, String> hd = header(response);
-                o.put("code", response.getCode());
-                o.put("remark", response.getRemark());
-                o.put("popTime", longOf(hd.get("popTime")));
-                o.put("invisibleTime", longOf(hd.get("invisibleTime")));
-                o.put("reviveQid", longOf(hd.get("reviveQid")));
-                o.put("restNum", longOf(hd.get("restNum")));
-                o.put("startOffsetInfo", hd.get("startOffsetInfo"));
-                o.put("msgOffsetInfo", hd.get("msgOffsetInfo"));
-                o.put("orderCountInfo", hd.get("orderCountInfo"));
-                o.put("parked", false);
-                o.put("messages", popMessages(response, hd));
+                return o;
             }
-            il.report(o);
+            Map<String, String> hd = header(response);
+            o.put("code", response.getCode());
+            o.put("remark", response.getRemark());
+            o.put("popTime", longOf(hd.get("popTime")));
+            o.put("invisibleTime", longOf(hd.get("invisibleTime")));
+            o.put("reviveQid", longOf(hd.get("reviveQid")));
+            o.put("restNum", longOf(hd.get("restNum")));
+            o.put("startOffsetInfo", hd.get("startOffsetInfo"));
+            o.put("msgOffsetInfo", hd.get("msgOffsetInfo"));
+            o.put("orderCountInfo", hd.get("orderCountInfo"));
+            o.put("parked", false);
+            o.put("opaque", request == null ? response.getOpaque() : request.getOpaque());
+            o.put("messages", popMessages(response, hd));
             return o;
+        }
+
+        /** Runs the long-polling POPs woken during the last request (QueuedExecutor) and returns
+         * their answers, read from the channel. */
+        JSONArray runWoken() throws Exception {
+            JSONArray answers = new JSONArray();
+            for (Runnable task = woken.next(); task != null; task = woken.next()) {
+                task.run();
+                settleStore();
+                enqueueTimer();
+                for (Object out = channel.readOutbound(); out != null; out = channel.readOutbound()) {
+                    if (out instanceof RemotingCommand) {
+                        answers.add(popAnswer((RemotingCommand) out, null));
+                    }
+                }
+            }
+            return answers;
         }
 
         private static Long longOf(String s) {
@@ -557,18 +607,25 @@ public final class Lockstep {
             Map<?, ?> msgInfo = (Map<?, ?>) ExtraInfo.call("parseMsgOffsetInfo", hd.get("msgOffsetInfo"));
             Map<String, List<Long>> sortMap = new HashMap<>();
             for (MessageExt m : msgs) {
-                sortMap.computeIfAbsent(ExtraInfo.mapKey(m.getTopic(), m.getQueueId()), k -> new ArrayList<>()).add(m.getQueueOffset());
+                if (m.getProperty(MessageConst.PROPERTY_POP_CK) == null) {
+                    sortMap.computeIfAbsent(ExtraInfo.mapKey(m.getTopic(), m.getQueueId()), k -> new ArrayList<>()).add(m.getQueueOffset());
+                }
             }
             long popTime = Long.parseLong(hd.get("popTime"));
             long invisible = Long.parseLong(hd.get("invisibleTime"));
             int reviveQid = Integer.parseInt(hd.get("reviveQid"));
             for (MessageExt m : msgs) {
-                String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
-                int index = sortMap.get(key).indexOf(m.getQueueOffset());
-                long msgQueueOffset = ((Number) ((List<?>) msgInfo.get(key)).get(index)).longValue();
-                long start = ((Number) startInfo.get(key)).longValue();
-                String handle = ExtraInfo.build8(start, popTime, invisible, reviveQid, m.getTopic(), settings.brokerName,
-                    m.getQueueId(), msgQueueOffset);
+                // 5.5.0 re-encodes a retried message with the normal topic and its handle in
+                // PROPERTY_POP_CK (PopMessageProcessor#popMsgFromQueue); the client keeps it.
+                String handle = m.getProperty(MessageConst.PROPERTY_POP_CK);
+                if (handle == null) {
+                    String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
+                    int index = sortMap.get(key).indexOf(m.getQueueOffset());
+                    long msgQueueOffset = ((Number) ((List<?>) msgInfo.get(key)).get(index)).longValue();
+                    long start = ((Number) startInfo.get(key)).longValue();
+                    handle = ExtraInfo.build8(start, popTime, invisible, reviveQid, m.getTopic(), settings.brokerName,
+                        m.getQueueId(), msgQueueOffset);
+                }
                 JSONObject e = new JSONObject(true);
                 e.put("topic", m.getTopic());
                 e.put("queueId", m.getQueueId());
@@ -606,7 +663,7 @@ public final class Lockstep {
             if (entries == null) {
                 throw new IllegalArgumentException("missing field entries");
             }
-            RemotingCommand request = RemotingCommand.createRequestCommand(BATCH_ACK_MESSAGE, null);
+            RemotingCommand request = request(BATCH_ACK_MESSAGE, new TreeMap<>());
             String topic = req.getString("topic") == null ? TOPIC : req.getString("topic");
             request.setBody(BatchAckBody.encode(group, topic, entries));
             RemotingCommand response = call(controller.getAckMessageProcessor(), request);
@@ -714,27 +771,67 @@ public final class Lockstep {
             throw new NoSuchMethodException("PopBufferMergeService offset total size");
         }
 
-        /** Runs the timer at the current virtual time until every delivery due is in the store. */
-        int timer() throws Exception {
-            MessageStoreConfig msc = controller.getMessageStoreConfig();
-            long before = reviveTotal();
+        /** TimerMessageStore's enqueue side, run after every request: in a running broker the
+         * enqueue threads pick a timer message up within milliseconds of its put, so it goes
+         * into the wheel (its deliver time is still ahead) and never takes the "already
+         * expired" shortcut to the put queue that a late enqueue would take (which would race
+         * the dequeue thread and reorder deliveries). Enqueue is released only here, dequeue
+         * only in {@link #timer}. */
+        void enqueueTimer() throws Exception {
             settleStore();
-            Reflect.invoke(timer, "maybeMoveWriteTime");
-            if (timerQuiet()) {
-                // Nothing to enqueue and the read time is at the write time: dequeue() would
-                // return -1 and enqueue(0) false, so running the threads cannot change anything.
-                return 0;
+            long max = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
+            long todo = max - timer.getQueueOffset();
+            if (todo <= 0) {
+                return;
             }
+            long timing0 = timer.getTimerMetrics().getTimingCount(reviveTopic);
+            MessageStoreConfig msc = controller.getMessageStoreConfig();
             msc.setTimerStopEnqueue(false);
-            Reflect.set(msc, "timerStopDequeue", false);
             try {
-                // TimerEnqueuePutService moves the write time on its next 10 ms poll; doing it
-                // here is the same assignment without the wait.
-                Reflect.invoke(timer, "maybeMoveWriteTime");
-                wake();
-                waitTimerQuiet();
+                wake("enqueueGetService");
+                long deadline = System.nanoTime() + SETTLE_TIMEOUT_MS * 1_000_000L;
+                while (!enqueueDone(max, todo, timing0)) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IllegalStateException("timer enqueue did not catch up");
+                    }
+                    Thread.sleep(0, 100_000);
+                }
             } finally {
                 msc.setTimerStopEnqueue(true);
+            }
+        }
+
+        /** The timer queue is read up to ``max`` and every request is written to the wheel:
+         * TimerMessageStore#doEnqueue's last step counts the message in TimerMetrics (dequeue,
+         * which would count it down, is stopped). A request that took the expired shortcut is
+         * not counted; then the put thread's next empty poll (commitQueueOffset = max, after
+         * its latch waited for the put) is the sign. commitQueueOffset alone cannot tell: its
+         * value before the batch may already be max - 1. */
+        private boolean enqueueDone(long max, long todo, long timing0) throws Exception {
+            if (timer.getQueueOffset() < max || !((BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue")).isEmpty()) {
+                return false;
+            }
+            return timer.getTimerMetrics().getTimingCount(reviveTopic) - timing0 >= todo
+                || timer.getCommitQueueOffset() >= max && ((BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue")).isEmpty();
+        }
+
+        /** The timer's dequeue side at the current virtual time, until every delivery due is in
+         * the store: the write time is moved to now (what TimerEnqueuePutService does on its next
+         * 10 ms poll), dequeue is released and the threads run until quiet. */
+        int timer() throws Exception {
+            MessageStoreConfig msc = controller.getMessageStoreConfig();
+            enqueueTimer();
+            long before = reviveTotal();
+            Reflect.invoke(timer, "maybeMoveWriteTime");
+            if (timerQuiet()) {
+                // the read time is at the write time: dequeue() would return -1
+                return 0;
+            }
+            Reflect.set(msc, "timerStopDequeue", false);
+            try {
+                wake("dequeueGetService");
+                waitTimerQuiet();
+            } finally {
                 Reflect.set(msc, "timerStopDequeue", true);
             }
             settleStore();
@@ -749,11 +846,9 @@ public final class Lockstep {
             return n;
         }
 
-        private void wake() throws Exception {
-            for (String name : new String[] {"enqueueGetService", "dequeueGetService", "enqueuePutService"}) {
-                Object svc = Reflect.get(timer, name);
-                svc.getClass().getMethod("wakeup").invoke(svc);
-            }
+        private void wake(String service) throws Exception {
+            Object svc = Reflect.get(timer, service);
+            svc.getClass().getMethod("wakeup").invoke(svc);
         }
 
         /** Quiet: enqueue has read the whole timer queue and committed it, the read time is at
@@ -773,7 +868,7 @@ public final class Lockstep {
                 boolean ok = timerQuiet() && (Long) Reflect.get(timer, "currWriteTimeMs") >= target;
                 quiet = ok ? quiet + 1 : 0;
                 if (!ok) {
-                    wake();
+                    wake("dequeueGetService");
                 }
             }
         }
@@ -783,7 +878,7 @@ public final class Lockstep {
         private boolean timerQuiet() throws Exception {
             long maxTimerQ = store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0);
             long writeTime = (Long) Reflect.get(timer, "currWriteTimeMs");
-            return timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ
+            return timer.getQueueOffset() >= maxTimerQ && timer.getCommitQueueOffset() >= maxTimerQ - 1
                 && ((BlockingQueue<?>) Reflect.get(timer, "enqueuePutQueue")).isEmpty()
                 && ((BlockingQueue<?>) Reflect.get(timer, "dequeueGetQueue")).isEmpty()
                 && ((BlockingQueue<?>) Reflect.get(timer, "dequeuePutQueue")).isEmpty()
@@ -809,7 +904,6 @@ public final class Lockstep {
                     continue;
                 }
                 JSONObject e = new JSONObject(true);
-                e.put("topic", m.getProperty(MessageConst.PROPERTY_ORIGIN_MESSAGE_ID) == null ? null : null);
                 e.put("retryOffset", off);
                 e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
                 e.put("reconsumeTimes", m.getReconsumeTimes());
@@ -893,6 +987,14 @@ public final class Lockstep {
             }
             o.put("revive", revive);
             o.put("timer", timerPending());
+            // (the write time and commit offset are left out: the enqueue-put thread moves them on
+            // its own 10 ms polls, so they are not a function of the requests; so are the
+            // TimerMetrics counts after a restart, persisted on the flush thread's period)
+            JSONObject ti = new JSONObject(true);
+            ti.put("readTime", timer.getCurrReadTimeMs());
+            ti.put("queueOffset", timer.getQueueOffset());
+            ti.put("timerQueueMax", store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0));
+            o.put("timerStore", ti);
             o.put("buffer", buffer());
             return o;
         }
@@ -1012,6 +1114,7 @@ public final class Lockstep {
                     try {
                         JSONObject r = (JSONObject) op;
                         a.put("ok", broker.simple(r.getString("op"), r));
+                        broker.enqueueTimer();
                     } catch (Throwable t) {
                         a.put("error", describe(t));
                     }
