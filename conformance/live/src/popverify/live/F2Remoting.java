@@ -92,6 +92,9 @@ public final class F2Remoting {
             resp.decodeCommandCustomHeader(PopMessageResponseHeader.class);
         Map<String, Long> starts = ExtraInfoUtil.parseStartOffsetInfo(rh.getStartOffsetInfo());
         for (MessageExt m : msgs) {
+            if (m.getProperty("POP_CK") != null) {
+                continue;  // a retry message: the broker built its handle (PopMessageProcessor#popMsgFromQueue)
+            }
             Long start = starts.get(ExtraInfoUtil.getStartOffsetInfoMapKey(m.getTopic(), m.getQueueId()));
             MessageAccessor.putProperty(m, "POP_CK", ExtraInfoUtil.buildExtraInfo(start == null ? m.getQueueOffset() : start,
                 rh.getPopTime(), rh.getInvisibleTime(), rh.getReviveQid(), m.getTopic(), BROKER_NAME, m.getQueueId(),
@@ -141,8 +144,13 @@ public final class F2Remoting {
             emit("ok", "send", KEY, null, sent.getMessageQueue().getQueueId(), sent.getQueueOffset(), null, null);
             MessageExt held = null;
             for (int i = 0; i < 20 && held == null; i++) {
-                List<MessageExt> got = pop(10_000);
-                held = got.isEmpty() ? null : got.get(0);
+                for (MessageExt m : pop(10_000)) {
+                    if (KEY.equals(m.getKeys())) {
+                        held = m;
+                    } else {
+                        ack(m.getKeys(), m.getProperty("POP_CK"), m.getQueueOffset());  // another scenario's message
+                    }
+                }
             }
             if (held == null) {
                 emit("info", "outcome", null, null, null, null, "the message was never popped", null);
