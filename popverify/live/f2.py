@@ -144,6 +144,7 @@ def run_f2(endpoint: str, history: History, progress: Callable[[str], None], wai
 F2_SOURCE = PROJECT_ROOT / "conformance" / "live" / "src" / "popverify" / "live" / "F2Remoting.java"
 F2_GROUP = "PopVerifyGroupF2"
 REMOTING_TIMEOUT_S = 180
+REMOTING_KEY = "r-0"
 
 
 def _build_f2(cluster: Cluster) -> Path:
@@ -177,7 +178,7 @@ def run_f2_remoting(cluster: Cluster, history: History, progress: Callable[[str]
     progress(f"F2 remoting: pop, wait {wait_s} s, changeInvisibleTime on the old handle, ack, watch {watch_s} s")
     cmd = cluster.java_command("admin", f"{classes}:{cluster.classpath_text()}", "popverify.live.F2Remoting",
                                [f"127.0.0.1:{cluster.ports.broker}", cluster.namesrv_addr, TOPIC, F2_GROUP,
-                                str(wait_s), str(watch_s), "r-0"])
+                                str(wait_s), str(watch_s), REMOTING_KEY])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=REMOTING_TIMEOUT_S, check=False,
                               start_new_session=True)
@@ -190,6 +191,10 @@ def run_f2_remoting(cluster: Cluster, history: History, progress: Callable[[str]
         raw = json.loads(line)
         if raw["f"] == "outcome":
             outcome = str(raw["value"])
+            continue
+        if raw.get("key") not in (None, REMOTING_KEY):
+            # Another group's message (the proxy scenario's k-0): the checker's keys are one
+            # group's messages, and every group gets every message.
             continue
         history.record(int(raw.pop("time_ms")), raw.pop("type"), raw.pop("f"), "remoting-0", **raw)
     return outcome
