@@ -194,7 +194,13 @@ class Cluster:
         """A java command line with this cluster's JVM settings and HEAPS[heap_of]."""
         heap = HEAPS[heap_of]
         return [self._java, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-XX:ActiveProcessorCount=2", f"-Duser.home={self.workdir}", f"-Drocketmq.home.dir={self.workdir}",
+                "-XX:ActiveProcessorCount=2",
+                # UtilAll#cleanBuffer reaches sun.nio.ch.DirectBuffer when the store recovers from
+                # an abnormal shutdown (IndexFile#destroy); on JDK 17 a 5.0.0 broker restarted
+                # after SIGKILL died with IllegalAccessError without these.
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+                "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                f"-Duser.home={self.workdir}", f"-Drocketmq.home.dir={self.workdir}",
                 "-Drocketmq.client.logUseSlf4j=false", "-Dcom.rocketmq.sendMessageWithVIPChannel=false",
                 "-cp", cp, main, *extra]
 
