@@ -188,11 +188,25 @@ class Cluster:
         (conf / "proxy.json").write_text(json.dumps(proxy) + "\n")
 
     def _command(self, component: str, extra: list[str]) -> list[str]:
-        heap = HEAPS[component]
+        return self.java_command(component, self._cp, MAIN_CLASSES[component], extra)
+
+    def java_command(self, heap_of: str, cp: str, main: str, extra: list[str]) -> list[str]:
+        """A java command line with this cluster's JVM settings and HEAPS[heap_of]."""
+        heap = HEAPS[heap_of]
         return [self._java, f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-XX:ActiveProcessorCount=2", f"-Duser.home={self.workdir}", f"-Drocketmq.home.dir={self.workdir}",
+                "-XX:ActiveProcessorCount=2",
+                # UtilAll#cleanBuffer reaches sun.nio.ch.DirectBuffer when the store recovers from
+                # an abnormal shutdown (IndexFile#destroy); on JDK 17 a 5.0.0 broker restarted
+                # after SIGKILL died with IllegalAccessError without these.
+                "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+                "--add-opens", "java.base/java.nio=ALL-UNNAMED",
+                f"-Duser.home={self.workdir}", f"-Drocketmq.home.dir={self.workdir}",
                 "-Drocketmq.client.logUseSlf4j=false", "-Dcom.rocketmq.sendMessageWithVIPChannel=false",
-                "-cp", self._cp, MAIN_CLASSES[component], *extra]
+                "-cp", cp, main, *extra]
+
+    def classpath_text(self) -> str:
+        """The release's classpath (resolved by ``start``)."""
+        return self._cp
 
     def _env(self) -> dict[str, str]:
         # 5.0.0's ProxyStartup reads the home from the environment only.

@@ -16,12 +16,17 @@ proxy with the official Python client:
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import time
+from pathlib import Path
 from typing import Any, Callable
 
+from popverify.live.cluster import TARGET_DIR, Cluster
 from popverify.live.history import History, parse_handle
 from popverify.live.workload import GROUP, TOPIC, _error_text
-from popverify.tools import ToolError
+from popverify.tools import PROJECT_ROOT, ToolError
 
 WAIT_S = 25
 WATCH_S = 30
@@ -134,3 +139,62 @@ def run_f2(endpoint: str, history: History, progress: Callable[[str], None], wai
                 client.shutdown()
             except Exception as err:  # noqa: BLE001 - shutting down is best effort
                 history.add("info", "stop", "f2", error=_error_text(err))
+
+
+F2_SOURCE = PROJECT_ROOT / "conformance" / "live" / "src" / "popverify" / "live" / "F2Remoting.java"
+F2_GROUP = "PopVerifyGroupF2"
+REMOTING_TIMEOUT_S = 180
+REMOTING_KEY = "r-0"
+
+
+def _build_f2(cluster: Cluster) -> Path:
+    """Compile F2Remoting.java for the cluster's release (the header package moved in 5.1)."""
+    classes = TARGET_DIR / f"live-{cluster.release}" / "f2classes"
+    stamp = classes / "popverify" / "live" / "F2Remoting.class"
+    if stamp.is_file() and stamp.stat().st_mtime >= F2_SOURCE.stat().st_mtime:
+        return classes
+    pkg = "org.apache.rocketmq.common.protocol" if cluster.release.startswith("5.0.") else \
+        "org.apache.rocketmq.remoting.protocol"
+    src = classes.parent / "f2src" / "popverify" / "live" / "F2Remoting.java"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(F2_SOURCE.read_text(encoding="utf-8").replace("@PKG@", pkg), encoding="utf-8")
+    javac = shutil.which("javac")
+    if javac is None:
+        raise ToolError("javac is not installed: the F2 remoting scenario needs a JDK")
+    classes.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([javac, "-nowarn", "-d", str(classes), "-cp", cluster.classpath_text(), str(src)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ToolError(f"javac failed on F2Remoting for RocketMQ {cluster.release}: {proc.stderr[-600:]}")
+    return classes
+
+
+def run_f2_remoting(cluster: Cluster, history: History, progress: Callable[[str], None], wait_s: int = WAIT_S,
+                    watch_s: int = WATCH_S) -> str:
+    """The same scenario over the remoting protocol, straight to the broker (group
+    PopVerifyGroupF2, key r-0), through conformance/live/.../F2Remoting.java; its operations
+    join the history with the Java side's clock."""
+    classes = _build_f2(cluster)
+    progress(f"F2 remoting: pop, wait {wait_s} s, changeInvisibleTime on the old handle, ack, watch {watch_s} s")
+    cmd = cluster.java_command("admin", f"{classes}:{cluster.classpath_text()}", "popverify.live.F2Remoting",
+                               [f"127.0.0.1:{cluster.ports.broker}", cluster.namesrv_addr, TOPIC, F2_GROUP,
+                                str(wait_s), str(watch_s), REMOTING_KEY])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=REMOTING_TIMEOUT_S, check=False,
+                              start_new_session=True)
+    except subprocess.TimeoutExpired as err:
+        raise ToolError(f"the F2 remoting client did not finish within {REMOTING_TIMEOUT_S} s") from err
+    outcome = f"the F2 remoting client exited with {proc.returncode}: {proc.stderr[-300:]}"
+    for line in proc.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        raw = json.loads(line)
+        if raw["f"] == "outcome":
+            outcome = str(raw["value"])
+            continue
+        if raw.get("key") not in (None, REMOTING_KEY):
+            # Another group's message (the proxy scenario's k-0): the checker's keys are one
+            # group's messages, and every group gets every message.
+            continue
+        history.record(int(raw.pop("time_ms")), raw.pop("type"), raw.pop("f"), "remoting-0", **raw)
+    return outcome

@@ -89,6 +89,14 @@ class History:
             self.ops.append(op)
         return op
 
+    def record(self, time_ms: int, type_: str, f: str, process: str, **fields: Any) -> Op:
+        """Append one record stamped with a time the operation's own process measured (the
+        Java F2 client's clock: the same machine's wall clock)."""
+        with self._lock:
+            op = Op(len(self.ops), type_, f, process, time_ms, time_ms - self.started_ms, **fields)
+            self.ops.append(op)
+        return op
+
     def snapshot(self) -> list[Op]:
         with self._lock:
             return list(self.ops)

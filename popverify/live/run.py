@@ -19,7 +19,7 @@ import attrs
 
 from popverify.live.check import LiveVerdict, check_history
 from popverify.live.cluster import CLUSTER_NAME, Cluster, tls_files
-from popverify.live.f2 import run_f2
+from popverify.live.f2 import run_f2, run_f2_remoting
 from popverify.live.faults import Fault, schedule
 from popverify.live.history import History
 from popverify.live.report import write_report
@@ -158,7 +158,8 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         t0 = time.monotonic()
         history.started_ms = time.time_ns() // 1_000_000
         if config.scenario == "f2":
-            outcome = run_f2(cluster.proxy_endpoint, history, progress, tls=cluster.tls)
+            outcome = "proxy: " + run_f2(cluster.proxy_endpoint, history, progress, tls=cluster.tls)
+            outcome += "; remoting: " + run_f2_remoting(cluster, history, progress)
             seconds["scenario"] = round(time.monotonic() - t0, 1)
             drained = True
         else:
@@ -174,6 +175,8 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
             history.add("info", "phase", "runner", value="produce")
             producer = Producer(cluster.proxy_endpoint, history, tls=cluster.tls)
             producer.start()
+            seconds["consumers_ready"] = round(time.monotonic() - t0, 1)
+            t0 = time.monotonic()  # the workload's duration (and the fault schedule) start with the producer
             pending = list(faults)
             while time.monotonic() - t0 < config.duration_s:
                 if pending and time.monotonic() - t0 >= pending[0].at_s:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -37,6 +38,10 @@ def _error_text(err: BaseException) -> str:
 
 
 def _is_timeout(err: BaseException) -> bool:
+    """Indeterminate: the request may have reached the broker. Only an answer from the proxy
+    (a ClientException with its code) or an error raised before sending is a definite fail."""
+    if type(err).__name__ == "AioRpcError":
+        return True  # transport error: the proxy may have forwarded it before the connection broke
     text = f"{type(err).__name__} {err}".lower()
     if "40018" in text:
         return False  # the proxy refused a long poll whose client deadline was too close: nothing done
@@ -73,6 +78,7 @@ class Consumer:
     thread: threading.Thread | None = None
     faked: int = 0
     _client: Any = None
+    _pool: ThreadPoolExecutor = attrs.Factory(lambda: ThreadPoolExecutor(max_workers=2))
 
     def start(self) -> None:
         self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
@@ -160,8 +166,10 @@ class Consumer:
         give_up = not drain and self.timeout_window.is_set() and self.rng.randrange(100) < self.behaviour.ack_timeout
         try:
             if give_up:
-                future = self._client._ack_async(msg)  # SimpleConsumer#ack_async drops the future
-                future.result(timeout=0.001)
+                # The ack goes out on a helper thread; this consumer stops waiting after 1 ms, so
+                # the ack may or may not take effect (SimpleConsumer#ack_async needs an asyncio
+                # loop in the calling thread and cannot be used from here).
+                self._pool.submit(self._client.ack, msg).result(timeout=0.001)
             else:
                 self._client.ack(msg)
         except FutureTimeout:
@@ -174,6 +182,7 @@ class Consumer:
         self.history.add("ok", "ack", self.name, key=key, handle=msg.receipt_handle)
 
     def _shutdown(self) -> None:
+        self._pool.shutdown(wait=True)
         client, self._client = self._client, None
         if client is not None:
             try:
