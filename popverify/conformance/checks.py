@@ -183,18 +183,25 @@ def check_formats(h: Harness, rnd: random.Random, cases: int, profile: str) -> l
                 "bm": rnd.randrange(-(1 << 31), 1 << 31), "n": len(diffs) or rnd.randrange(1, 33), "q": q,
                 "t": rnd.choice(["T", "%RETRY%g_T", "Topic-1"]), "c": rnd.choice(["g", "GID_x"]),
                 "ro": rnd.randrange(1 << 20), "bn": rnd.choice(["broker-a", "b"]), "d": diffs or None,
-                "probes": [start + rnd.randrange(-2, 310) for _ in range(4)]}
+                "probes": [start + rnd.randrange(-2, 310) for _ in range(4)],
+                "rp": rnd.choice([None, None, "0", "1", "3", str(rnd.randrange(1 << 32)), "-2", "+7", "", "x",
+                                  " 1", "1_0", "2147483648", "-2147483648", "\u0663"]),
+                "sp": rnd.randrange(2) == 1}
         status, java = h.call(wire | {"op": "ck"})
         ck = PopCheckPoint(start_offset=wire["so"], pop_time=wire["pt"], invisible_time=wire["it"],
                            bit_map=wire["bm"], num=to_byte(wire["n"]),
                            queue_id=to_byte(q) if cfg.ck_queue_id_is_byte else q, topic=wire["t"], cid=wire["c"],
                            revive_offset=wire["ro"], broker_name=wire["bn"])
+        if cfg.ck_has_reput_times:  # develop's record (5.5.0): rePutTimes and suspend
+            ck.re_put_times, ck.suspend = wire["rp"], wire["sp"]
         for d in diffs:
             ck.add_diff(d)
         text = ck.to_json(cfg.ck_has_reput_times)
         ours = {"json": text, "indexOfAck": [ck.index_of_ack(p) for p in wire["probes"]],
                 "ackOffsetByIndex": [ck.ack_offset_by_index(i) for i in range(len(diffs))],
                 "reviveTime": ck.revive_time, "roundTrip": PopCheckPoint.from_json(text).to_json(cfg.ck_has_reput_times)}
+        if cfg.ck_has_reput_times:
+            ours["parseRePutTimes"] = ck.parse_re_put_times()
         ck_result.record(wire, java if status == "ok" else ("error", java), ours)
 
         batch = cfg.supports_batch_ack and rnd.randrange(3) == 0
