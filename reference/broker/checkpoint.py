@@ -205,12 +205,16 @@ class AckMsg:
         return _dump(_ack_fields(self, short_names))
 
     @classmethod
-    def from_json(cls, text: str) -> "AckMsg":
-        """Parse either name style (develop declares the bean names as alternateNames)."""
+    def from_json(cls, text: str, short_names: bool = True) -> "AckMsg":
+        """JSON.parseObject(body, AckMsg.class). With ``short_names`` (develop: JSONField names
+        with the bean names as alternateNames) either style is read; without (5.0.0: no
+        JSONField on AckMsg) only the bean names, so a short-named body parses to defaults."""
         data = json.loads(text)
 
         def pick(short: str, long: str, default: object = None) -> object:
-            return data[short] if short in data else data.get(long, default)
+            if short_names and short in data:
+                return data[short]
+            return data.get(long, default)
 
         return cls(
             ack_offset=int(pick("ao", "ackOffset", 0)),  # type: ignore[arg-type]

@@ -74,6 +74,15 @@ def test_harness_writes_records_with_the_releases_json_library() -> None:
     assert status == "ok" and '"ackOffset":4' in answer["json"]
 
 
+def test_reading_an_ack_body_of_the_other_spelling_is_compared(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 5.0.0's AckMsg has no JSONField: fastjson reads only bean names, so a short-named body
+    # parses to defaults; a model that reads both spellings on v5.0 is caught.
+    from reference.broker.checkpoint import AckMsg
+    original = AckMsg.from_json.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(AckMsg, "from_json", classmethod(lambda cls, text, short=True: original(cls, text, True)))
+    assert _formats("5.0.0")["formats/ack"].disagreements > 0
+
+
 @pytest.mark.parametrize(("text", "value"), [
     ("0", 0), ("+7", 7), ("-2147483648", -(1 << 31)), ("2147483647", (1 << 31) - 1), ("\u0663", 3),
     ("2147483648", None), ("", None), ("+", None), (" 1", None), ("1_0", None), ("x", None), ("1.0", None)])

@@ -316,6 +316,9 @@ public final class Harness {
         ack.setBrokerName(req.getString("bn"));
         JSONObject out = new JSONObject();
         out.put("json", toRecordJson(ack));
+        if (req.containsKey("reread")) {  // a body in either spelling, read as the revive service reads it
+            out.put("reread", toRecordJson(parseRecord(req.getString("reread"), AckMsg.class)));
+        }
         return out;
     }
 
