@@ -96,7 +96,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--checks", type=comma_list(None, "check"), default=None,
                         help="comma list: allocation, process_queue, formats")
     parser.add_argument("--versions", type=comma_list(None, "version"), default=None,
-                        help="comma list of RocketMQ versions: 5.0.0, 5.3.3")
+                        help="comma list of RocketMQ versions: 5.0.0, 5.5.0")
     parser.add_argument("--live", action="store_true", help="points to `popverify live` (a real broker on loopback)")
     parser.add_argument("--stateful", action="store_true",
                         help="random POP schedules replayed in lockstep on the model and on RocketMQ's broker "

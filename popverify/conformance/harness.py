@@ -14,10 +14,10 @@ from popverify.tools import PROJECT_ROOT, ToolError
 
 CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
 HARNESS_SOURCE = CONFORMANCE_DIR / "harness" / "src" / "main" / "java" / "popverify" / "conformance" / "Harness.java"
-# RocketMQ release ↔ model profile: 5.0.0 is the seed-era tag; 5.3.3 is the newest release
-# whose client, store and broker jars are all on Central and the closest to the develop
-# commit modelled (its pom says 5.3.4-SNAPSHOT; rocketmq-client 5.3.4 was never published).
-VERSIONS: dict[str, str] = {"5.0.0": "v5.0", "5.3.3": "develop"}
+# RocketMQ release ↔ model profile: 5.0.0 is the seed-era tag; 5.5.0 is the newest release
+# complete on Central (client, store, broker and their -sources jars; 5.5.1 lacks the client),
+# which is what `develop` now stands for (issue 16).
+VERSIONS: dict[str, str] = {"5.0.0": "v5.0", "5.5.0": "develop"}
 
 
 def _require(tool: str) -> str:

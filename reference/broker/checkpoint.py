@@ -2,13 +2,15 @@
 
 The pure functions (``index_of_ack``, ``ack_offset_by_index``, ``set_bit``, ``get_bit``) take
 plain ints and tuples so the z3 proofs can cross-check them; the classes delegate to them.
-JSON forms follow fastjson's output (JSONField names, properties sorted by name, nulls
-omitted, getReviveTime() serialised as "reviveTime").
+JSON forms follow the broker's JSON library (fastjson on 5.0.0, fastjson2 on 5.5.0; both write
+the JSONField names, properties sorted by name, nulls omitted, getReviveTime() serialised as
+"reviveTime", primitives always written).
 """
 
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Sequence
 
 import attrs
@@ -67,6 +69,23 @@ def full_mask(num: int) -> int:
     return mask
 
 
+def parse_java_int(text: str) -> int | None:
+    """Integer.parseInt(text, 10), or None where it throws NumberFormatException: an optional
+    sign, then one or more decimal digits (Character.digit: any Unicode decimal digit, not only
+    ASCII), no blanks or underscores, within [-2**31, 2**31)."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body:
+        return None
+    value = 0
+    for ch in body:
+        digit = unicodedata.decimal(ch, None)
+        if digit is None:
+            return None
+        value = value * 10 + digit
+    value = -value if text[0] == "-" else value
+    return value if -(1 << 31) <= value < (1 << 31) else None
+
+
 @attrs.define(slots=True)
 class PopCheckPoint:
     """store/pop/PopCheckPoint: one pop of up to 32 messages from one queue."""
@@ -83,11 +102,22 @@ class PopCheckPoint:
     queue_offset_diff: list[int] | None = None
     broker_name: str | None = None
     re_put_times: str | None = None  # develop only
+    # develop (5.5.0) only: "nack without inc reconsume times" (PopCheckPoint#suspend, JSONField
+    # "sp"). A primitive boolean, so fastjson2 writes "sp":false on every develop checkpoint.
+    suspend: bool = False
 
     @property
     def revive_time(self) -> int:
         """getReviveTime: popTime + invisibleTime (Java long addition: wraps)."""
         return to_long(self.pop_time + self.invisible_time)
+
+    def parse_re_put_times(self) -> int:
+        """parseRePutTimes (develop): 0 when unset, Integer.parseInt of the text, and
+        Byte.MAX_VALUE (127) for any text parseInt rejects (the catch swallows it)."""
+        if self.re_put_times is None:
+            return 0
+        parsed = parse_java_int(self.re_put_times)
+        return 127 if parsed is None else parsed
 
     def add_diff(self, diff: int) -> None:
         """addDiff: append an (int) offset difference."""
@@ -103,8 +133,15 @@ class PopCheckPoint:
         """ackOffsetByIndex (see the pure function)."""
         return ack_offset_by_index(self.start_offset, self.queue_offset_diff, index)
 
-    def to_json(self, with_reput_times: bool = False) -> str:
-        """JSON.toJSONString(ck) as fastjson writes it."""
+    def to_json(self, with_reput_times: bool = False, with_suspend: bool | None = None) -> str:
+        """JSON.toJSONString(ck) as the profile's release writes it.
+
+        ``with_reput_times`` selects the develop (5.5.0) record, which has both "rp" and "sp";
+        ``with_suspend`` overrides the latter (default: same as ``with_reput_times``), for a
+        release that has one field without the other.
+        """
+        if with_suspend is None:
+            with_suspend = with_reput_times
         fields: dict[str, object] = {
             "bm": self.bit_map,
             "bn": self.broker_name,
@@ -118,6 +155,7 @@ class PopCheckPoint:
             "ro": self.revive_offset,
             "rp": self.re_put_times if with_reput_times else None,
             "so": self.start_offset,
+            "sp": self.suspend if with_suspend else None,
             "t": self.topic,
         }
         return _dump(fields)
@@ -139,6 +177,7 @@ class PopCheckPoint:
             queue_offset_diff=list(data["d"]) if data.get("d") is not None else None,
             broker_name=data.get("bn"),
             re_put_times=data.get("rp"),
+            suspend=bool(data.get("sp", False)),
         )
 
 
@@ -166,12 +205,16 @@ class AckMsg:
         return _dump(_ack_fields(self, short_names))
 
     @classmethod
-    def from_json(cls, text: str) -> "AckMsg":
-        """Parse either name style (develop declares the bean names as alternateNames)."""
+    def from_json(cls, text: str, short_names: bool = True) -> "AckMsg":
+        """JSON.parseObject(body, AckMsg.class). With ``short_names`` (develop: JSONField names
+        with the bean names as alternateNames) either style is read; without (5.0.0: no
+        JSONField on AckMsg) only the bean names, so a short-named body parses to defaults."""
         data = json.loads(text)
 
         def pick(short: str, long: str, default: object = None) -> object:
-            return data[short] if short in data else data.get(long, default)
+            if short_names and short in data:
+                return data[short]
+            return data.get(long, default)
 
         return cls(
             ack_offset=int(pick("ao", "ackOffset", 0)),  # type: ignore[arg-type]

@@ -29,7 +29,8 @@ import org.apache.rocketmq.store.pop.PopCheckPoint;
  * popverify's conformance harness: JSON requests on stdin, one JSON answer per line on stdout,
  * each computed by RocketMQ's own classes (the version on the classpath). Only this class is
  * ours; everything it calls is RocketMQ's code. Classes that moved between versions
- * (ExtraInfoUtil, BatchAckMsg, QueryAssignmentProcessor) are reached by reflection.
+ * (ExtraInfoUtil, BatchAckMsg, QueryAssignmentProcessor) and the records' JSON library
+ * (fastjson on 5.0.0, fastjson2 on 5.5.0) are reached by reflection.
  */
 public final class Harness {
     private Harness() {
@@ -210,6 +211,36 @@ public final class Harness {
         return out;
     }
 
+    /** The JSON library RocketMQ writes and reads its pop records with: the one whose JSONField
+     *  annotates PopCheckPoint. fastjson on 5.0.0; fastjson2 on 5.5.0, whose store classes import
+     *  com.alibaba.fastjson2.annotation.JSONField (PopCheckPoint.java:19) and whose broker writes
+     *  with com.alibaba.fastjson2.JSON (PopMessageProcessor.java:19, :945; AckMessageProcessor.java:293).
+     *  Serialising with the other library ignores the annotations (bean names, no "rp"/"sp"). */
+    static Class<?> recordJson() throws Exception {
+        for (java.lang.annotation.Annotation a : PopCheckPoint.class.getDeclaredField("startOffset").getAnnotations()) {
+            if (a.annotationType().getName().startsWith("com.alibaba.fastjson2.")) {
+                return Class.forName("com.alibaba.fastjson2.JSON");
+            }
+        }
+        return JSON.class;
+    }
+
+    static String toRecordJson(Object record) throws Exception {
+        return (String) recordJson().getMethod("toJSONString", Object.class).invoke(null, record);
+    }
+
+    static <T> T parseRecord(String text, Class<T> type) throws Exception {
+        return type.cast(recordJson().getMethod("parseObject", String.class, Class.class).invoke(null, text, type));
+    }
+
+    static Method optionalMethod(Class<?> type, String name, Class<?>... params) {
+        try {
+            return type.getMethod(name, params);
+        } catch (NoSuchMethodException e) {
+            return null;
+        }
+    }
+
     static JSONObject checkpoint(JSONObject req) throws Exception {
         PopCheckPoint ck = new PopCheckPoint();
         ck.setStartOffset(req.getLongValue("so"));
@@ -227,6 +258,15 @@ public final class Harness {
         ck.setCId(req.getString("c"));
         ck.setReviveOffset(req.getLongValue("ro"));
         ck.setBrokerName(req.getString("bn"));
+        // rePutTimes and suspend exist on 5.5.0, not on 5.0.0: set them only where the class has them.
+        Method setRePutTimes = optionalMethod(PopCheckPoint.class, "setRePutTimes", String.class);
+        if (setRePutTimes != null) {
+            setRePutTimes.invoke(ck, req.getString("rp"));
+        }
+        Method setSuspend = optionalMethod(PopCheckPoint.class, "setSuspend", boolean.class);
+        if (setSuspend != null) {
+            setSuspend.invoke(ck, req.getBooleanValue("sp"));
+        }
         JSONArray diffs = req.getJSONArray("d");
         if (diffs != null) {
             for (int i = 0; i < diffs.size(); i++) {
@@ -234,7 +274,7 @@ public final class Harness {
             }
         }
         JSONObject out = new JSONObject();
-        out.put("json", JSON.toJSONString(ck));
+        out.put("json", toRecordJson(ck));
         JSONArray index = new JSONArray();
         for (Object probe : req.getJSONArray("probes")) {
             index.add(ck.indexOfAck(((Number) probe).longValue()));
@@ -246,8 +286,12 @@ public final class Harness {
         }
         out.put("ackOffsetByIndex", byIndex);
         out.put("reviveTime", ck.getReviveTime());
-        PopCheckPoint parsed = JSON.parseObject(JSON.toJSONString(ck), PopCheckPoint.class);
-        out.put("roundTrip", JSON.toJSONString(parsed));
+        Method parseRePutTimes = optionalMethod(PopCheckPoint.class, "parseRePutTimes");
+        if (parseRePutTimes != null) {
+            out.put("parseRePutTimes", parseRePutTimes.invoke(ck));
+        }
+        PopCheckPoint parsed = parseRecord(toRecordJson(ck), PopCheckPoint.class);
+        out.put("roundTrip", toRecordJson(parsed));
         return out;
     }
 
@@ -271,7 +315,10 @@ public final class Harness {
         ack.setPopTime(req.getLongValue("pt"));
         ack.setBrokerName(req.getString("bn"));
         JSONObject out = new JSONObject();
-        out.put("json", JSON.toJSONString(ack));
+        out.put("json", toRecordJson(ack));
+        if (req.containsKey("reread")) {  // a body in either spelling, read as the revive service reads it
+            out.put("reread", toRecordJson(parseRecord(req.getString("reread"), AckMsg.class)));
+        }
         return out;
     }
 
