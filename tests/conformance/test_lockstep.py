@@ -155,3 +155,39 @@ def test_stateful_differential_runs_and_reports(capsys: pytest.CaptureFixture[st
     assert report["cases"] == 3 and report["agree"] + report["diverge"] + report["out_of_scope"] == 3
     assert report["steps"] > 0
     assert code == (1 if report["diverge"] else 0)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_harness_jvm_dies_with_its_parent_even_on_sigkill() -> None:
+    """A parent killed outright (no atexit) still takes its JVM along (PR_SET_PDEATHSIG, and
+    the harness exits on stdin EOF)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("from popverify.conformance.lockstep import LockstepClient\n"
+            "c = LockstepClient('5.0.0')\n"
+            "print(c.pid, flush=True)\n"
+            "import time; time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    jvm = int(parent.stdout.readline())
+    os.kill(jvm, 0)  # running
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(jvm, 0)
+        except ProcessLookupError:
+            return
+        # a zombie until reaped by init counts as gone
+        with open(f"/proc/{jvm}/stat") as stat:
+            if stat.read().split(")")[-1].split()[0] == "Z":
+                return
+        time.sleep(0.2)
+    os.kill(jvm, signal.SIGKILL)
+    raise AssertionError("the harness JVM outlived its killed parent")
