@@ -191,3 +191,19 @@ def test_the_harness_jvm_dies_with_its_parent_even_on_sigkill() -> None:
         time.sleep(0.2)
     os.kill(jvm, signal.SIGKILL)
     raise AssertionError("the harness JVM outlived its killed parent")
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_f1_minimal_trace_reproduces_on_500(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """F1 (spec/properties.md), shrunk from `simulate --profile v5.0 --seed 1 --steps 2000
+    --buffer-merge off`: a message put after popTime and before the queue read is lost once
+    its consumer crashes; the put runs inside the Java POP (its interleave)."""
+    config = ScenarioConfig(queues=2, consumers=2, invisible_time=10_000, enable_pop_buffer_merge=False)
+    schedule = [Action("pop", (1, 1, False)), Action("advance", (1187,)), Action("produce", (1,)),
+                Action("pop_step", (1,)), Action("pop_step", (1,)), Action("consumer_crash", (1,))]
+    path = _trace(tmp_path, "v5.0", schedule, config)
+    assert main(["confirm", str(path), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)[0]
+    assert verdict["status"] == "agrees" and "ALO-2" in verdict["java_violations"], verdict
+    assert verdict["finding"] == "reproduced on rocketmq-broker 5.0.0"
