@@ -155,3 +155,55 @@ def test_stateful_differential_runs_and_reports(capsys: pytest.CaptureFixture[st
     assert report["cases"] == 3 and report["agree"] + report["diverge"] + report["out_of_scope"] == 3
     assert report["steps"] > 0
     assert code == (1 if report["diverge"] else 0)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_harness_jvm_dies_with_its_parent_even_on_sigkill() -> None:
+    """A parent killed outright (no atexit) still takes its JVM along (PR_SET_PDEATHSIG, and
+    the harness exits on stdin EOF)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("from popverify.conformance.lockstep import LockstepClient\n"
+            "c = LockstepClient('5.0.0')\n"
+            "print(c.pid, flush=True)\n"
+            "import time; time.sleep(120)\n")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    jvm = int(parent.stdout.readline())
+    os.kill(jvm, 0)  # running
+    parent.send_signal(signal.SIGKILL)
+    parent.wait(timeout=10)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(jvm, 0)
+        except ProcessLookupError:
+            return
+        # a zombie until reaped by init counts as gone
+        with open(f"/proc/{jvm}/stat") as stat:
+            if stat.read().split(")")[-1].split()[0] == "Z":
+                return
+        time.sleep(0.2)
+    os.kill(jvm, signal.SIGKILL)
+    raise AssertionError("the harness JVM outlived its killed parent")
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_f1_minimal_trace_reproduces_on_500(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """F1 (spec/properties.md), shrunk from `simulate --profile v5.0 --seed 1 --steps 2000
+    --buffer-merge off`: a message put after popTime and before the queue read is lost once
+    its consumer crashes; the put runs inside the Java POP (its interleave)."""
+    config = ScenarioConfig(queues=2, consumers=2, invisible_time=10_000, enable_pop_buffer_merge=False)
+    schedule = [Action("pop", (1, 1, False)), Action("advance", (1187,)), Action("produce", (1,)),
+                Action("pop_step", (1,)), Action("pop_step", (1,)), Action("consumer_crash", (1,))]
+    path = _trace(tmp_path, "v5.0", schedule, config)
+    assert main(["confirm", str(path), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)[0]
+    assert verdict["status"] == "agrees" and "ALO-2" in verdict["java_violations"], verdict
+    assert verdict["finding"] == "reproduced on rocketmq-broker 5.0.0"
