@@ -1039,6 +1039,9 @@ public final class Lockstep {
             ti.put("readTime", timer.getCurrReadTimeMs());
             ti.put("queueOffset", timer.getQueueOffset());
             ti.put("timerQueueMax", store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0));
+            // what PopReviveService#consumeReviveMessage reads as timerDelay and commitLogDelay
+            ti.put("readBehind", timer.getReadBehind());
+            ti.put("enqueueBehind", timer.getEnqueueBehind());
             o.put("timerStore", ti);
             o.put("buffer", buffer());
             return o;
