@@ -1039,9 +1039,25 @@ public final class Lockstep {
             ti.put("readTime", timer.getCurrReadTimeMs());
             ti.put("queueOffset", timer.getQueueOffset());
             ti.put("timerQueueMax", store.getMaxOffsetInQueue(TimerMessageStore.TIMER_TOPIC, 0));
+            // what PopReviveService#consumeReviveMessage reads as timerDelay (getReadBehind on
+            // 5.0.0, getDequeueBehind later) and commitLogDelay (getEnqueueBehind)
+            ti.put("readBehind", firstLong(timer, "getReadBehind", "getDequeueBehind"));
+            ti.put("enqueueBehind", firstLong(timer, "getEnqueueBehind"));
             o.put("timerStore", ti);
             o.put("buffer", buffer());
             return o;
+        }
+
+        /** The first of the named no-argument methods the release has, called. */
+        private static long firstLong(Object target, String... names) throws Exception {
+            for (String name : names) {
+                try {
+                    return ((Number) target.getClass().getMethod(name).invoke(target)).longValue();
+                } catch (NoSuchMethodException e) {
+                    // the other release's name
+                }
+            }
+            throw new NoSuchMethodException(String.join(" | ", names));
         }
 
         private JSONArray ranges(String topic, int queues) throws Exception {
