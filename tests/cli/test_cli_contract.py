@@ -30,7 +30,7 @@ UNWRITABLE_FILE = "/proc/version"               # exists, cannot be written, not
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory) -> dict[str, str]:
     """A file, a folder, a missing path, a clean trace and a violating trace."""
-    from popverify.sim.scenario import ScenarioConfig, run_scenario
+    from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
     from popverify.trace.itf import write_trace
 
     base = tmp_path_factory.mktemp("contract")
@@ -38,8 +38,13 @@ def paths(tmp_path_factory) -> dict[str, str]:
     (base / "folder").mkdir()
     clean = run_scenario("develop", 0, 20, record_trace=True)
     write_trace(base / "clean.itf.json", clean.trace)
-    found = run_scenario("v5.0", 1, 800, config=ScenarioConfig(enable_pop_buffer_merge=False), record_trace=True)
-    assert found.violations, "seed 1 of v5.0 shows finding F1"
+    # F1's minimal schedule (tests/sim/test_sim_findings.py): a put 3 ms after popTime, read by
+    # the same request, whose consumer crashes; 5.0.0's revive skips it.
+    f1 = [Action("pop", (0, 0, False)), Action("advance", (3,)), Action("produce", (0,)), Action("pop_step", (0,)),
+          Action("consumer_crash", (0,))]
+    found = run_scenario("v5.0", 0, 0, config=ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False),
+                         schedule=f1, record_trace=True)
+    assert found.violations, "the F1 schedule violates ALO-1 on v5.0"
     write_trace(base / "violating.itf.json", found.trace)
     return {"FILE": str(base / "file.txt"), "DIR": str(base / "folder"), "MISSING": str(base / "missing" / "x"),
             "CLEAN": str(base / "clean.itf.json"), "VIOLATING": str(base / "violating.itf.json"),

@@ -36,17 +36,20 @@ class CaseTimeout(Exception):
 def originals(tmp_path_factory) -> dict[str, dict]:
     """Three valid traces: a clean POP run, a push run with observed states, and a small
     violating POP run (F1 of v5.0, shrunk) for shrink."""
-    from popverify.sim.scenario import ScenarioConfig, run_scenario
+    from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
     from popverify.sim.shrink import shrink_to_trace
     from popverify.trace.itf import write_trace
 
     base = tmp_path_factory.mktemp("originals")
     pop = run_scenario("develop", 3, 40, record_trace=True)
     push = run_scenario("develop", 4, 40, mode="push", record_trace=True)
-    config = ScenarioConfig(enable_pop_buffer_merge=False)
-    found = run_scenario("v5.0", 1, 800, config=config)
+    # F1's minimal schedule (tests/sim/test_sim_findings.py) padded with steps shrink removes
+    config = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False)
+    f1 = [Action("produce", (0,)), Action("scan", ()), Action("pop", (0, 0, False)), Action("advance", (3,)),
+          Action("produce", (0,)), Action("pop_step", (0,)), Action("flush", ()), Action("consumer_crash", (0,))]
+    found = run_scenario("v5.0", 0, 0, config=config, schedule=f1)
     pid = found.violations[0].property_id
-    shrink_to_trace("v5.0", "pop", 1, config, found.schedule, pid, base / "violating.json")
+    shrink_to_trace("v5.0", "pop", 0, config, found.schedule, pid, base / "violating.json")
     write_trace(base / "pop.json", pop.trace)
     write_trace(base / "push.json", push.trace)
     return {name: json.loads((base / f"{name}.json").read_text()) for name in ("pop", "push", "violating")}
