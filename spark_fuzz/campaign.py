@@ -7,6 +7,7 @@ Runs unchanged under spark-submit: ``spark-submit spark_fuzz/main.py --profile v
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import logging
@@ -38,6 +39,18 @@ def with_task_retries(master: str) -> str:
     if master.startswith("local[") and master.endswith("]") and "," not in master:
         return f"{master[:-1]},{LOCAL_TASK_ATTEMPTS}]"
     return master
+
+
+_STOP_AT_EXIT: list = []
+
+
+def _stop_at_exit() -> None:
+    from pyspark import SparkContext
+    if SparkContext._active_spark_context is not None:
+        try:
+            SparkContext._active_spark_context.stop()
+        except Exception:  # the JVM is already gone (py4j errors): nothing left to stop
+            pass
 
 
 class _Py4jInterrupted(logging.Filter):
@@ -73,6 +86,11 @@ def spark_session(master: str | None):
     if gateway_jvm is not None:
         from popverify.tools import adopt_child
         adopt_child(gateway_jvm)  # ends with popverify on SIGTERM and at exit
+        if not _STOP_AT_EXIT:
+            # registered after adopt_child, so it runs first: a stopped context has closed its
+            # accumulator server, which would otherwise print a traceback when the JVM goes
+            _STOP_AT_EXIT.append(spark)
+            atexit.register(_stop_at_exit)
     if not is_local(spark.sparkContext.master):
         # executors of a cluster (local-cluster included) do not share the driver's sys.path
         spark.sparkContext.addPyFile(str(store.code_zip()))
