@@ -142,9 +142,16 @@ class Broker:
     def _normal_topic_exists(self, topic: str) -> bool:
         return topic in self.topics
 
-    def _ensure_retry_topic(self, topic: str) -> None:
-        """addRetryTopicIfNoExit: retry topics get PopAckConstants.retryQueueNum (1) queue."""
-        self.topics.setdefault(topic, RETRY_QUEUE_NUM)
+    def _ensure_retry_topic(self, topic: str, group: str) -> None:
+        """PopReviveService#addRetryTopicIfNoExit: a new retry topic gets
+        PopAckConstants.retryQueueNum (1) queue, then initPopRetryOffset commits offset 0 for
+        each of its queues that has no offset yet (found by lockstep replay on 5.0.0)."""
+        if topic in self.topics:
+            return
+        self.topics[topic] = RETRY_QUEUE_NUM
+        for queue_id in range(RETRY_QUEUE_NUM):
+            if self.offsets.query_offset(group, topic, queue_id) < 0:
+                self.offsets.commit_offset("initPopRetryOffset", group, topic, queue_id, 0)
 
     # -- requests -------------------------------------------------------------------------------
     def put_message(self, topic: str, queue_id: int, body: bytes = b"", tags: str | None = None,
@@ -230,6 +237,9 @@ class Broker:
             op.abort()
         self.pop_polling.clear()
         self.offsets.restart()
+        # A new PopMessageProcessor: ckMessageNumber = new AtomicLong() (lockstep replay found
+        # the model's counter surviving a restart).
+        self._ck_message_number = 0
         self._start_memory_services()
         self.restarts += 1
 

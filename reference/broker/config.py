@@ -102,6 +102,11 @@ class BrokerConfig:
     # broker writes one BatchAckMsg (BATCH_ACK_TAG) per group or merges it in the buffer.
     # Off: each entry is a single ack (how the model treated batch ack before).
     batch_ack_as_batch_ack_msg: bool = False
+    # PopMessageProcessor#popMsgFromTopic (5.5.0): queue i of a topic is visited at
+    # ((priorityOrderAsc ? readQueueNums - 1 - i : i) + randomQ) % readQueueNums, and
+    # BrokerConfig#priorityOrderAsc defaults to true; 5.0.0 visits (randomQ + i) % n.
+    # Found by lockstep replay (popverify conformance --stateful) on 5.5.0.
+    pop_queue_order_desc: bool = False
     # --- end H2 switches ---
 
     @classmethod
@@ -122,5 +127,6 @@ class BrokerConfig:
                 buffer_merge_key_conflict_guard=True,
                 pop_init_offset_55=True,
                 batch_ack_as_batch_ack_msg=True,
+                pop_queue_order_desc=True,
             )
         return cls(profile=name)

@@ -191,12 +191,12 @@ class PopOperation:
             retry_queues = b.topics.get(retry_topic)
             if retry_queues is not None:
                 for i in range(retry_queues):
-                    visit(True, (random_q + i) % retry_queues)
+                    visit(True, ((retry_queues - 1 - i if cfg.pop_queue_order_desc else i) + random_q) % retry_queues)
                     yield
         if req.queue_id < 0:
             n = topic_cfg
             for i in range(n):
-                visit(False, (random_q + i) % n)
+                visit(False, ((n - 1 - i if cfg.pop_queue_order_desc else i) + random_q) % n)
                 yield
         else:
             visit(False, req.queue_id)
@@ -205,7 +205,7 @@ class PopOperation:
             retry_queues = b.topics.get(retry_topic)
             if retry_queues is not None:
                 for i in range(retry_queues):
-                    visit(True, (random_q + i) % retry_queues)
+                    visit(True, ((retry_queues - 1 - i if cfg.pop_queue_order_desc else i) + random_q) % retry_queues)
                     yield
         header = dict(pop_time=pop_time, invisible_time=req.invisible_time, revive_qid=revive_qid,
                       rest_num=rest[0], start_offset_info=joined(start_info), msg_offset_info=joined(msg_info))

@@ -58,7 +58,7 @@ class PopReviveService:
     def __init__(self, queue_id: int, revive_topic: str, config: BrokerConfig, now: Callable[[], int],
                  store: MessageStore, timer: TimerService, offsets: ConsumerOffsetManager,
                  topic_exists: Callable[[str], bool], group_exists: Callable[[str], bool],
-                 ensure_retry_topic: Callable[[str], None]) -> None:
+                 ensure_retry_topic: Callable[[str, str], None]) -> None:
         self.queue_id = queue_id
         self.revive_topic = revive_topic
         self._cfg = config
@@ -208,7 +208,7 @@ class PopReviveService:
             props[PROPERTY_FIRST_POP_TIME] = str(point.pop_time)
         inner = MessageExt(topic=retry_topic, queue_id=0, body=msg.body, tags=msg.tags, properties=props,
                            reconsume_times=msg.reconsume_times + 1, born_timestamp=msg.born_timestamp)
-        self._ensure_retry_topic(retry_topic)
+        self._ensure_retry_topic(retry_topic, point.cid or "")
         stored = self._store.put_message(inner)
         self.revived.append(RevivedMessage(topic, point.queue_id, msg_offset, retry_topic, stored.queue_offset,
                                            msg.uniq_key))
