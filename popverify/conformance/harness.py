@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from popverify.tools import PROJECT_ROOT, ToolError
+from reference.common.profile import RELEASES
 
 CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
 HARNESS_SOURCE = CONFORMANCE_DIR / "harness" / "src" / "main" / "java" / "popverify" / "conformance" / "Harness.java"
-# RocketMQ release ↔ model profile: 5.0.0 is the seed-era tag; 5.5.0 is the newest release
-# complete on Central (client, store, broker and their -sources jars; 5.5.1 lacks the client),
-# which is what `develop` now stands for (issue 16).
-VERSIONS: dict[str, str] = {"5.0.0": "v5.0", "5.5.0": "develop"}
+# RocketMQ release -> model profile, the inverse of reference.common.profile.RELEASES: 5.0.0 is
+# the seed-era tag; 5.5.0 the newest release complete on Central, what `develop` stands for.
+VERSIONS: dict[str, str] = {release: profile for profile, release in RELEASES.items()}
 
 
 def _require(tool: str) -> str:

@@ -24,11 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from popverify.tools import ToolError
+from reference.common.profile import RELEASES
 
-# Model profile -> the RocketMQ release its Java code is compared with. v5.0 models the
-# 5.0.0 tag; develop models the newest release whose broker jars are on Maven Central and
-# that carries develop's switches (5.5.0; see spec/conformance.md).
-RELEASES: dict[str, str] = {"v5.0": "5.0.0", "develop": "5.5.0"}
 
 # Time. The model's VirtualClock starts at 1_000_000 ms; RocketMQ's timer store, revive
 # windows and file names want a realistic epoch, so the harness starts at JAVA_START_MS and

@@ -16,6 +16,10 @@ from reference.client.config import ClientConfig
 
 PROFILE_NAMES: tuple[str, ...] = ("v5.0", "develop")
 
+# The RocketMQ release whose Maven Central jars each profile is confirmed against
+# (conformance, lockstep, coverage, live); one table for every technique.
+RELEASES: dict[str, str] = {"v5.0": "5.0.0", "develop": "5.5.0"}
+
 # The commits each profile follows, for reports and traces.
 PROFILE_COMMITS: dict[str, str] = {
     "v5.0": "f3e113cb1f98ced8327e7c97bfb5a623950339ef (rocketmq-all-5.0.0)",
