@@ -46,6 +46,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "unflushed_queue_starts_at_max_offset", ("push",)),
     Finding("F6", "scanCommitOffset moves a retention-corrected offset back", "broker",
             "buffer_commit_moves_offset_back", ("pop",)),
+    Finding("F7", "a deleted topic's commit-offset queue skips the re-created topic's first messages", "broker",
+            "delete_topic_keeps_buffer_offsets", ("pop",)),
 )}
 
 

@@ -83,6 +83,11 @@ class BrokerConfig:
     # mechanism switch for F6: PopBufferMergeService#commitOffset commits nextBeginOffset
     # even when it is below the committed offset; False commits only a larger offset.
     buffer_commit_moves_offset_back: bool = True
+    # mechanism switch for F7: AdminBrokerProcessor#deleteTopic (5.0.0 and 5.5.0
+    # deleteTopicInBroker) never touches PopBufferMergeService, so the commit-offset queue of
+    # a deleted topic's queues survives and getPopOffset of the re-created queue starts at its
+    # stale nextBeginOffset; False drops those queues with the topic.
+    delete_topic_keeps_buffer_offsets: bool = True
     # --- H2: RocketMQ 5.5.0 switches (develop follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

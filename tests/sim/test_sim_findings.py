@@ -119,3 +119,23 @@ def test_f6_also_happens_with_buffer_merge_off() -> None:
         scanned = schedule[:10] + [Action("scan")] + schedule[10:]
         result = run_scenario(profile, 0, 0, config=config, schedule=scanned)
         assert not [v for v in result.violations if v.property_id == "OFF-2"]
+
+
+F7_SCHEDULE = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+               Action("delete_recreate", ()), Action("produce", (0,))]
+
+
+def test_f7_deleted_topic_commit_queue_skips_the_recreated_topics_first_message() -> None:
+    """F7 (both profiles, buffer merge on and off): AdminBrokerProcessor#deleteTopic leaves
+    PopBufferMergeService's commit-offset queue; getPopOffset of the re-created queue starts at
+    the old nextBeginOffset (1), so the new message at offset 0 is never delivered. Removing the
+    mechanism (switch delete_topic_keeps_buffer_offsets) clears it."""
+    from popverify.findings.attribution import removed
+
+    for merge in (False, True):
+        config = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=merge, faults=("delete_recreate",))
+        for profile in ("v5.0", "develop"):
+            result = run_scenario(profile, 0, 0, config=config, schedule=F7_SCHEDULE)
+            assert [v.property_id for v in result.violations] == ["ALO-1"], (merge, profile, result.violations)
+            with removed(("F7",)):
+                assert not run_scenario(profile, 0, 0, config=config, schedule=F7_SCHEDULE).violations
