@@ -43,6 +43,9 @@ EXPLANATIONS: dict[str, str] = {
           "committing the queue's min offset, while older nextBeginOffsets wait in the buffer's commit queue; "
           "PopBufferMergeService#scanCommitOffset commits them later and the committed offset moves back "
           "(spec/findings/F6.md).",
+    "F7": "AdminBrokerProcessor#deleteTopic never touches PopBufferMergeService: the commit-offset queue of the "
+          "deleted topic's queues keeps the old nextBeginOffset, PopMessageProcessor#getPopOffset of the re-created "
+          "queue starts there and the messages stored before it are never delivered (spec/properties.md F7).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

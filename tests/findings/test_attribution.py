@@ -26,8 +26,8 @@ def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:
 
 
 def test_switches_are_present_per_profile_and_removed_only_inside_the_block() -> None:
-    assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6")
-    assert present("develop", "pop") == ("F2", "F3", "F4", "F6")  # develop dropped the last-epoch skip
+    assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6", "F7")
+    assert present("develop", "pop") == ("F2", "F3", "F4", "F6", "F7")  # develop dropped the last-epoch skip
     assert present("develop", "push") == ("F5",)
     with removed(["F1", "F5"]):
         prof = get_profile("v5.0")
@@ -42,10 +42,11 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # (profile, mode, seed, steps, the signature that run shows) -- swarm runs found by
 # popverify/findings attribution sweeps; each names a different finding.
 KNOWN_RUNS = [
-    ("v5.0", "pop", 0, 400, "ALO-2/F1"),
-    ("v5.0", "pop", 44, 400, "INV-1/F2"),
-    ("v5.0", "pop", 39, 400, "CKM-1/F3"),
-    ("develop", "pop", 27, 400, "CKM-1/F4"),
+    ("v5.0", "pop", 1, 400, "ALO-2/F1"),
+    ("v5.0", "pop", 11, 400, "CKM-1/F2"),
+    ("v5.0", "pop", 152, 400, "ALO-2/F3"),
+    ("develop", "pop", 230, 400, "CKM-1/F4"),
+    ("v5.0", "pop", 4, 400, "ALO-1/F7"),
     ("develop", "push", 22, 300, "ALO-3/F5"),
 ]
 
@@ -90,15 +91,16 @@ def test_a_second_loss_mechanism_gets_its_own_signature_beside_f1_in_verify(
     monkeypatch.setattr(findings_campaign, "SHRINK_RUNS", 40)  # keep the test short; the full budget is 300
     camp = run_campaign("v5.0", 4, 300, tmp_path, mutant="second-loss")
     by_sig = {f["signature"]: f for f in camp["findings"]}
-    assert {"ALO-1/F1", "ALO-2/unexplained"} <= set(by_sig), sorted(by_sig)
+    known = [k for k in by_sig if k.startswith("ALO-") and not k.endswith("/unexplained")]
+    assert known and "ALO-2/unexplained" in by_sig, sorted(by_sig)  # a known loss (F1, F7) beside it
     assert camp["findings"][0]["unexplained"]  # unexplained signatures lead
-    assert not by_sig["ALO-1/F1"]["unexpected"] and by_sig["ALO-2/unexplained"]["unexpected"]
+    assert not any(by_sig[k]["unexpected"] for k in known) and by_sig["ALO-2/unexplained"]["unexpected"]
     for f in camp["findings"]:
         assert f["time_to_first_s"] is not None and Path(f["trace"]).is_file()
     assert failures({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}) == ["fuzz pop/v5.0"]
-    # the same campaign on the correct model: F1 only, expected, verify passes
+    # the same campaign on the correct model: known findings only, expected, verify passes
     clean = run_campaign("v5.0", 4, 300, tmp_path / "clean")
-    assert {f["signature"] for f in clean["findings"]} <= {"ALO-1/F1", "ALO-2/F1", "OFF-1/F1"}
+    assert all(not f["unexplained"] and not f["unexpected"] for f in clean["findings"]), clean["findings"]
     assert failures({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": clean}}}}) == []
 
 

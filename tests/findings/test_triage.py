@@ -10,7 +10,7 @@ import pytest
 
 from popverify.cli import main
 from popverify.findings import campaign as findings_campaign
-from popverify.findings.triage import HISTORY, explanation, record, triage
+from popverify.findings.triage import EXPLANATIONS, HISTORY, explanation, record, triage
 from popverify.verify.campaign import run_campaign
 
 
@@ -28,12 +28,14 @@ def test_new_signatures_are_marked_against_the_previous_campaign(
     _verify_folder(tmp_path, None)
     rows, compared = triage(tmp_path)
     assert rows and not compared and not any(r.new for r in rows)
-    assert all(r.signature.endswith("/F1") and not r.unexpected for r in rows)
-    assert all("skip ck from last epoch" in r.explanation and r.time_to_first_s is not None for r in rows)
+    assert all(not r.signature.endswith("/unexplained") and not r.unexpected for r in rows)  # F1, F7 ...
+    for r in rows:
+        assert r.time_to_first_s is not None
+        assert all(EXPLANATIONS[f] in r.explanation for f in r.signature.split("/")[1].split("+"))
     _verify_folder(tmp_path, "second-loss")
     rows, compared = triage(tmp_path)
     new = {r.signature for r in rows if r.new}
-    assert compared and "ALO-2/unexplained" in new and not any(s.endswith("/F1") for s in new)
+    assert compared and "ALO-2/unexplained" in new and all(s.endswith("/unexplained") for s in new), new
     assert rows[0].signature.endswith("/unexplained") and rows[0].unexpected
     assert len(json.loads((tmp_path / HISTORY).read_text())) == 2
     record(tmp_path)  # the same summary again: no new history entry, same marks
