@@ -24,7 +24,7 @@ def run_stateful(args: argparse.Namespace) -> int:
     if args.checks:
         raise UsageError("--checks does not apply to --stateful")
     by_release = {v: p for p, v in RELEASES.items()}
-    versions = tuple(v for v in (args.versions or ",".join(RELEASES.values())).split(",") if v)
+    versions = args.versions or tuple(RELEASES.values())
     if set(versions) - set(by_release):
         raise UsageError(f"unknown version(s) for --stateful; known: {', '.join(by_release)}")
     reports = []

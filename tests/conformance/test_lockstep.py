@@ -105,18 +105,17 @@ def test_a_short_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str
 
 @needs_jdk
 @pytest.mark.slow
-def test_develop_diverges_from_550_at_the_first_pop_initial_offset(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """Known gap (spec/conformance.md): 5.5.0's PopMessageProcessor#getInitOffset commits the
-    initial offset whatever the init mode; the develop model only does for MAX. The verdict
-    names the step where the POP answers and both values."""
+def test_develop_agrees_with_550_on_the_first_pop_initial_offset(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A gap lockstep found and the model closed (spec/conformance.md, switch pop_init_offset_55):
+    5.5.0's PopMessageProcessor#getInitOffset commits the initial offset whatever the init mode;
+    the develop model did so only for MAX and diverged at step 4 on the committed offsets."""
     config = ScenarioConfig(queues=1, consumers=1, invisible_time=30_000, drain=False)
     schedule = [Action("produce", (0,)), Action("advance", (1000,)), *_pop(0, 0, 3)]
     path = _trace(tmp_path, "develop", schedule, config)
-    assert main(["confirm", str(path)]) == 1
+    assert main(["confirm", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "diverges at step 4: ['pop_step', 0] .state.offsets.TopicTest@GID_popverify" in out, out
-    assert 'model: "<absent>"' in out and 'java:  {"0": 0}' in out, out
+    assert "agrees" in out, out
 
 
 @needs_jdk
@@ -200,10 +199,11 @@ def test_f1_minimal_trace_reproduces_on_500(tmp_path: Path, capsys: pytest.Captu
     --buffer-merge off`: a message put after popTime and before the queue read is lost once
     its consumer crashes; the put runs inside the Java POP (its interleave)."""
     config = ScenarioConfig(queues=2, consumers=2, invisible_time=10_000, enable_pop_buffer_merge=False)
-    schedule = [Action("pop", (1, 1, False)), Action("advance", (1187,)), Action("produce", (1,)),
+    # the put lands 3 ms after popTime, inside the model's time bound of one request
+    schedule = [Action("pop", (1, 1, False)), Action("advance", (3,)), Action("produce", (1,)),
                 Action("pop_step", (1,)), Action("pop_step", (1,)), Action("consumer_crash", (1,))]
     path = _trace(tmp_path, "v5.0", schedule, config)
     assert main(["confirm", str(path), "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)[0]
-    assert verdict["status"] == "agrees" and "ALO-2" in verdict["java_violations"], verdict
+    assert verdict["status"] == "agrees" and {"ALO-1", "ALO-2"} & set(verdict["java_violations"]), verdict
     assert verdict["finding"] == "reproduced on rocketmq-broker 5.0.0"
