@@ -47,9 +47,12 @@ def expected_findings(profile: str) -> dict[str, tuple[str, ...]]:
 
 
 def expected_signature(profile: str, signature: "Signature") -> bool:
-    """True when some finding of ``signature`` is expected on ``profile`` for its property."""
+    """True when some finding of ``signature`` is expected on ``profile`` for its property
+    (every one, for a joint signature: all of them are needed to explain it)."""
     table = expected_findings(profile)
-    return any(signature.property_id in table.get(fid, ()) for fid in signature.findings)
+    combine = all if signature.joint else any
+    return bool(signature.findings) and combine(signature.property_id in table.get(fid, ())
+                                                for fid in signature.findings)
 
 
 def is_unexpected(profile: str, property_id: str, faults_fired: int, signature: "Signature | None" = None) -> bool:

@@ -11,7 +11,7 @@ a finding occurs: it is decided per run.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -53,10 +53,14 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
 
 @attrs.frozen(order=True)
 class Signature:
-    """A violated property and the known findings whose removal clears it (empty: unexplained)."""
+    """A violated property and the known findings whose removal clears it (empty: unexplained).
+
+    ``joint``: no single removal clears it, but removing all of ``findings`` together does
+    (several known causes in one run, each sufficient on its own; a minimal such set)."""
 
     property_id: str
     findings: tuple[str, ...] = ()
+    joint: bool = False
 
     @property
     def explained(self) -> bool:
@@ -64,8 +68,9 @@ class Signature:
 
     @property
     def key(self) -> str:
-        """``ALO-1/F1``, ``CKM-1/F3+F4`` or ``ALO-1/unexplained``."""
-        return f"{self.property_id}/{'+'.join(self.findings) or UNEXPLAINED}"
+        """``ALO-1/F1``, ``CKM-1/F3+F4`` (each clears it), ``ALO-2/F2&F3`` (only together) or
+        ``ALO-1/unexplained``."""
+        return f"{self.property_id}/{('&' if self.joint else '+').join(self.findings) or UNEXPLAINED}"
 
     @classmethod
     def parse(cls, key: str) -> "Signature":
@@ -75,11 +80,12 @@ class Signature:
             raise ValueError(f"malformed signature {key!r} (want PROPERTY/F1+F2 or PROPERTY/unexplained)")
         if rest == UNEXPLAINED:
             return cls(pid)
-        fids = tuple(rest.split("+"))
+        joint = "&" in rest
+        fids = tuple(rest.split("&" if joint else "+"))
         unknown = [f for f in fids if f not in FINDINGS]
         if unknown:
             raise ValueError(f"signature {key!r} names unknown findings {unknown}")
-        return cls(pid, fids)
+        return cls(pid, fids, joint)
 
 
 def present(profile: str, mode: str) -> tuple[str, ...]:
@@ -116,10 +122,10 @@ def removed(fids: Iterable[str]) -> Iterator[None]:
         BrokerConfig.for_profile, ClientConfig.for_profile = saved  # type: ignore[method-assign,assignment]
 
 
-def _still_violated(result: Any, fid: str) -> set[str]:
+def _still_violated(result: Any, fids: str | Sequence[str]) -> set[str]:
     from popverify.sim.scenario import run_scenario
 
-    with removed([fid]):
+    with removed([fids] if isinstance(fids, str) else fids):
         rerun = run_scenario(result.profile, result.seed, 0, mode=result.mode, config=result.config,
                              schedule=result.schedule, mutant=result.mutant)
     return {v.property_id for v in rerun.violations}
@@ -140,7 +146,21 @@ def attribute(result: Any) -> tuple[Signature, ...]:
         for pid in pids:
             if pid not in still:
                 cleared[pid].append(fid)
-    return tuple(Signature(pid, tuple(cleared[pid])) for pid in pids)
+    return tuple(Signature(pid, tuple(cleared[pid])) if cleared[pid] else _joint(result, pid) for pid in pids)
+
+
+def _joint(result: Any, pid: str) -> Signature:
+    """For a violation no single removal clears: a minimal set of present findings whose
+    removal together clears it (greedy, in finding order), or unexplained when even removing
+    every one leaves it. Costs at most one re-run per present finding, plus one."""
+    chosen = list(present(result.profile, result.mode))
+    if not chosen or pid in _still_violated(result, chosen):
+        return Signature(pid)
+    for fid in list(chosen):
+        rest = [f for f in chosen if f != fid]
+        if rest and pid not in _still_violated(result, rest):
+            chosen = rest
+    return Signature(pid, tuple(chosen), joint=len(chosen) > 1)
 
 
 def keeps_signature(signature: Signature, profile: str, mode: str) -> Callable[[Any], bool]:
@@ -150,6 +170,8 @@ def keeps_signature(signature: Signature, profile: str, mode: str) -> Callable[[
     def keep(result: Any) -> bool:
         if all(v.property_id != signature.property_id for v in result.violations):
             return False
+        if signature.joint:
+            return signature in attribute(result)
         checked = signature.findings if signature.explained else present(profile, mode)
         for fid in checked:
             clears = signature.property_id not in _still_violated(result, fid)

@@ -10,7 +10,7 @@ import pytest
 
 from popverify.checker.expectations import expected_signature, is_unexpected
 from popverify.findings import campaign as findings_campaign
-from popverify.findings.attribution import FINDINGS, Signature, attribute, present, removed
+from popverify.findings.attribution import FINDINGS, Signature, attribute, keeps_signature, present, removed
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from reference.common.profile import get_profile
 from spark_fuzz.runs import swarm_config
@@ -118,3 +118,30 @@ def test_f2_minimal_schedule() -> None:
         with removed(["F2"]):
             fixed = run_scenario(profile, 0, 0, config=config, schedule=schedule)
         assert not fixed.violations
+
+
+def test_two_causes_in_one_run_get_a_joint_signature() -> None:
+    """A fault-free v5.0 swarm run (verify's pop/v5.0 campaign, seed 1, shrunk) where F1 and F3
+    each lose acks on their own: no single switch clears ALO-2, both together do. Before joint
+    attribution it read ALO-2/unexplained and failed verify."""
+    config = ScenarioConfig.from_json({
+        "actions": ["produce", "pop", "pop_step", "ack", "change_invisible", "advance", "scan", "timer", "revive",
+                    "long_poll", "consumer_crash"], "consume_fail_percent": 20, "consume_orderly": False,
+        "consumers": 1, "drain": True, "enable_pop_buffer_merge": False, "faults": [], "invisible_time": 25000,
+        "max_msg_nums": 7, "queues": 1, "services_on_period": True})
+    schedule = [Action.from_json(a) for a in [
+        ["pop_step", 0], ["produce", 0], ["change_invisible", 0, 20, 4000], ["produce", 0], ["produce", 0],
+        ["pop_step", 0], ["change_invisible", 0, 1, 26000], ["produce", 0], ["pop", 0, -1, False], ["ack", 0, 40],
+        ["produce", 0], ["timer"], ["produce", 0], ["pop_step", 0], ["pop_step", 0], ["change_invisible", 0, 42, 25000],
+        ["pop", 0, 0, False], ["revive", 0], ["advance", 5], ["produce", 0], ["advance", 886], ["timer"],
+        ["consumer_crash", 0], ["produce", 0]]]
+    result = run_scenario("v5.0", 1, 0, config=config, schedule=schedule)
+    sig = Signature.parse("ALO-2/F1&F3")
+    assert sig.joint and sig.key == "ALO-2/F1&F3"
+    assert attribute(result) == (sig,)
+    assert not is_unexpected("v5.0", "ALO-2", 0, sig)
+    for fid in sig.findings:  # each alone leaves it
+        with removed([fid]):
+            assert "ALO-2" in {v.property_id for v in run_scenario("v5.0", 1, 0, config=config,
+                                                                     schedule=schedule).violations}
+    assert keeps_signature(sig, "v5.0", "pop")(result)

@@ -1,5 +1,5 @@
 """The second loss mechanism of v5.0 (mutant second-loss) gets its own unexplained signature
-beside F1's in a Spark fuzz campaign too; time to first counterexample per signature."""
+beside the known ones (F1, F7) in a Spark fuzz campaign too; time to first counterexample per signature."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ def test_spark_campaign_keeps_one_trace_per_signature(tmp_path: Path, monkeypatc
     monkeypatch.setattr(findings_campaign, "SHRINK_RUNS", 40)
     summary = campaign("v5.0", "pop", 8, 300, tmp_path, master="local[2]", mutant="second-loss", rounds=2)
     sigs = summary["violations_by_signature"]
-    assert "ALO-2/unexplained" in sigs and any(k.endswith("/F1") for k in sigs), sigs
+    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F1, F7 ...
+    assert "ALO-2/unexplained" in sigs and known, sigs
     assert summary["unexplained"] and summary["violations"][0]["unexplained"]
     assert all(t is not None for t in summary["time_to_first_by_signature_s"].values())
     on_disk = json.loads((tmp_path / "summary.json").read_text())
     assert on_disk["unexplained"] == summary["unexplained"]
     report = (tmp_path / "report.html").read_text()
     assert 'id="by-signature"' in report and "ALO-2/unexplained" in report
-    assert report.index("ALO-2/unexplained") < report.index("/F1")
+    assert report.index("ALO-2/unexplained") < min(report.index(k) for k in known)
