@@ -50,6 +50,17 @@ class Client:
     name: str
     consumer: DefaultMQPushConsumer | None = None
     inbox: list[tuple[PullMessageRequestHeader, PullMessageResponse | None]] = attrs.Factory(list)
+    # Pulls this incarnation sent that the broker suspended (long polling). A woken one answers
+    # on the channel it came in on (PullRequestHoldService#notifyMessageArriving ->
+    # executeRequestWhenWakeup), so only the incarnation that sent it can receive it: a consumer
+    # that crashed or shut down has a closed channel, and its successor under the same client
+    # id never sees the answer.
+    suspended: list[PullMessageRequestHeader] = attrs.Factory(list)
+
+    def reset_channel(self) -> None:
+        """The connection closed (crash, shutdown, start of a new incarnation, broker restart)."""
+        self.inbox.clear()
+        self.suspended.clear()
 
 
 class PushDriver:
@@ -241,7 +252,7 @@ class PushDriver:
         client.consumer = DefaultMQPushConsumer(
             client.name, GROUP, TOPIC, self.broker, self.clock, self.prof.client,
             consume_orderly=self.config.consume_orderly)
-        client.inbox.clear()
+        client.reset_channel()
         client.consumer.start()
         # start() ends with rebalanceImmediately: the new member takes its queues at once (the
         # others learn of it from NOTIFY_CONSUMER_IDS_CHANGED, i.e. their next rebalance).
@@ -262,7 +273,7 @@ class PushDriver:
         client, consumer = live
         consumer.shutdown()
         client.consumer = None
-        client.inbox.clear()
+        client.reset_channel()
         self._event("shutdown", consumer=client.name)
         return True
 
@@ -275,7 +286,7 @@ class PushDriver:
         # The TCP connection closes with the process: ConsumerManager#doChannelCloseEvent.
         self.broker.unregister_consumer(GROUP, client.name)
         client.consumer = None
-        client.inbox.clear()
+        client.reset_channel()
         self.counts["crashes"] += 1
         self._event("consumer_crash", consumer=client.name)
         return True
@@ -309,6 +320,7 @@ class PushDriver:
         response = self.broker.pull_message(header)
         self.counts["pulled"] += 1
         if response is None:
+            client.suspended.append(header)
             self.coverage.add("pull:suspended")
         else:
             client.inbox.append((header, response))
@@ -321,8 +333,9 @@ class PushDriver:
     def _do_hold(self) -> bool:
         woken = self.broker.pull_hold_step()
         for header, response in woken:
-            client = next((cl for cl in self.clients if cl.name == header.client_id), None)
+            client = next((cl for cl in self.clients if any(h is header for h in cl.suspended)), None)
             if client is not None and client.consumer is not None:
+                client.suspended = [h for h in client.suspended if h is not header]
                 client.inbox.append((header, response))
         self.coverage.add(f"hold:{min(len(woken), 2)}")
         return bool(woken)
@@ -439,7 +452,7 @@ class PushDriver:
         self.broker.restart()
         # Clients reconnect and their next heartbeat registers them again.
         for client in self.clients:
-            client.inbox.clear()
+            client.reset_channel()
             if client.consumer is not None:
                 self.broker.register_consumer(GROUP, client.name, (TOPIC, RETRY_TOPIC))
         self.counts["restarts"] += 1
@@ -480,7 +493,9 @@ class PushDriver:
                     if header is None:
                         continue
                     response = self.broker.pull_message(header)
-                    if response is not None:
+                    if response is None:
+                        client.suspended.append(header)
+                    else:
                         client.inbox.append((header, response))
                 self._do_hold()
                 while client.inbox:
