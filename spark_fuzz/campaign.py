@@ -202,7 +202,7 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
                              on_progress=progress, parts=parts)
         except Exception as err:  # Py4JJavaError and friends: Spark gave up on a task after its retries
             from popverify.tools import ToolError
-            kept = "finished tasks' rows are kept under runs/parts/; " if parts is not None else ""
+            kept = "finished tasks' rows are kept under runs/_parts/; " if parts is not None else ""
             first = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
             raise ToolError(f"round {round_no} failed on Spark ({type(err).__name__}: {first}); {kept}"
                             f"run the same command again to resume") from err

@@ -2,9 +2,9 @@
 by the driver, read back deduplicated by seed (so resuming or a retried task never counts a
 run twice).
 
-Also under ``runs/``: ``{profile}-{mode}.campaign.json``, the manifest of what determines a
+Also under ``runs/``: ``_{profile}-{mode}.campaign.json`` (the leading "_" keeps it out of a Parquet read of the folder), the manifest of what determines a
 row besides its seed (profile, mode, steps, mutant, guided or blind, rounds, runs asked); a
-resume with other values is refused (CampaignMismatch). ``parts/`` holds the rows of each
+resume with other values is refused (CampaignMismatch). ``_parts/`` holds the rows of each
 finished task of a round that has not finished (local masters), so a failed round loses
 only its unfinished tasks. A Parquet file that cannot be read is renamed ``*.corrupt`` and
 its seeds run again.
@@ -61,11 +61,11 @@ def write_round(out: Path, profile: str, mode: str, round_no: int, rows: list[di
 
 
 def parts_dir(out: Path) -> Path:
-    return runs_dir(out) / "parts"
+    return runs_dir(out) / "_parts"  # "_": a Parquet read of runs/ skips it (no double rows)
 
 
 def _manifest_path(out: Path, profile: str, mode: str) -> Path:
-    return runs_dir(out) / f"{profile}-{mode}.campaign.json"
+    return runs_dir(out) / f"_{profile}-{mode}.campaign.json"  # "_": Spark and pyarrow skip it when reading runs/
 
 
 # What determines a row besides its seed (and round, stored in the row); ``runs`` is not part
@@ -127,7 +127,7 @@ def write_part(parts: Path, profile: str, mode: str, round_no: int, partition: i
 
 
 def consolidate_parts(out: Path, profile: str, mode: str) -> int:
-    """Rows that finished tasks of an interrupted round left in ``parts/`` go into a round file
+    """Rows that finished tasks of an interrupted round left in ``_parts/`` go into a round file
     of their own (seeds already in a round file are dropped), then the parts are removed;
     returns how many rows were kept."""
     files = sorted(parts_dir(out).glob(f"{profile}-{mode}-round*.parquet"))

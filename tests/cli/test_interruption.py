@@ -121,7 +121,7 @@ def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.Compl
     proc = _start("fuzz", "--profile", "develop", "--runs", str(RUNS), "--steps", "700", "--out", str(out),
                   "--no-progress", *extra)
     try:
-        parts = out / "runs" / "parts"
+        parts = out / "runs" / "_parts"
         _wait_for(lambda: parts.is_dir() and any(parts.glob("*.parquet")), 300, "the first finished task")
 
         def busy_worker() -> int | None:
@@ -153,7 +153,7 @@ def test_kill_9_of_a_worker_under_the_default_master_loses_and_duplicates_no_row
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-800:]
     seeds = _rows(tmp_path)
     assert sorted(seeds) == list(range(RUNS)), "a row was lost or duplicated"
-    assert not list((tmp_path / "runs" / "parts").glob("*.parquet"))  # folded into the round file
+    assert not list((tmp_path / "runs" / "_parts").glob("*.parquet"))  # folded into the round file
 
 
 def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_pa
     assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-800:]
     assert len(lines) == 1 and "round 0 failed on Spark" in lines[0] and "kept" in lines[0]
     import pyarrow.parquet as pq
-    kept = {s for p in (tmp_path / "runs" / "parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
+    kept = {s for p in (tmp_path / "runs" / "_parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
     assert kept, "no finished task's rows were kept"
     resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "develop", "--runs", str(RUNS),
                               "--steps", "700", "--out", str(tmp_path), "--no-progress"], cwd=ROOT,
