@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from popverify.tools import PROJECT_ROOT, ToolError
+from popverify.tools import PROJECT_ROOT, ToolError, run_child
 from reference.common.profile import RELEASES
 
 CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
@@ -39,15 +39,13 @@ def build(version: str) -> tuple[Path, str]:
     if not fresh:
         mvn, javac = _require("mvn"), _require("javac")
         target.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([mvn, "-q", "-B", f"-Drocketmq.version={version}", "dependency:build-classpath",
-                               f"-Dmdep.outputFile={cp_file}"], cwd=CONFORMANCE_DIR, capture_output=True, text=True,
-                              check=False)
+        proc = run_child([mvn, "-q", "-B", f"-Drocketmq.version={version}", "dependency:build-classpath",
+                               f"-Dmdep.outputFile={cp_file}"], cwd=CONFORMANCE_DIR)
         if proc.returncode != 0 or not cp_file.is_file():
             raise ToolError(f"Maven could not resolve RocketMQ {version}: {(proc.stdout + proc.stderr)[-800:]}")
         classes.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp",
-                               cp_file.read_text().strip(), str(HARNESS_SOURCE)], capture_output=True, text=True,
-                              check=False)
+        proc = run_child([javac, "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp",
+                               cp_file.read_text().strip(), str(HARNESS_SOURCE)])
         if proc.returncode != 0:
             raise ToolError(f"javac failed on the harness for RocketMQ {version}: {proc.stderr[-800:]}")
     return classes, cp_file.read_text().strip()

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from popverify.tools import PROJECT_ROOT, ToolError
+from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
 LOCKSTEP_DIR = PROJECT_ROOT / "conformance" / "lockstep"
 SOURCE_DIR = LOCKSTEP_DIR / "src" / "main" / "java"
@@ -57,7 +57,7 @@ def _newest_input() -> float:
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False, timeout=BUILD_TIMEOUT_S)
+        proc = run_child(cmd, cwd=cwd, timeout=BUILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise ToolError(f"{what} took longer than {BUILD_TIMEOUT_S} s") from None
     if proc.returncode != 0:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
-from popverify.tools import TOOLS_DIR, ToolError, java_executable, sha256_of
+from popverify.tools import TOOLS_DIR, ToolError, java_executable, run_child, sha256_of
 
 JACOCO_VERSION = "0.8.12"  # supports class files up to Java 22; our JDK is 17
 
@@ -45,8 +44,8 @@ def _install(artifact: _Artifact) -> Path:
         raise ToolError("mvn not found on PATH: Maven is needed to fetch JaCoCo from Maven Central")
     TOOLS_DIR.mkdir(exist_ok=True)
     target.unlink(missing_ok=True)
-    proc = subprocess.run([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact.coordinates}",
-                           f"-DoutputDirectory={TOOLS_DIR}"], capture_output=True, text=True, check=False)
+    proc = run_child([mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact.coordinates}",
+                           f"-DoutputDirectory={TOOLS_DIR}"])
     if proc.returncode != 0 or not target.is_file():
         raise ToolError(f"could not fetch {artifact.coordinates} with Maven: {(proc.stdout + proc.stderr)[-600:]}")
     actual = sha256_of(target)
@@ -93,7 +92,7 @@ def report_xml(exec_files: Sequence[Path], class_files: Sequence[Path], xml_out:
     for jar in class_files:
         cmd += ["--classfiles", str(jar)]
     cmd += ["--xml", str(xml_out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+    proc = run_child(cmd, timeout=600)
     output = proc.stdout + proc.stderr
     if proc.returncode != 0 or not xml_out.is_file():
         raise ToolError(f"jacococli report failed (exit {proc.returncode}): {output[-600:]}")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import attrs
 
-from popverify.tools import PROJECT_ROOT, ToolError
+from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
 LIVE_POM_DIR = PROJECT_ROOT / "conformance" / "live"
 TARGET_DIR = PROJECT_ROOT / "conformance" / "target"
@@ -75,9 +75,8 @@ def classpath(release: str) -> str:
     if not (cp_file.is_file() and cp_file.stat().st_mtime >= pom.stat().st_mtime):
         mvn = _require("mvn")
         target.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([mvn, "-q", "-B", f"-Drocketmq.version={release}", "dependency:build-classpath",
-                               f"-Dmdep.outputFile={cp_file}"], cwd=LIVE_POM_DIR, capture_output=True, text=True,
-                              check=False)
+        proc = run_child([mvn, "-q", "-B", f"-Drocketmq.version={release}", "dependency:build-classpath",
+                               f"-Dmdep.outputFile={cp_file}"], cwd=LIVE_POM_DIR)
         if proc.returncode != 0 or not cp_file.is_file():
             cp_file.unlink(missing_ok=True)
             raise ToolError(f"Maven could not resolve RocketMQ {release} (namesrv, broker, proxy, tools): "
@@ -102,9 +101,9 @@ def tls_files() -> tuple[Path, Path]:
         if openssl is None:
             raise ToolError("openssl is not installed: RocketMQ 5.0.0's proxy needs a TLS certificate")
         TLS_DIR.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+        proc = run_child([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
                                "-out", str(cert), "-days", "3650", "-subj", "/CN=127.0.0.1",
-                               "-addext", "subjectAltName=IP:127.0.0.1"], capture_output=True, text=True, check=False)
+                               "-addext", "subjectAltName=IP:127.0.0.1"])
         if proc.returncode != 0:
             raise ToolError(f"openssl could not make a certificate: {proc.stderr[-300:]}")
     return cert, key

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from popverify.live.cluster import TARGET_DIR, Cluster
 from popverify.live.history import History, parse_handle
 from popverify.live.workload import GROUP, TOPIC, _error_text
-from popverify.tools import PROJECT_ROOT, ToolError
+from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
 WAIT_S = 25
 WATCH_S = 30
@@ -162,8 +162,7 @@ def _build_f2(cluster: Cluster) -> Path:
     if javac is None:
         raise ToolError("javac is not installed: the F2 remoting scenario needs a JDK")
     classes.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([javac, "-nowarn", "-d", str(classes), "-cp", cluster.classpath_text(), str(src)],
-                          capture_output=True, text=True, check=False)
+    proc = run_child([javac, "-nowarn", "-d", str(classes), "-cp", cluster.classpath_text(), str(src)])
     if proc.returncode != 0:
         raise ToolError(f"javac failed on F2Remoting for RocketMQ {cluster.release}: {proc.stderr[-600:]}")
     return classes
@@ -180,8 +179,7 @@ def run_f2_remoting(cluster: Cluster, history: History, progress: Callable[[str]
                                [f"127.0.0.1:{cluster.ports.broker}", cluster.namesrv_addr, TOPIC, F2_GROUP,
                                 str(wait_s), str(watch_s), REMOTING_KEY])
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=REMOTING_TIMEOUT_S, check=False,
-                              start_new_session=True)
+        proc = run_child(cmd, timeout=REMOTING_TIMEOUT_S)
     except subprocess.TimeoutExpired as err:
         raise ToolError(f"the F2 remoting client did not finish within {REMOTING_TIMEOUT_S} s") from err
     outcome = f"the F2 remoting client exited with {proc.returncode}: {proc.stderr[-300:]}"
