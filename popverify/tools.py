@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import logging
 import os
 import shutil
 import signal
@@ -149,6 +150,10 @@ def install_signal_handlers() -> dict[int, object]:
 
     def handler(signum: int, _frame) -> None:
         _RECEIVED.append(signum)
+        # py4j logs (with a traceback) the Terminated this raises inside its socket read when
+        # the signal lands mid-call to Spark's JVM; during shutdown that is noise, not an error
+        for name in ("py4j", "py4j.clientserver", "py4j.java_gateway"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
         with _LIVE_LOCK:
             groups = list(_LIVE_GROUPS)
         for pgid in groups:  # the main thread may be blocked reading a child: end it first
