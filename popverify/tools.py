@@ -139,6 +139,15 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+def require_tool(tool: str, needs: str) -> str:
+    """The path of ``tool`` on PATH; a ToolError saying "``tool`` is not installed: ``needs``"
+    otherwise (exit 1 with what to install)."""
+    path = shutil.which(tool)
+    if path is None:
+        raise ToolError(f"{tool} is not installed: {needs}")
+    return path
+
+
 def install_signal_handlers() -> dict[int, object]:
     """SIGTERM and SIGHUP raise Terminated in the main thread (SIGINT already raises
     KeyboardInterrupt); the previous handlers are returned for restore_signal_handlers. Outside

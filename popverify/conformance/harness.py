@@ -5,12 +5,11 @@ per RocketMQ version speaking JSON lines."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from popverify.tools import PROJECT_ROOT, ToolError, run_child
+from popverify.tools import PROJECT_ROOT, ToolError, require_tool, run_child
 from reference.common.profile import RELEASES
 
 CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
@@ -21,10 +20,7 @@ VERSIONS: dict[str, str] = {release: profile for profile, release in RELEASES.it
 
 
 def _require(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        raise ToolError(f"{tool} is not installed: the conformance harness needs a JDK (javac, java) and Maven")
-    return path
+    return require_tool(tool, "the conformance harness needs a JDK (javac, java) and Maven")
 
 
 def build(version: str) -> tuple[Path, str]:

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import fcntl
 import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from popverify.tools import PROJECT_ROOT, ToolError, run_child
+from popverify.tools import PROJECT_ROOT, ToolError, require_tool, run_child
 
 LOCKSTEP_DIR = PROJECT_ROOT / "conformance" / "lockstep"
 SOURCE_DIR = LOCKSTEP_DIR / "src" / "main" / "java"
@@ -35,10 +34,7 @@ BUILD_TIMEOUT_S = 600
 
 
 def _require(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        raise ToolError(f"{tool} is not installed: the lockstep harness needs a JDK 17 (java, javac, jar) and Maven")
-    return path
+    return require_tool(tool, "the lockstep harness needs a JDK 17 (java, javac, jar) and Maven")
 
 
 def _check_version(version: str) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import attrs
 
-from popverify.tools import PROJECT_ROOT, ToolError, run_child
+from popverify.tools import PROJECT_ROOT, ToolError, require_tool, run_child
 
 LIVE_POM_DIR = PROJECT_ROOT / "conformance" / "live"
 TARGET_DIR = PROJECT_ROOT / "conformance" / "target"
@@ -60,10 +60,7 @@ def _die_with_parent() -> None:
 
 
 def _require(tool: str) -> str:
-    path = shutil.which(tool)
-    if path is None:
-        raise ToolError(f"{tool} is not installed: live mode needs a JDK (java) and Maven (mvn)")
-    return path
+    return require_tool(tool, "live mode needs a JDK (java) and Maven (mvn)")
 
 
 def classpath(release: str) -> str:
