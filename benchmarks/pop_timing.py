@@ -5,7 +5,7 @@ Usage: .venv/bin/python benchmarks/pop_timing.py [--profile v5.0] [--runs 150] [
 Each seed's configuration is the fuzz campaign's own swarm draw (spark_fuzz.runs.swarm_config,
 i.e. ScenarioConfig.draw), so the figures are comparable before and after a model change
 with the same seeds. The delivery latency (virtual ms from a response's popTime to the
-driver collecting it) is read by wrapping PopDriver._collect; the model is not changed.
+driver collecting it) is read by wrapping PopWorld.collect; the model is not changed.
 ``--no-stall`` draws the configurations without the ``stall`` fault, i.e. exactly the
 configurations the draw gave before that fault existed (ScenarioConfig.draw draws one
 keep/drop per fault before the sizes, so an extra fault shifts every later draw).
@@ -36,9 +36,9 @@ def main() -> None:
         parser.error("--runs and --steps must be in 1..100000")
     latencies: list[int] = []
     late = [0]
-    original = pop_driver.PopDriver._collect
+    original = pop_driver.PopWorld.collect
 
-    def collect(self: pop_driver.PopDriver, consumer: pop_driver.Consumer, op: object) -> None:
+    def collect(self: pop_driver.PopWorld, consumer: pop_driver.Consumer, op: object) -> None:
         result = op.result  # type: ignore[attr-defined]
         now = self.clock.now()
         for _ in result.messages:
@@ -47,7 +47,7 @@ def main() -> None:
                 late[0] += 1
         original(self, consumer, op)  # type: ignore[arg-type]
 
-    pop_driver.PopDriver._collect = collect  # type: ignore[method-assign]
+    pop_driver.PopWorld.collect = collect  # type: ignore[method-assign]
     violating: dict[str, int] = {}
     alo_runs = 0
     stalls = 0

@@ -15,14 +15,54 @@ from hypothesis.stateful import (Bundle, RuleBasedStateMachine, consumes, initia
 
 from popverify.checker.expectations import is_unexpected
 from popverify.mutants import applied
+from popverify.sim.events import Acked, Event
 from popverify.sim.pop_driver import InFlight, PopDriver
-from popverify.sim.scenario import ScenarioConfig
+from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker import response_code as rc
 
 CONSUMERS = st.integers(0, 1)
 
 
-class PopBrokerMachine(RuleBasedStateMachine):
+class EngineRules:
+    """Steps through the engine's public API: ``Engine.step`` with an Action, and the ack
+    codes read from the typed events the engine publishes."""
+
+    engine: PopDriver
+
+    def _open(self, config: ScenarioConfig) -> PopDriver:
+        engine = PopDriver(self.profile, 0, config, check=True, record_trace=False)  # type: ignore[attr-defined]
+        self.codes: list[int] = []
+        engine.subscribe(self._on_event)
+        return engine
+
+    def _on_event(self, event: Event, step: int, now: int) -> None:
+        if isinstance(event, Acked):
+            self.codes.append(event.code)
+
+    def _pop_all(self, engine: PopDriver, c: int, queue: int, stall_ms: int = 0) -> list[InFlight]:
+        """Consumer ``c`` pops ``queue`` (its request stalled ``stall_ms`` when > 0) until the
+        answer; the messages it got, taken out of its hands."""
+        consumer = engine.world.consumers[c]
+        before = len(consumer.held)
+        if consumer.op is None:
+            engine.step(Action("pop", (c, queue, False)))
+        if stall_ms:
+            engine.step(Action("stall", (c, stall_ms)))  # not applied when the pop already answered
+        while consumer.op is not None and engine.step(Action("pop_step", (c,))):
+            pass
+        got = consumer.held[before:]
+        del consumer.held[before:]
+        return got
+
+    def _ack(self, engine: PopDriver, c: int, held: InFlight) -> int:
+        """Consumer ``c`` acks ``held`` (handed back to it first); the response code."""
+        consumer = engine.world.consumers[c]
+        consumer.held.append(held)
+        engine.step(Action("ack", (c, len(consumer.held) - 1)))
+        return self.codes[-1]
+
+
+class PopBrokerMachine(EngineRules, RuleBasedStateMachine):
     """Machine 1: a POP broker with buffer merge and revive under consumers and faults."""
 
     profile = "develop"
@@ -33,117 +73,86 @@ class PopBrokerMachine(RuleBasedStateMachine):
     def start(self, merge: bool) -> None:
         config = ScenarioConfig(queues=2, consumers=2, invisible_time=5000, max_msg_nums=3,
                                 enable_pop_buffer_merge=merge, faults=("restart", "clock_jump"))
-        self.driver = PopDriver(self.profile, 0, config, check=True, record_trace=False)
-        self.steps = 0
+        self.engine = self._open(config)
         self.faults = 0
 
-    def _after(self) -> None:
-        self.driver.checker.check_offsets(self.steps, self.driver.broker, self.driver.config.queues)
-        self.steps += 1
-        self.driver.step_no = self.steps
+    def _step(self, kind: str, *args: int) -> bool:
+        return self.engine.step(Action(kind, args))
 
     @rule(queue=st.integers(0, 1), n=st.integers(1, 3))
     def produce(self, queue: int, n: int) -> None:
         for _ in range(n):
-            self.driver._do_produce(queue)
-        self._after()
+            self._step("produce", queue)
 
     @rule(target=handles, c=CONSUMERS, queue=st.sampled_from([-1, 0, 1]))
     def pop(self, c: int, queue: int):
-        consumer = self.driver.consumers[c]
-        before = len(consumer.held)
-        if consumer.op is None:
-            self.driver._do_pop(c, queue, False)
-        while consumer.op is not None and self.driver._do_pop_step(c):
-            pass
-        got = consumer.held[before:]
-        del consumer.held[before:]
-        self._after()
-        return multiple(*[(c, h) for h in got])
+        return multiple(*[(c, h) for h in self._pop_all(self.engine, c, queue)])
 
     @rule(target=handles, c=CONSUMERS, queue=st.sampled_from([-1, 0, 1]), ms=st.integers(10, 10_000))
     def pop_with_stall(self, c: int, queue: int, ms: int):
         """A pop whose broker thread stalls after taking popTime (the ``stall`` fault): the
         properties expected to hold must survive a late response."""
-        consumer = self.driver.consumers[c]
-        before = len(consumer.held)
-        if consumer.op is None:
-            self.driver._do_pop(c, queue, False)
-        self.driver._do_stall(c, ms)  # not applied when the pop already answered
-        while consumer.op is not None and self.driver._do_pop_step(c):
-            pass
-        got = consumer.held[before:]
-        del consumer.held[before:]
-        self._after()
-        return multiple(*[(c, h) for h in got])
+        return multiple(*[(c, h) for h in self._pop_all(self.engine, c, queue, stall_ms=ms)])
 
     @rule(entry=consumes(handles))
     def ack(self, entry: tuple[int, InFlight]) -> None:
         c, held = entry
-        code = self.driver._ack(self.driver.consumers[c], held)
+        code = self._ack(self.engine, c, held)
         assert code == rc.SUCCESS, f"ack of a delivered handle answered {rc.NAMES.get(code, code)}"
-        self._after()
 
     @rule(entry=handles)
     def ack_twice_is_idempotent(self, entry: tuple[int, InFlight]) -> None:
         c, held = entry
-        consumer = self.driver.consumers[c]
-        first = self.driver._ack(consumer, held)
-        offsets = self.driver.broker.committed_offsets()
-        second = self.driver._ack(consumer, held)
+        first = self._ack(self.engine, c, held)
+        offsets = self.engine.broker.committed_offsets()
+        second = self._ack(self.engine, c, held)
         assert first == second == rc.SUCCESS
-        assert self.driver.broker.committed_offsets() == offsets
-        self._after()
+        assert self.engine.broker.committed_offsets() == offsets
 
     @rule(entry=handles, seconds=st.integers(1, 20))
     def change_invisible(self, entry: tuple[int, InFlight], seconds: int) -> None:
         c, held = entry
-        consumer = self.driver.consumers[c]
+        consumer = self.engine.world.consumers[c]
         consumer.held.append(held)
-        self.driver._do_change_invisible(c, len(consumer.held) - 1, seconds * 1000)
+        self._step("change_invisible", c, len(consumer.held) - 1, seconds * 1000)
         consumer.held.pop()
-        self._after()
 
     @rule(ms=st.integers(1, 4000))
     def advance(self, ms: int) -> None:
-        self.driver._do_advance(ms)
-        self._after()
+        self._step("advance", ms)
 
     @rule(qid=st.integers(0, 7))
     def revive(self, qid: int) -> None:
-        self.driver._do_revive(qid)
-        self._after()
+        self._step("revive", qid)
 
     @rule()
     def timer_and_scan(self) -> None:
-        self.driver._do_timer()
-        self.driver._do_scan()
-        self.driver._do_flush()
-        self._after()
+        self._step("timer")
+        self._step("scan")
+        self._step("flush")
 
     @precondition(lambda self: self.faults < 2)
     @rule()
     def restart(self) -> None:
         self.faults += 1
-        self.driver._do_restart()
-        self._after()
+        self._step("restart")
 
     @invariant()
     def no_unexpected_violation(self) -> None:
-        if not hasattr(self, "driver"):
+        if not hasattr(self, "engine"):
             return
-        bad = [v for v in self.driver.checker.violations
+        bad = [v for v in self.engine.checker.violations
                if is_unexpected(self.profile, v.property_id, self.faults)]
         assert not bad, bad
 
     def teardown(self) -> None:
-        if not hasattr(self, "driver"):
+        if not hasattr(self, "engine"):
             return
-        for consumer in self.driver.consumers:
+        for consumer in self.engine.world.consumers:
             consumer.held.clear()
-        drained = self.driver.drain()
+        drained = self.engine.world.drain()
         assert drained, "the drain did not reach quiescence"
-        self.driver.checker.finish(drained, self.steps)
+        self.engine.checker.finish(drained, self.engine.step_no)
         self.no_unexpected_violation()
 
 
@@ -155,7 +164,7 @@ TestPopBrokerDevelop = PopBrokerMachine.TestCase
 TestPopBrokerV50 = PopBrokerMachineV50.TestCase
 
 
-class MergeEquivalenceMachine(RuleBasedStateMachine):
+class MergeEquivalenceMachine(EngineRules, RuleBasedStateMachine):
     """Machine 2: buffer merge on and off, same inputs: same deliveries, same ack answers,
     and in the end every message delivered and acked by both."""
 
@@ -163,62 +172,57 @@ class MergeEquivalenceMachine(RuleBasedStateMachine):
 
     @initialize()
     def start(self) -> None:
-        self.drivers = {
-            merge: PopDriver(self.profile, 0, ScenarioConfig(queues=2, consumers=1, invisible_time=8000,
-                                                             max_msg_nums=3, enable_pop_buffer_merge=merge),
-                             check=True, record_trace=False)
+        self.engines = {
+            merge: self._open(ScenarioConfig(queues=2, consumers=1, invisible_time=8000, max_msg_nums=3,
+                                             enable_pop_buffer_merge=merge))
             for merge in (False, True)
         }
         self.deliveries: dict[bool, list[tuple[str, str, int, int]]] = {False: [], True: []}
 
     def _both(self, fn) -> list:
-        return [fn(merge, d) for merge, d in self.drivers.items()]
+        return [fn(merge, e) for merge, e in self.engines.items()]
 
     @rule(queue=st.integers(0, 1))
     def produce(self, queue: int) -> None:
-        self._both(lambda m, d: d._do_produce(queue))
+        self._both(lambda m, e: e.step(Action("produce", (queue,))))
 
     @rule(queue=st.sampled_from([-1, 0, 1]))
     def pop(self, queue: int) -> None:
-        def go(merge: bool, d: PopDriver) -> None:
-            held = d.consumers[0].held
-            before = len(held)
-            d._do_pop(0, queue, False)
-            while d.consumers[0].op is not None and d._do_pop_step(0):
-                pass
-            self.deliveries[merge].extend((h.uniq, h.ack_topic, h.queue_id, h.offset) for h in held[before:])
+        def go(merge: bool, e: PopDriver) -> None:
+            got = self._pop_all(e, 0, queue)
+            self.deliveries[merge].extend((h.uniq, h.ack_topic, h.queue_id, h.offset) for h in got)
+            e.world.consumers[0].held.extend(got)
         self._both(go)
         assert self.deliveries[False] == self.deliveries[True]
 
     @rule(index=st.integers(0, 30))
     def ack(self, index: int) -> None:
-        def go(merge: bool, d: PopDriver) -> int | None:
-            held = d.consumers[0].held
-            if not held:
+        def go(merge: bool, e: PopDriver) -> int | None:
+            if not e.world.consumers[0].held:
                 return None
-            h = held.pop(index % len(held))
-            return d._ack(d.consumers[0], h)
+            e.step(Action("ack", (0, index)))
+            return self.codes[-1]
         codes = self._both(go)
         assert codes[0] == codes[1]
 
     @rule(ms=st.integers(1, 3000))
     def advance(self, ms: int) -> None:
-        self._both(lambda m, d: d._do_advance(ms))
+        self._both(lambda m, e: e.step(Action("advance", (ms,))))
 
     @rule()
     def revive_all(self) -> None:
-        self._both(lambda m, d: [d._do_revive(q) for q in range(d.broker.config.revive_queue_num)])
+        self._both(lambda m, e: [e.step(Action("revive", (q,))) for q in range(e.broker.config.revive_queue_num)])
 
     def teardown(self) -> None:
-        if not hasattr(self, "drivers"):
+        if not hasattr(self, "engines"):
             return
         delivered, acked = [], []
-        for d in self.drivers.values():
-            d.consumers[0].held.clear()
-            assert d.drain()
-            delivered.append({u for u, r in d.checker.messages.items() if r.deliveries})
-            acked.append({u for u, r in d.checker.messages.items() if r.acked})
-        assert delivered[0] == delivered[1] == set(self.drivers[False].checker.messages)
+        for e in self.engines.values():
+            e.world.consumers[0].held.clear()
+            assert e.world.drain()
+            delivered.append({u for u, r in e.checker.messages.items() if r.deliveries})
+            acked.append({u for u, r in e.checker.messages.items() if r.acked})
+        assert delivered[0] == delivered[1] == set(self.engines[False].checker.messages)
         assert acked[0] == acked[1]
 
 

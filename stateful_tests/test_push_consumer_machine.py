@@ -16,7 +16,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initial
 from popverify.checker.expectations import is_unexpected
 from popverify.mutants import applied
 from popverify.sim.push_driver import PushDriver
-from popverify.sim.scenario import ScenarioConfig
+from popverify.sim.scenario import Action, ScenarioConfig
 
 CONSUMERS = st.integers(0, 2)
 
@@ -31,53 +31,54 @@ class PushConsumerMachine(RuleBasedStateMachine):
     def start(self, orderly: bool) -> None:
         config = ScenarioConfig(queues=3, consumers=3, actions=ScenarioConfig.default_for("push").actions,
                                 consume_orderly=orderly)
-        self.driver = PushDriver(self.profile, 0, config, check=True, record_trace=False)
-        self.steps = 0
+        self.engine = PushDriver(self.profile, 0, config, check=True, record_trace=False)
+        self.world = self.engine.world
+
+    def _step(self, kind: str, *args: int | bool) -> bool:
+        """One action through the engine (it checks the state after it)."""
+        return self.engine.step(Action(kind, args))
 
     def _after(self) -> None:
-        self.steps += 1
-        self.driver.step_no = self.steps
-        self.driver._check(self.steps)
+        """After a step the machine plays itself (a response handed over): the state check."""
+        self.world.check_state(self.engine.step_no)
 
     @rule(target=responses, queue=st.integers(0, 2), n=st.integers(1, 3))
     def produce(self, queue: int, n: int):
         for _ in range(n):
-            self.driver._do_produce(queue)
-        self._after()
+            self._step("produce", queue)
         # notifyMessageArriving answers the pulls held on that queue right after the put.
         return self._woken()
 
     def _woken(self):
-        woken = self.driver.broker.pull_hold_step()
+        woken = self.engine.broker.pull_hold_step()
         return multiple(*[(slot, client.consumer, header, response) for header, response in woken
-                          for slot, client in enumerate(self.driver.clients)
+                          for slot, client in enumerate(self.world.clients)
                           if client.name == header.client_id and client.consumer is not None])
 
     @rule(target=responses, c=CONSUMERS)
     def pull(self, c: int):
-        client = self.driver._client(c)
+        client = self.world.client(c)
         due = client.consumer.next_pull_due() if client.consumer is not None else None
-        if due is not None and due > self.driver.clock.now():
-            self.driver._do_advance(due - self.driver.clock.now())  # the pull thread waits for it
+        if due is not None and due > self.engine.clock.now():
+            self._step("advance", due - self.engine.clock.now())  # the pull thread waits for it
         before = len(client.inbox)
-        self.driver._do_pull(c)
+        self._step("pull", c)
         got = client.inbox[before:]
         del client.inbox[before:]
-        self._after()
         # A response belongs to the consumer instance that sent the request.
         return multiple(*[(c, client.consumer, h, r) for h, r in got])
 
     @rule(entry=consumes(responses))
     def deliver(self, entry) -> None:
         c, consumer, header, response = entry
-        if consumer is not None and consumer is self.driver._client(c).consumer:
+        if consumer is not None and consumer is self.world.client(c).consumer:
             consumer.on_pull_response(header, response)
         self._after()
 
     @rule(entry=consumes(responses))
     def lose(self, entry) -> None:
         c, consumer, header, _ = entry
-        if consumer is not None and consumer is self.driver._client(c).consumer:
+        if consumer is not None and consumer is self.world.client(c).consumer:
             consumer.on_pull_response(header, None)  # the request times out
         self._after()
 
@@ -85,7 +86,7 @@ class PushConsumerMachine(RuleBasedStateMachine):
     def deliver_duplicate(self, entry) -> None:
         # The same response again (the Bundle entry stays): a stale one must change nothing.
         c, consumer, header, response = entry
-        if consumer is not None and consumer is self.driver._client(c).consumer:
+        if consumer is not None and consumer is self.world.client(c).consumer:
             consumer.on_pull_response(header, response)
         self._after()
 
@@ -97,52 +98,43 @@ class PushConsumerMachine(RuleBasedStateMachine):
 
     @rule(c=CONSUMERS, fail=st.booleans())
     def consume(self, c: int, fail: bool) -> None:
-        self.driver._do_consume(c, fail)
-        self._after()
+        self._step("consume", c, fail)
 
     @rule(c=CONSUMERS)
     def rebalance(self, c: int) -> None:
-        self.driver._do_rebalance(c)
-        self._after()
+        self._step("rebalance", c)
 
     @rule(c=CONSUMERS)
     def persist(self, c: int) -> None:
-        self.driver._do_persist(c)
-        self._after()
+        self._step("persist", c)
 
     # Membership changes and failures share one rule, so they are as likely as one ordinary
     # step and the consumers spend most steps alive and working.
     @rule(kind=st.sampled_from(["start", "shutdown", "crash", "broker_restart"]), c=CONSUMERS)
     def membership_or_fault(self, kind: str, c: int) -> None:
-        if kind == "start":
-            self.driver._do_start(c)
-        elif kind == "shutdown":
-            self.driver._do_shutdown(c)
-        elif kind == "crash":
-            self.driver._do_consumer_crash(c)
+        if kind == "broker_restart":
+            self._step("restart")
         else:
-            self.driver._do_restart()
-        self._after()
+            self._step("consumer_crash" if kind == "crash" else kind, c)
 
     @rule(ms=st.integers(1, 5000))
     def advance(self, ms: int) -> None:
-        self.driver._do_advance(ms)
-        self._after()
+        self._step("advance", ms)
 
     @invariant()
     def no_unexpected_violation(self) -> None:
-        if not hasattr(self, "driver"):
+        if not hasattr(self, "engine"):
             return
-        bad = [v for v in self.driver.checker.violations if is_unexpected(self.profile, v.property_id, 0)]
+        bad = [v for v in self.engine.checker.violations if is_unexpected(self.profile, v.property_id, 0)]
         assert not bad, bad[0]
 
     def teardown(self) -> None:
-        if not hasattr(self, "driver"):
+        if not hasattr(self, "engine"):
             return
-        drained = self.driver.drain()
+        drained = self.world.drain()
         assert drained, "the drain did not reach quiescence"
-        self.driver.checker.finish(drained, self.steps)
-        bad = [v for v in self.driver.checker.violations if is_unexpected(self.profile, v.property_id, 0)]
+        self.engine.checker.finish(drained, self.engine.step_no)
+        bad = [v for v in self.engine.checker.violations if is_unexpected(self.profile, v.property_id, 0)]
         assert not bad, bad[0]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from popverify.sim.scenario import Violation
+from popverify.checker.violation import Violation
 from reference.common.javalang import string_sort_key
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from popverify.checker.properties import PROPERTIES
-from popverify.sim.scenario import Violation
+from popverify.checker.violation import Violation
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from popverify.checker.properties import PROPERTIES
-from popverify.sim.scenario import Violation
+from popverify.checker.violation import Violation
 from reference.client.consume_api import ConsumeRecord
 
 if TYPE_CHECKING:

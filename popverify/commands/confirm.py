@@ -17,7 +17,8 @@ from popverify.errors import UsageError
 
 def _load(path: str) -> dict[str, Any]:
     from popverify.conformance.lockstep import RELEASES
-    from popverify.trace.itf import TraceError, read_trace, run_spec
+    from popverify.sim.scenario import run_spec
+    from popverify.trace.itf import TraceError, read_trace
 
     try:
         spec = run_spec(read_trace(path))

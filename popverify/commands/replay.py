@@ -6,8 +6,8 @@ import argparse
 import json
 
 from popverify.errors import UsageError
-from popverify.sim.scenario import run_scenario
-from popverify.trace.itf import TraceError, decode, read_trace, run_spec, same_value
+from popverify.sim.scenario import run_scenario, run_spec
+from popverify.trace.itf import TraceError, decode, read_trace, same_value
 
 
 def replay(path: str) -> tuple[bool, dict, dict]:

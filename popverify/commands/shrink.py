@@ -8,9 +8,9 @@ from pathlib import Path
 
 from popverify.args import output_file
 from popverify.errors import UsageError
-from popverify.sim.scenario import run_scenario
+from popverify.sim.scenario import run_scenario, run_spec
 from popverify.sim.shrink import shrink_to_trace
-from popverify.trace.itf import TraceError, read_trace, run_spec
+from popverify.trace.itf import TraceError, read_trace
 
 
 MAX_SHRINK_STEPS = 20_000  # README "Bounds"

@@ -47,7 +47,8 @@ def load_traces(paths: Sequence[Path], profile: str) -> list[Schedule]:
     campaign's minimal counterexamples under ``traces/``); traces of another profile are
     left for that profile's run. A UsageError for a file that is not a popverify trace (a TLC
     counterexample is a behaviour of a spec, not a model schedule) or a push trace."""
-    from popverify.trace.itf import TraceError, read_trace, run_spec
+    from popverify.sim.scenario import run_spec
+    from popverify.trace.itf import TraceError, read_trace
 
     out = []
     for path in paths:

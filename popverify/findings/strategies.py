@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from popverify.sim.scenario import Action, ScenarioConfig
+from popverify.trace.schedule import Action
 from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.keys import CK_TAG, build_ck_merge_key
 
 if TYPE_CHECKING:
+    from popverify.sim.scenario import ScenarioConfig
     from reference.broker.broker import Broker
 
 
@@ -29,10 +30,12 @@ def _drain_queue(queue: int, count: int) -> list[Action]:
     return steps
 
 
-def merge_key_collision(q1: int, s1: int, q2: int, s2: int) -> tuple[ScenarioConfig, list[Action]]:
+def merge_key_collision(q1: int, s1: int, q2: int, s2: int) -> tuple["ScenarioConfig", list[Action]]:
     """A configuration and schedule under which two CKs of one POP request collide on their
     merge key (queue q1 from offset s1, queue q2 from offset s2); nothing acks them, so revive
     has to tell them apart."""
+    from popverify.sim.scenario import ScenarioConfig  # the POP driver imports this module
+
     queues = max(q1, q2) + 1
     config = ScenarioConfig(queues=queues, consumers=1, invisible_time=10_000, max_msg_nums=32,
                             actions=("produce", "pop", "pop_step", "ack", "advance", "revive"))

@@ -27,7 +27,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.live.history import Op, parse_handle
 from popverify.live.workload import GROUP, TOPIC
-from popverify.sim.scenario import Violation
+from popverify.checker.violation import Violation
 
 OBSERVABLE = ("ALO-1", "ALO-2", "NSR-1", "INV-1")
 NOT_OBSERVABLE = ("OFF-1", "OFF-2", "CKM-1")

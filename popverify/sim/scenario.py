@@ -10,69 +10,36 @@ run continue from where it got).
 
 from __future__ import annotations
 
-import importlib
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
+from popverify.checker.violation import Violation
+from popverify.sim.actions import FAULT_WEIGHT
+from popverify.sim.engine import Coverage, Engine, Mode, RunResult
+from popverify.sim.pop_driver import POP_MODE
+from popverify.sim.push_driver import PUSH_MODE
+from popverify.trace.schedule import Action
 from reference.common.javalang import JavaRandom
 
+__all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
+           "POP_ACTIONS", "FAULTS", "FAULT_WEIGHT", "POP_ALWAYS", "PUSH_ACTIONS", "PUSH_FAULTS", "PUSH_ALWAYS"]
 
-@attrs.frozen
-class Action:
-    """One scheduled step: a kind and JSON-able positional arguments."""
+# The modes a run can be in (a mode is a set of actions and a world: popverify/sim/engine.py).
+MODES: dict[str, Mode] = {"pop": POP_MODE, "push": PUSH_MODE}
 
-    kind: str
-    args: tuple = ()
-
-    def to_json(self) -> list:
-        """``[kind, *args]``."""
-        return [self.kind, *self.args]
-
-    @classmethod
-    def from_json(cls, data: Any) -> "Action":
-        """Inverse of to_json; ValueError on a malformed entry."""
-        if not isinstance(data, list) or not data or not isinstance(data[0], str):
-            raise ValueError(f"malformed action {data!r}")
-        for arg in data[1:]:
-            if not isinstance(arg, (int, str, bool)) or isinstance(arg, float):
-                raise ValueError(f"malformed action argument {arg!r}")
-        return cls(data[0], tuple(data[1:]))
-
-
-@attrs.frozen
-class Violation:
-    """A property violated at a step of a run (step == steps: in the final drain)."""
-
-    property_id: str
-    message: str
-    step: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"property": self.property_id, "message": self.message, "step": self.step}
-
-
-# Action kinds a POP scenario can draw, with their default weights. Faults are separate so
-# swarm testing can switch them on and off.
-POP_ACTIONS: dict[str, int] = {
-    "produce": 12, "pop": 10, "pop_step": 10, "ack": 10, "change_invisible": 3, "batch_ack": 2,
-    "advance": 8, "scan": 6, "timer": 4, "revive": 5, "flush": 2, "long_poll": 1, "consumer_crash": 1,
-}
-FAULTS: tuple[str, ...] = ("restart", "expire", "delete_recreate", "clock_jump", "stall")
-FAULT_WEIGHT = 1
-
+# Catalogues derived from the action declarations (popverify/sim/pop_driver.py,
+# push_driver.py): action kinds with their default weights, fault kinds, and the kinds every
+# swarm configuration keeps. Faults are separate so swarm testing can switch them on and off.
+POP_ACTIONS: dict[str, int] = POP_MODE.weights()
+FAULTS: tuple[str, ...] = POP_MODE.kinds(fault=True)
+POP_ALWAYS: frozenset[str] = POP_MODE.always()
 # Push mode: producers, push consumers joining and leaving, their pull / consume / persist
 # steps, and the faults of the push path (spec/push.md). Names shared with POP mean the same.
-PUSH_ACTIONS: dict[str, int] = {
-    "produce": 12, "start": 2, "shutdown": 1, "rebalance": 4, "pull": 12, "deliver": 12, "hold": 3,
-    "consume": 14, "persist": 3, "consumer_timer": 2, "advance": 6,
-}
-PUSH_FAULTS: tuple[str, ...] = ("consumer_crash", "restart", "lose_response", "dup_response", "expire", "clock_jump")
-PUSH_ALWAYS: frozenset[str] = frozenset({"produce", "start", "rebalance", "pull", "deliver", "consume", "advance"})
-# Action kinds every POP swarm configuration keeps.
-POP_ALWAYS: frozenset[str] = frozenset({"produce", "pop", "pop_step", "ack", "advance"})
+PUSH_ACTIONS: dict[str, int] = PUSH_MODE.weights()
+PUSH_FAULTS: tuple[str, ...] = PUSH_MODE.kinds(fault=True)
+PUSH_ALWAYS: frozenset[str] = PUSH_MODE.always()
 
 
 @attrs.frozen
@@ -164,56 +131,11 @@ class ScenarioConfig:
 
 
 
-
-class Coverage:
-    """A run's coverage points, each with the first step that reached it (guided fuzzing
-    replays a parent up to the step where it reached its rarest point)."""
-
-    def __init__(self) -> None:
-        self.first_step: dict[str, int] = {}
-        self.step = 0
-
-    def add(self, point: str) -> None:
-        self.first_step.setdefault(point, self.step)
-
-    def points(self) -> frozenset[str]:
-        return frozenset(self.first_step)
-
-
-@attrs.frozen
-class RunResult:
-    """The outcome of one run."""
-
-    seed: int
-    profile: str
-    mode: str
-    steps: int
-    config: ScenarioConfig
-    counts: dict[str, int]
-    violations: tuple[Violation, ...]
-    coverage: frozenset[str]
-    schedule: tuple[Action, ...]
-    mutant: str | None = None
-    trace: dict[str, Any] | None = None
-    first_step: dict[str, int] = attrs.field(factory=dict, eq=False, repr=False)
-    # The full traceback of a MODEL-ERROR (popverify/findings/model_error.py), else None.
-    model_traceback: str | None = attrs.field(default=None, eq=False, repr=False)
-
-    def summary(self) -> dict[str, Any]:
-        """The JSON object ``popverify simulate --json`` prints."""
-        return {
-            "seed": self.seed, "profile": self.profile, "mode": self.mode, "steps": self.steps,
-            "mutant": self.mutant, "config": self.config.to_json(), "counts": dict(sorted(self.counts.items())),
-            "violations": [v.to_json() for v in self.violations],
-            "coverage": len(self.coverage),
-        } | ({"model_traceback": self.model_traceback} if self.model_traceback is not None else {})
-
-    def summary_json(self) -> str:
-        """Canonical (byte-stable) JSON text of ``summary()``."""
-        return json.dumps(self.summary(), sort_keys=True, indent=2)
-
-
-MODES: dict[str, str] = {"pop": "popverify.sim.pop_driver", "push": "popverify.sim.push_driver"}
+def mode_of(name: str) -> Mode:
+    """The mode called ``name``; ValueError naming the known ones."""
+    if name not in MODES:
+        raise ValueError(f"unknown mode {name!r}; known modes: {', '.join(MODES)}")
+    return MODES[name]
 
 
 def run_scenario(profile: str, seed: int, steps: int, *, mode: str = "pop",
@@ -221,19 +143,59 @@ def run_scenario(profile: str, seed: int, steps: int, *, mode: str = "pop",
                  check: bool = True, mutant: str | None = None, record_trace: bool = False) -> RunResult:
     """Run one scenario; same arguments, same result (byte for byte in its JSON forms).
 
-    ValueError for an unknown profile, mode or mutant, or a bad config.
+    ValueError for an unknown profile, mode or mutant, a bad config (or one setting a field
+    the mode does not use), or a schedule entry whose arguments do not fit its declaration.
     """
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; known modes: {', '.join(MODES)}")
-    try:
-        driver_module = importlib.import_module(MODES[mode])
-    except ModuleNotFoundError as err:
-        raise ValueError(f"mode {mode!r} is not available in this build") from err
+    the_mode = mode_of(mode)
     if steps < 0:
         raise ValueError("steps must be >= 0")
-    if config is not None:
-        config.validate()
+    if config is None:
+        config = ScenarioConfig.default_for(mode)
+    config.validate()
+    ignored = [name for name in the_mode.ignores
+               if getattr(config, name) != attrs.fields_dict(ScenarioConfig)[name].default]
+    if ignored:
+        raise ValueError(f"mode {mode!r} does not use config field(s) {', '.join(ignored)}; leave them at their "
+                         "defaults")
     from popverify.mutants import applied
     with applied(mutant):
-        return driver_module.run(profile, seed, steps, config=config, schedule=schedule, check=check,
-                                 mutant=mutant, record_trace=record_trace)
+        engine = Engine(the_mode, profile, seed, config, check, record_trace)
+        engine.run(steps, schedule)
+        return engine.result(mutant)
+
+
+def config_from_trace(raw: dict[str, Any]) -> ScenarioConfig:
+    """A trace's configuration; every field must have its default's type (``true`` is not a
+    queue count) and the invisible time a bound. TraceError says what is wrong."""
+    from popverify.trace.itf import JAVA_INT, MAX_INVISIBLE_TIME_MS, TraceError, short
+
+    for field in attrs.fields(ScenarioConfig):
+        if field.name not in raw:
+            continue
+        value, default = raw[field.name], field.default
+        if isinstance(default, bool):
+            ok = type(value) is bool
+        elif isinstance(default, int):
+            ok = type(value) is int and -JAVA_INT <= value < JAVA_INT
+        elif isinstance(default, tuple):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:
+            ok = True
+        if not ok:
+            raise TraceError(f"trace config field {field.name} has a value of the wrong type or size: {short(value)}")
+    if type(raw.get("invisible_time", 0)) is int and raw.get("invisible_time", 0) > MAX_INVISIBLE_TIME_MS:
+        raise TraceError(f"trace config invisible_time is above {MAX_INVISIBLE_TIME_MS} ms")
+    try:
+        return ScenarioConfig.from_json(raw)
+    except (TypeError, ValueError) as err:
+        raise TraceError(f"trace config is malformed: {err}") from err
+
+
+def run_spec(doc: dict[str, Any]) -> dict[str, Any]:
+    """The arguments to re-execute a trace read by popverify/trace/itf.py#read_trace: profile,
+    mode, seed, config (a ScenarioConfig), schedule, mutant. TraceError for anything a run
+    could not start from or would not finish in bounded time."""
+    from popverify.trace.itf import trace_spec
+
+    spec = trace_spec(doc, tuple(MODES))
+    return spec | {"config": config_from_trace(spec["config"])}

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from popverify import __version__
-from popverify.sim.scenario import Action, RunResult, ScenarioConfig
+from popverify.trace.schedule import Action
 
 # Bounds on what a trace may ask (README "Bounds"): a schedule is replayed step by step and
 # every millisecond of virtual time passes in service slices, so a trace asking for
@@ -71,20 +72,22 @@ def decode(value: Any) -> Any:
     return _decode(value)
 
 
-def trace_of(result: RunResult, states: list[dict[str, Any]],
+def trace_of(run: dict[str, Any], states: list[dict[str, Any]],
              initial_observed: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ITF document of a run whose per-step states were recorded (``initial_observed``:
-    the observed state before the first step, for trace validation)."""
+    """The ITF document of a run whose per-step states were recorded.
+
+    ``run`` holds profile, mode, seed, steps, config (JSON), mutant, schedule (JSON) and
+    outcome (the run's summary): popverify/sim/engine.py#RunResult.trace_meta.
+    ``initial_observed``: the observed state before the first step, for trace validation."""
     meta = {
         "format": "ITF",
         "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
         "source": "popverify",
-        "description": f"popverify {result.mode} run, profile {result.profile}, seed {result.seed}",
+        "description": f"popverify {run['mode']} run, profile {run['profile']}, seed {run['seed']}",
         "popverify": {
-            "version": __version__, "profile": result.profile, "mode": result.mode, "seed": result.seed,
-            "steps": result.steps, "config": result.config.to_json(), "mutant": result.mutant,
-            "schedule": [a.to_json() for a in result.schedule],
-            "outcome": result.summary(),
+            "version": __version__, "profile": run["profile"], "mode": run["mode"], "seed": run["seed"],
+            "steps": run["steps"], "config": run["config"], "mutant": run["mutant"],
+            "schedule": run["schedule"], "outcome": run["outcome"],
         },
     }
     if initial_observed is not None:
@@ -131,36 +134,41 @@ def read_trace(path: Path) -> dict[str, Any]:
         raise TraceError(f"trace {path} is nested too deeply") from err
 
 
-def run_spec(doc: dict[str, Any]) -> dict[str, Any]:
-    """The arguments to re-execute a trace: profile, mode, seed, config, schedule, mutant.
+def trace_spec(doc: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
+    """The arguments to re-execute a trace as the trace holds them: profile, mode (one of
+    ``modes``), seed, config (its JSON object), schedule (Actions), mutant.
 
     TraceError for anything a run could not start from or would not finish in bounded time:
-    unknown profile, mode or mutant, mistyped config fields, a seed that is not a 64-bit
-    integer, or a schedule beyond the bounds above."""
+    unknown profile, mode or mutant, a config that is not an object, a seed that is not a
+    64-bit integer, or a schedule beyond the bounds above. The config's fields are checked by
+    the simulator (popverify/sim/scenario.py#run_spec)."""
     from popverify.mutants import MUTANTS
-    from popverify.sim.scenario import MODES
     from reference.common.profile import PROFILE_NAMES
 
+    MODES = tuple(modes)
     meta = doc["#meta"]["popverify"]
     for key in ("profile", "mode", "seed", "config", "schedule"):
         if key not in meta:
             raise TraceError(f"trace metadata is incomplete: no {key}")
     profile, mode, seed, mutant = meta["profile"], meta["mode"], meta["seed"], meta.get("mutant")
     if not isinstance(profile, str) or profile not in PROFILE_NAMES:
-        raise TraceError(f"trace names an unknown profile {_short(profile)}; known: {', '.join(PROFILE_NAMES)}")
+        raise TraceError(f"trace names an unknown profile {short(profile)}; known: {', '.join(PROFILE_NAMES)}")
     if not isinstance(mode, str) or mode not in MODES:
-        raise TraceError(f"trace names an unknown mode {_short(mode)}; known: {', '.join(MODES)}")
+        raise TraceError(f"trace names an unknown mode {short(mode)}; known: {', '.join(MODES)}")
     if mutant is not None and (not isinstance(mutant, str) or mutant not in MUTANTS):
-        raise TraceError(f"trace names an unknown mutant {_short(mutant)}")
+        raise TraceError(f"trace names an unknown mutant {short(mutant)}")
     if type(seed) is not int or not -2 ** 63 <= seed < 2 ** 63:
-        raise TraceError(f"trace seed {_short(seed)} is not a 64-bit integer")
+        raise TraceError(f"trace seed {short(seed)} is not a 64-bit integer")
     schedule = _schedule(meta["schedule"])
-    config = _config(meta["config"])
+    config = meta["config"]
+    if not isinstance(config, dict):
+        raise TraceError("trace config is not an object")
     return {"profile": profile, "mode": mode, "seed": seed, "config": config, "schedule": schedule,
             "mutant": mutant}
 
 
-def _short(value: Any) -> str:
+def short(value: Any) -> str:
+    """``repr(value)``, cut to 60 characters (for error messages)."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -178,7 +186,7 @@ def _schedule(raw: Any) -> tuple[Action, ...]:
         try:
             action = Action.from_json(entry)
         except ValueError as err:
-            raise TraceError(f"trace schedule step {step}: {_short(entry)} is not an action") from err
+            raise TraceError(f"trace schedule step {step}: {short(entry)} is not an action") from err
         if len(action.kind) > MAX_ARG_CHARS:
             raise TraceError(f"trace schedule step {step}: action kind longer than {MAX_ARG_CHARS} characters")
         for arg in action.args:
@@ -197,35 +205,6 @@ def _schedule(raw: Any) -> tuple[Action, ...]:
                                  f"(by step {step})")
         schedule.append(action)
     return tuple(schedule)
-
-
-def _config(raw: Any) -> ScenarioConfig:
-    """The run's configuration; every field must have its default's type (``true`` is not a
-    queue count) and the invisible time a bound."""
-    import attrs as _attrs
-
-    if not isinstance(raw, dict):
-        raise TraceError("trace config is not an object")
-    for field in _attrs.fields(ScenarioConfig):
-        if field.name not in raw:
-            continue
-        value, default = raw[field.name], field.default
-        if isinstance(default, bool):
-            ok = type(value) is bool
-        elif isinstance(default, int):
-            ok = type(value) is int and -JAVA_INT <= value < JAVA_INT
-        elif isinstance(default, tuple):
-            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        else:
-            ok = True
-        if not ok:
-            raise TraceError(f"trace config field {field.name} has a value of the wrong type or size: {_short(value)}")
-    if type(raw.get("invisible_time", 0)) is int and raw.get("invisible_time", 0) > MAX_INVISIBLE_TIME_MS:
-        raise TraceError(f"trace config invisible_time is above {MAX_INVISIBLE_TIME_MS} ms")
-    try:
-        return ScenarioConfig.from_json(raw)
-    except (TypeError, ValueError) as err:
-        raise TraceError(f"trace config is malformed: {err}") from err
 
 
 def same_value(left: Any, right: Any) -> bool:

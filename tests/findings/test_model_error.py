@@ -64,10 +64,10 @@ def test_a_foreign_schedule_entry_is_rejected_with_a_clear_error(entry: Action, 
 
 
 def test_an_exception_outside_the_model_is_not_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken_driver(self: pop_driver.PopDriver) -> bool:
+    def broken_driver(self: pop_driver.PopWorld) -> bool:
         raise RuntimeError("driver bug")
 
-    monkeypatch.setattr(pop_driver.PopDriver, "_do_scan", broken_driver)
+    monkeypatch.setattr(pop_driver.PopWorld, "scan", broken_driver)
     with pytest.raises(RuntimeError, match="driver bug"):
         run_scenario("develop", 0, 0, config=CONFIG, schedule=[Action("scan")])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from popverify.sim import pop_driver
-from popverify.sim.pop_driver import REQUEST_TIME_BOUND_MS, PopDriver
+from popverify.sim.pop_driver import REQUEST_TIME_BOUND_MS, PopDriver, PopWorld
 from popverify.sim.scenario import FAULTS, Action, ScenarioConfig, run_scenario
 from reference.common.javalang import JavaRandom
 
@@ -13,14 +13,14 @@ from reference.common.javalang import JavaRandom
 def _latencies(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Record now - popTime of every response the driver collects."""
     seen: list[int] = []
-    original = PopDriver._collect
+    original = PopWorld.collect
 
-    def collect(self: PopDriver, consumer: pop_driver.Consumer, op: pop_driver.PopOperation) -> None:
+    def collect(self: PopWorld, consumer: pop_driver.Consumer, op: pop_driver.PopOperation) -> None:
         assert op.result is not None
         seen.append(self.clock.now() - op.result.pop_time)
         original(self, consumer, op)
 
-    monkeypatch.setattr(PopDriver, "_collect", collect)
+    monkeypatch.setattr(PopWorld, "collect", collect)
     return seen
 
 

@@ -1,0 +1,160 @@
+"""Actions as data (issue 17 item 1): each action kind is declared once.
+
+A declaration (``ActionSpec``) says everything the engine needs to know of a kind: its name,
+its weight in the weighted choice, whether it is a fault (swarm testing switches faults on
+and off; the checker's property assumptions exclude some), whether every swarm
+configuration keeps it, its arguments (name, type, the bounds a schedule entry must respect)
+and how they are drawn from the run's generator, and how it is applied to the world. A mode
+(popverify/sim/pop_driver.py, push_driver.py) is a tuple of declarations plus a world.
+
+Arguments of a schedule entry are checked against the declaration before the model is
+called: a foreign schedule with the wrong arity, a bool where an int is declared (or the
+reverse), an int outside a Java int, or a time outside 0..MAX_TIME_ARG_MS is rejected with a
+one-line ValueError. Values inside the bounds that do not apply in the world's state (an
+index past what a consumer holds, a stall of 0 ms) are not errors: the action is a no-op.
+
+The draws consume the generator in exactly the order the drivers drew before the engine
+existed, so the same seed gives the same run (tests/sim/test_engine_digests.py).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from popverify.sim.events import Expired, MessageStored
+from reference.broker import response_code as rc
+from reference.common.javalang import JavaRandom
+
+JAVA_INT_MIN = -2 ** 31
+JAVA_INT_MAX = 2 ** 31 - 1
+# One advance or clock jump in a schedule: at most one hour of virtual time (every
+# millisecond of an advance passes in service slices; the trace reader has the same bound).
+MAX_TIME_ARG_MS = 3_600_000
+FAULT_WEIGHT = 1
+# The body every producer stores (MessageStored); the push checker's PQ-2 sums body sizes.
+BODY = b"x" * 16
+
+
+@attrs.frozen
+class Arg:
+    """One argument of an action: name, type (int or bool) and, for ints, inclusive bounds."""
+
+    name: str
+    type: type = int
+    lo: int = JAVA_INT_MIN
+    hi: int = JAVA_INT_MAX
+
+    def check(self, kind: str, value: Any) -> None:
+        """ValueError with a one-line reason when ``value`` does not fit."""
+        if self.type is bool:
+            if not isinstance(value, bool):
+                raise ValueError(f"schedule entry {kind!r}: argument {self.name} must be a bool, got {value!r}")
+            return
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"schedule entry {kind!r}: argument {self.name} must be an int, got {value!r}")
+        if not self.lo <= value <= self.hi:
+            raise ValueError(f"schedule entry {kind!r}: argument {self.name} = {value} is outside "
+                             f"{self.lo}..{self.hi}")
+
+
+def index(name: str) -> Arg:
+    """A consumer or element index (taken modulo what the world has)."""
+    return Arg(name)
+
+
+def flag(name: str) -> Arg:
+    """A bool argument."""
+    return Arg(name, bool)
+
+
+def millis(name: str) -> Arg:
+    """A span of virtual time in ms, 0..MAX_TIME_ARG_MS."""
+    return Arg(name, int, 0, MAX_TIME_ARG_MS)
+
+
+Draw = Callable[[JavaRandom, Any], tuple]
+# How an action is applied: the name of a world method, or a function of (world, *args).
+Apply = str | Callable[..., bool]
+
+
+@attrs.frozen
+class ActionSpec:
+    """One action kind: how it is chosen, drawn, checked and applied.
+
+    ``apply`` names the world's method (or is a function of the world) that performs it with
+    the arguments and returns False when it does not apply in the world's state (the step is
+    counted as skipped); ``draw(rng, world)`` returns the arguments.
+    """
+
+    name: str
+    weight: int
+    apply: Apply
+    args: tuple[Arg, ...] = ()
+    draw: Draw | None = None
+    fault: bool = False
+    always: bool = False
+
+    def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
+        """The arguments, drawn from ``rng`` (none for an action without arguments)."""
+        return () if self.draw is None else self.draw(rng, world)
+
+    def bind(self, world: Any) -> Callable[..., bool]:
+        """The callable that applies this action to ``world``."""
+        if isinstance(self.apply, str):
+            return getattr(world, self.apply)
+        return functools.partial(self.apply, world)
+
+    def check(self, args: tuple) -> None:
+        """ValueError when ``args`` do not fit the declaration (before the model is called)."""
+        if len(args) != len(self.args):
+            raise ValueError(f"schedule entry {self.name!r} takes {len(self.args)} argument(s), "
+                             f"got {len(args)}: {list(args)!r}")
+        for arg, value in zip(self.args, args):
+            arg.check(self.name, value)
+
+
+def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:
+    """A fault: weight FAULT_WEIGHT, off unless the configuration lists it."""
+    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True)
+
+
+# -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------
+def _produce(world: Any, queue_id: int) -> bool:
+    qid = queue_id % world.config.queues
+    result = world.broker.put_message(world.topic, qid, body=BODY)
+    if result.code != rc.SUCCESS:
+        return False
+    world.publish(MessageStored(qid, result.queue_offset, result.uniq_key))
+    return True
+
+
+def _expire(world: Any, queue_id: int, count: int) -> bool:
+    """Retention: the ``count`` oldest messages of a queue of the consumed topic go."""
+    broker, topic = world.broker, world.topic
+    qid = queue_id % world.config.queues
+    below = min(broker.min_offset(topic, qid) + count, broker.max_offset(topic, qid))
+    if below <= broker.min_offset(topic, qid):
+        return False
+    broker.expire(topic, qid, below)
+    world.publish(Expired(qid, below, topic))
+    return True
+
+
+PRODUCE = ActionSpec("produce", 12, _produce, (index("queue_id"),),
+                     lambda rng, w: (rng.next_int(w.config.queues),), always=True)
+EXPIRE = fault("expire", _expire, (index("queue_id"), index("count")),
+               lambda rng, w: (rng.next_int(w.config.queues), 1 + rng.next_int(3)))
+
+
+def clock_jump_draw(rng: JavaRandom, world: Any) -> tuple:
+    """A clock jump of 30..120 s."""
+    return (30_000 + rng.next_int(90_000),)
+
+
+def consumer_draw(rng: JavaRandom, world: Any) -> tuple:
+    """One consumer index."""
+    return (rng.next_int(world.config.consumers),)

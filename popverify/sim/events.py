@@ -1,0 +1,339 @@
+"""Typed events: what a step of a scenario did, as records (issue 17 item 1).
+
+A world (popverify/sim/pop_driver.py, push_driver.py) publishes one event per thing that
+happened -- a message stored, delivered, acked, revived, a fault -- through the engine;
+subscribers react to them: the property checker (``checker_subscriber``), the run's counts
+(each mode's ``count``) and the trace recorder (``Event.to_json`` into the ITF state).
+
+``TYPE`` is the event's name in an ITF trace. Fields marked ``ghost`` are for subscribers
+only (a deadline, the ConsumeRecord) and stay out of the trace, so traces are the same
+bytes as before the engine existed. An event with ``TRACED = False`` is not recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import attrs
+
+from popverify.checker.pop import PopChecker
+from popverify.checker.push import PushChecker
+
+
+def ghost(default: Any = attrs.NOTHING) -> Any:
+    """A field subscribers read that the trace leaves out."""
+    return attrs.field(default=default, metadata={"ghost": True}, eq=False, repr=False)
+
+
+@attrs.frozen
+class Event:
+    """Base of every event."""
+
+    TYPE: ClassVar[str] = ""
+    TRACED: ClassVar[bool] = True
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"type": TYPE, field: value, ...}`` without the ghost fields (ITF state event)."""
+        out: dict[str, Any] = {"type": self.TYPE}
+        for name in _traced_fields(type(self)):
+            out[name] = getattr(self, name)
+        return out
+
+
+@functools.cache
+def _traced_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in attrs.fields(cls) if not f.metadata.get("ghost"))
+
+
+# -- both modes ------------------------------------------------------------------------------
+@attrs.frozen
+class MessageStored(Event):
+    """A producer's SendMessage stored a message (DefaultMessageStore#putMessage)."""
+
+    TYPE: ClassVar[str] = "produce"
+    queue: int
+    offset: int
+    uniq: str | None
+
+
+@attrs.frozen
+class TimeAdvanced(Event):
+    """Virtual time passed (services on their periods as the mode runs them)."""
+
+    TYPE: ClassVar[str] = "advance"
+    ms: int
+    now: int
+
+
+@attrs.frozen
+class ClockJumped(Event):
+    """The clock jumped forward with no service running in between."""
+
+    TYPE: ClassVar[str] = "clock_jump"
+    ms: int
+    now: int
+
+
+@attrs.frozen
+class BrokerRestarted(Event):
+    """The broker restarted: memory buffers lost, store kept."""
+
+    TYPE: ClassVar[str] = "restart"
+
+
+@attrs.frozen
+class Expired(Event):
+    """Retention removed the messages of the consumed topic's queue below ``below``."""
+
+    TYPE: ClassVar[str] = "expire"
+    queue: int
+    below: int
+    topic: str = ghost()
+
+
+@attrs.frozen
+class ConsumerCrashed(Event):
+    """A consumer process died (what it held is lost with it)."""
+
+    TYPE: ClassVar[str] = "consumer_crash"
+    consumer: str
+
+
+@attrs.frozen
+class FaultInjected(Event):
+    """An action declared as a fault was applied (the engine publishes it; not traced)."""
+
+    TYPE: ClassVar[str] = "fault"
+    TRACED: ClassVar[bool] = False
+    kind: str
+
+
+@attrs.frozen
+class ModelErrorRaised(Event):
+    """An exception raised inside reference/ ended the run (popverify/findings/model_error.py)."""
+
+    TYPE: ClassVar[str] = "model_error"
+    message: str
+    traceback: str
+
+
+# -- POP -------------------------------------------------------------------------------------
+@attrs.frozen
+class PopBegun(Event):
+    """A consumer sent a POP request (PopMessageProcessor#processRequest takes popTime)."""
+
+    TYPE: ClassVar[str] = "pop_begin"
+    consumer: str
+    queue: int
+
+
+@attrs.frozen
+class MessagePopped(Event):
+    """A POP response handed a message to its consumer."""
+
+    TYPE: ClassVar[str] = "deliver"
+    consumer: str
+    uniq: str
+    topic: str
+    queue: int
+    offset: int
+    pop_time: int
+    invisible_time: int
+    handle: str
+    redelivery: bool = ghost(False)
+
+
+@attrs.frozen
+class Acked(Event):
+    """An ack (single or one entry of a batch) and the broker's response code."""
+
+    TYPE: ClassVar[str] = "ack"
+    consumer: str
+    uniq: str
+    topic: str
+    queue: int
+    offset: int
+    code: int
+    handle: str
+    deadline: int = ghost(0)
+
+
+@attrs.frozen
+class InvisibleTimeChanged(Event):
+    """A changeInvisibleTime request and its response."""
+
+    TYPE: ClassVar[str] = "change_invisible"
+    consumer: str
+    uniq: str
+    code: int
+    invisible_time: int
+    handle: str
+    new_deadline: int = ghost(0)
+    renewed: bool = ghost(False)
+
+
+@attrs.frozen
+class Revived(Event):
+    """PopReviveService copied a message whose checkpoint expired into the retry topic."""
+
+    TYPE: ClassVar[str] = "revive"
+    uniq: str | None
+    topic: str
+    queue: int
+    offset: int
+    retry_offset: int
+    normal: bool = ghost(True)
+
+
+@attrs.frozen
+class TopicRecreated(Event):
+    """The consumed topic was deleted and created again."""
+
+    TYPE: ClassVar[str] = "delete_recreate"
+
+
+@attrs.frozen
+class Stalled(Event):
+    """The broker thread serving a consumer's request stalled ``ms`` (GC pause, slow disk)."""
+
+    TYPE: ClassVar[str] = "stall"
+    consumer: str
+    ms: int
+    pop_time: int | None
+    now: int
+
+
+# -- push ------------------------------------------------------------------------------------
+@attrs.frozen
+class ConsumerStarted(Event):
+    """A push consumer started (and rebalanced at once)."""
+
+    TYPE: ClassVar[str] = "start"
+    consumer: str
+
+
+@attrs.frozen
+class ConsumerShutdown(Event):
+    """A push consumer shut down cleanly (offsets persisted, queues unlocked)."""
+
+    TYPE: ClassVar[str] = "shutdown"
+    consumer: str
+
+
+@attrs.frozen
+class Rebalanced(Event):
+    """RebalanceImpl#doRebalance of one consumer: queues added and removed."""
+
+    TYPE: ClassVar[str] = "rebalance"
+    consumer: str
+    added: list[str]
+    removed: list[str]
+
+
+@attrs.frozen
+class PullSent(Event):
+    """A PULL_MESSAGE request the broker answered (code) or suspended (code None)."""
+
+    TYPE: ClassVar[str] = "pull"
+    consumer: str
+    queue: str
+    offset: int
+    commit_offset: int
+    code: int | None
+
+
+@attrs.frozen
+class PullAnswered(Event):
+    """A pull response reached its consumer (PullCallback#onSuccess / onException)."""
+
+    TYPE: ClassVar[str] = "deliver"
+    consumer: str
+    queue: str
+    code: int | None
+    offsets: list[int]
+
+
+@attrs.frozen
+class ResponseLost(Event):
+    """A pull response was lost: the invokeAsync time-out fires onException."""
+
+    TYPE: ClassVar[str] = "lose_response"
+    consumer: str
+    queue: str
+
+
+@attrs.frozen
+class ResponseDuplicated(Event):
+    """A pull response arrives twice."""
+
+    TYPE: ClassVar[str] = "dup_response"
+    consumer: str
+
+
+@attrs.frozen
+class Consumed(Event):
+    """One consume request: the listener's status applied to a batch (or a dropped queue)."""
+
+    TYPE: ClassVar[str] = "consume"
+    consumer: str
+    queue: str
+    offsets: list[int]
+    uniq: list[str | None]
+    status: str
+    committed_offset: int | None
+    sent_back: list[int]
+    dropped: bool
+    record: Any = ghost(None)   # reference.client.consume_api.ConsumeRecord
+
+
+@attrs.frozen
+class OffsetPersisted(Event):
+    """persistConsumerOffset of one consumer."""
+
+    TYPE: ClassVar[str] = "persist"
+    consumer: str
+
+
+# A subscriber: called with each published event, the step it happened in and virtual now.
+Subscriber = Callable[[Event, int, int], None]
+
+
+# -- the checker's subscription ----------------------------------------------------------------
+def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
+    """The POP property checker's subscription: each event to the history method it feeds."""
+    def on_event(event: Event, step: int, now: int) -> None:
+        if isinstance(event, MessageStored):
+            checker.on_produce(event.uniq or "", event.queue, event.offset)
+        elif isinstance(event, MessagePopped):
+            checker.on_deliver(step, now, event.uniq, event.pop_time + event.invisible_time)
+        elif isinstance(event, Acked):
+            checker.on_ack(step, now, event.uniq, event.code, event.deadline)
+        elif isinstance(event, InvisibleTimeChanged):
+            checker.on_change_invisible(event.uniq, event.code, event.new_deadline)
+        elif isinstance(event, Revived):
+            checker.on_revive(step, event.uniq, event.queue, event.offset, event.normal)
+        elif isinstance(event, BrokerRestarted):
+            checker.on_restart()
+        elif isinstance(event, Expired):
+            checker.on_expire(event.queue, event.below)
+        elif isinstance(event, TopicRecreated):
+            checker.on_delete_topic()
+        elif isinstance(event, FaultInjected):
+            checker.on_fault(event.kind)
+    return on_event
+
+
+def push_checker_subscriber(checker: PushChecker) -> Subscriber:
+    """The push property checker's subscription."""
+    def on_event(event: Event, step: int, now: int) -> None:
+        if isinstance(event, MessageStored):
+            checker.on_produce(event.uniq or "", event.queue, event.offset)
+        elif isinstance(event, Consumed):
+            checker.on_consume(event.record)
+        elif isinstance(event, Expired):
+            checker.on_expire(event.topic, event.queue, event.below)
+        elif isinstance(event, FaultInjected):
+            checker.on_fault(event.kind)
+    return on_event
