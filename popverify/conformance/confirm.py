@@ -418,8 +418,8 @@ class Lockstep:
         """What the action will act on, read before the model applies it."""
         d = self.driver
         if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", "pop") and action.args:
-            c = action.args[0] % len(d.consumers)
-            return {"c": c, "held": len(d.consumers[c].held), "op": d.consumers[c].op}
+            c = action.args[0] % len(d.world.consumers)
+            return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
         if action.kind == "flush":
             return {"last_flush": d.broker.offsets._last_flush}
         return {}
@@ -661,9 +661,9 @@ class Lockstep:
 
     # -- drain --------------------------------------------------------------------------------
     def drain(self, step: int) -> bool:
-        """PopDriver#drain, round by round on both sides (each round compared as one step)."""
+        """PopWorld#drain, round by round on both sides (each round compared as one step)."""
         d = self.driver
-        for c, consumer in enumerate(d.consumers):
+        for c, consumer in enumerate(d.world.consumers):
             if consumer.op is not None:
                 op = consumer.op
                 pending = self.pending
@@ -671,13 +671,13 @@ class Lockstep:
                 if op.parked:
                     raise OutOfScope(step, Action("drain", (0,)), "a parked long-polling POP at the drain")
                 if op.done:
-                    d._collect(consumer, op)
+                    d.world.collect(consumer, op)
                 consumer.op = None
                 if pending is not None and pending.op is op:
                     self.pending = None
                     self._complete(step, Action("drain", (0, "finish pop")), c, op, pending.request, pending.segments)
         quiet = 0
-        drainer = d.consumers[0]
+        drainer = d.world.consumers[0]
         for rnd in range(DRAIN_ROUNDS):
             self._drain_round(step, rnd, d, drainer)
             busy = bool(self._last_drain_got) or d.broker.timer_pending() or d.broker.buffered_checkpoints() \
@@ -693,14 +693,14 @@ class Lockstep:
         """One drain round: acks, 1 s with services, timer, scan, every revive queue, flush, a POP."""
         def act(what: str) -> Action:
             return Action("drain", (rnd, what))
-        for c, consumer in enumerate(d.consumers):
+        for c, consumer in enumerate(d.world.consumers):
             while consumer.held:
                 model_held = consumer.held.pop(0)
-                code = d._ack(consumer, model_held)
+                code = d.world.ack(consumer, model_held)
                 held = self.java_held[c].pop(0)
                 self._immediate(step, act("ack"), {"code": code}, [self._ack_request(held)],
                                 lambda a, h=held: self._after_ack(step, h, a[0]))
-        d._pass_time(1000)
+        d.world.pass_time(1000)
         self._immediate(step, act("advance"), {"now": d.clock.now()},
                         [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period}],
                         lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
@@ -710,7 +710,7 @@ class Lockstep:
                         lambda a: {"errors": [x["error"] for x in a if "error" in x]})
         for qid in range(d.broker.config.revive_queue_num):
             d.events = []
-            d._do_revive(qid)
+            d.world.revive(qid)
             revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), {"revived": revived}, [{"op": "revive", "qid": qid}],
                             lambda a: self._after_revive(step, a[0]))
@@ -723,7 +723,7 @@ class Lockstep:
         op = d.broker.pop(request)
         self._last_drain_got = bool(op.result and op.result.messages)
         if op.done:
-            d._collect(drainer, op)
+            d.world.collect(drainer, op)
         elif op.parked:
             raise OutOfScope(step, act("pop"), "the drain's POP parked")
         self._complete(step, act("pop"), 0, op, self._pop_request(op), [])
@@ -764,7 +764,7 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
             if action.kind == "pop" and action.args[2]:
                 action = Action("pop", (action.args[0], action.args[1], False))
             pending = ls.pending
-            if pending is not None and not (action.kind == "pop_step" and action.args[0] % len(d.consumers)
+            if pending is not None and not (action.kind == "pop_step" and action.args[0] % len(d.world.consumers)
                                             == pending.consumer):
                 if not interleave or action.kind in ("pop", "restart"):
                     action = Action("pop_step", (pending.consumer,))

@@ -93,7 +93,6 @@ class World(Protocol):
 
     clock: VirtualClock
     checker: Any
-    counts: dict[str, int]
 
     def subscriber(self) -> Subscriber: ...
     def check_state(self, step: int) -> None: ...
@@ -115,9 +114,20 @@ class Mode:
     name: str
     actions: tuple[ActionSpec, ...]
     world: WorldFactory
+    # The run's counts (their keys) and what each event type adds to them.
+    counts: tuple[str, ...]
+    counters: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]]
     # Configuration fields the mode does not use: a run that sets one off its default is
     # rejected instead of silently ignoring it.
     ignores: tuple[str, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        # An action applied by a world method must name one: caught at import, not mid-run.
+        missing = [a.name for a in self.actions if isinstance(a.apply, str) and not callable(
+            getattr(self.world, a.apply, None))]
+        names = [a.name for a in self.actions]
+        if missing or len(set(names)) != len(names):
+            raise TypeError(f"mode {self.name}: actions {missing} name no world method, or a kind is declared twice")
 
     def spec(self, kind: str) -> ActionSpec | None:
         """The declaration of ``kind`` in this mode, or None."""
@@ -156,9 +166,10 @@ class Engine:
         self.model_error: ModelError | None = None
         self._prev_kind = "start"
         self._specs = {a.name: a for a in mode.actions}
+        self.counts: dict[str, int] = dict.fromkeys(mode.counts, 0)
         self._subscribers: list[Subscriber] = []
         self.world = mode.world(profile, seed, config, check, self.publish, self.coverage)
-        self._subscribers = [self.world.subscriber()]
+        self._subscribers = [self.world.subscriber(), self._count]
         # Weighted choice: the mode's actions the configuration keeps (all of them if it keeps
         # none of this mode's), then its faults in the configuration's order.
         kept = [a for a in mode.actions if not a.fault and a.name in config.actions] \
@@ -189,16 +200,17 @@ class Engine:
         """The world's property checker."""
         return self.world.checker
 
-    @property
-    def counts(self) -> dict[str, int]:
-        """The run's counts so far."""
-        return self.world.counts
-
     # -- events ---------------------------------------------------------------------------------
     def subscribe(self, subscriber: Subscriber) -> None:
         """Also hand every event published from now on to ``subscriber`` (after the world's
         checker and counts)."""
         self._subscribers.append(subscriber)
+
+    def _count(self, event: Event, step: int, now: int) -> None:
+        counter = self.mode.counters.get(type(event))
+        if counter is not None:
+            for key, n in counter(event):
+                self.counts[key] += n
 
     def publish(self, event: Event) -> None:
         """Hand ``event`` to every subscriber (and to the trace when recording)."""
@@ -231,7 +243,7 @@ class Engine:
             self._model_error(error)
             return False
         if ok and spec.fault:
-            self.world.counts["faults"] += 1
+            self.counts["faults"] += 1
             self.publish(FaultInjected(action.kind))
         self.coverage.add(f"action:{action.kind}:{'ok' if ok else 'skip'}")
         return bool(ok)
@@ -245,7 +257,7 @@ class Engine:
         self.events = []
         applied = self.apply(action)
         if not applied:
-            self.world.counts["skipped"] += 1
+            self.counts["skipped"] += 1
         self.coverage.add(f"edge:{self._prev_kind}>{action.kind}:{int(applied)}")
         self.world.cover_step(action.kind, applied)
         self._prev_kind = action.kind
@@ -301,7 +313,7 @@ class Engine:
     def result(self, mutant: str | None) -> RunResult:
         """The RunResult of the finished run (trace in ITF when recorded)."""
         result = RunResult(seed=self.seed, profile=self.profile, mode=self.mode.name, steps=len(self.schedule),
-                           config=self.config, counts=dict(self.world.counts),
+                           config=self.config, counts=dict(self.counts),
                            violations=tuple(self.world.checker.violations), coverage=self.coverage.points(),
                            first_step=dict(self.coverage.first_step),
                            schedule=tuple(self.schedule), mutant=mutant,

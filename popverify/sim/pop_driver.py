@@ -30,7 +30,7 @@ from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, clock_jump_draw,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
-                                  MessagePopped, PopBegun, Revived, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
+                                  MessagePopped, MessageStored, PopBegun, Revived, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
@@ -102,36 +102,12 @@ class PopWorld:
         self.consumers = [Consumer(f"c{i}") for i in range(config.consumers)]
         self.checker = PopChecker(TOPIC, GROUP, enabled=check)
         self.handle_keys = HandleKeys(GROUP)
-        self.counts: dict[str, int] = dict.fromkeys(COUNTS, 0)
         self._delivered: set[str] = set()  # uniq keys delivered so far (redelivery count)
 
     # -- what the engine asks of a world ---------------------------------------------------------
     def subscriber(self) -> Subscriber:
-        """The checker's subscription, then the counts'."""
-        checker = pop_checker_subscriber(self.checker)
-
-        def on_event(event: Event, step: int, now: int) -> None:
-            checker(event, step, now)
-            self._count(event)
-        return on_event
-
-    def _count(self, event: Event) -> None:
-        counts = self.counts
-        if type(event).TYPE == "produce":
-            counts["produced"] += 1
-        elif isinstance(event, MessagePopped):
-            counts["popped"] += 1
-            counts["redelivered"] += event.redelivery
-        elif isinstance(event, Acked):
-            counts["acked"] += event.code == rc.SUCCESS
-        elif isinstance(event, Revived):
-            counts["revived"] += 1
-        elif isinstance(event, InvisibleTimeChanged):
-            counts["changed_invisible"] += event.renewed
-        elif isinstance(event, BrokerRestarted):
-            counts["restarts"] += 1
-        elif isinstance(event, Stalled):
-            counts["stalls"] += 1
+        """The property checker's subscription to the events."""
+        return pop_checker_subscriber(self.checker)
 
     def check_state(self, step: int) -> None:
         """OFF-1 / OFF-2 after every step."""
@@ -473,7 +449,19 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("stall", "stall", (index("c"), index("ms")), _stall_draw),
 )
 
-POP_MODE = Mode("pop", POP_MODE_ACTIONS, PopWorld, ignores=("consume_orderly", "consume_fail_percent"))
+# What each event adds to the run's counts (the engine adds "faults" and "skipped").
+POP_COUNTERS: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]] = {
+    MessageStored: lambda e: (("produced", 1),),
+    MessagePopped: lambda e: (("popped", 1), ("redelivered", int(e.redelivery))),
+    Acked: lambda e: (("acked", int(e.code == rc.SUCCESS)),),
+    Revived: lambda e: (("revived", 1),),
+    InvisibleTimeChanged: lambda e: (("changed_invisible", int(e.renewed)),),
+    BrokerRestarted: lambda e: (("restarts", 1),),
+    Stalled: lambda e: (("stalls", 1),),
+}
+
+POP_MODE = Mode("pop", POP_MODE_ACTIONS, PopWorld, COUNTS, POP_COUNTERS,
+                ignores=("consume_orderly", "consume_fail_percent"))
 
 
 class PopDriver(Engine):

@@ -22,7 +22,7 @@ from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, clock_jump_draw,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
-                                  ConsumerStarted, Event, OffsetPersisted, PullAnswered, PullSent, Rebalanced,
+                                  ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, Rebalanced,
                                   ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
 from reference.broker import response_code as rc
 from reference.broker.broker import Broker
@@ -89,7 +89,6 @@ class PushWorld:
         self.broker.create_group(GROUP)
         self.clients = [Client(f"c{i}") for i in range(config.consumers)]
         self.checker = PushChecker(GROUP, (TOPIC, RETRY_TOPIC), enabled=check)
-        self.counts: dict[str, int] = dict.fromkeys(COUNTS, 0)
         # Ghost of PushConsumerOffsets' ``consumed`` per queue of TOPIC: offsets whose consume
         # result was processed (success, or sent back to %RETRY%) -- see spec/trace-validation.md.
         self._handled: list[set[int]] = [set() for _ in range(config.queues)]
@@ -98,30 +97,8 @@ class PushWorld:
 
     # -- what the engine asks of a world ---------------------------------------------------------
     def subscriber(self) -> Subscriber:
-        """The checker's subscription, then the counts'."""
-        checker = push_checker_subscriber(self.checker)
-
-        def on_event(event: Event, step: int, now: int) -> None:
-            checker(event, step, now)
-            self._count(event)
-        return on_event
-
-    def _count(self, event: Event) -> None:
-        counts = self.counts
-        if type(event).TYPE == "produce":
-            counts["produced"] += 1
-        elif isinstance(event, PullSent):
-            counts["pulled"] += 1
-        elif isinstance(event, Consumed):
-            if not event.dropped:
-                counts["consumed" if event.status in SUCCESS_STATUSES else "reconsume_later"] += len(event.offsets)
-            counts["sent_back"] += len(event.sent_back)
-        elif isinstance(event, Rebalanced):
-            counts["rebalances"] += 1
-        elif isinstance(event, ConsumerCrashed):
-            counts["crashes"] += 1
-        elif isinstance(event, BrokerRestarted):
-            counts["restarts"] += 1
+        """The property checker's subscription to the events."""
+        return push_checker_subscriber(self.checker)
 
     def check_state(self, step: int) -> None:
         """OFF-3, PQ-1 and PQ-2 over the broker, the live clients' offset tables and queues."""
@@ -498,7 +475,22 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("clock_jump", "clock_jump", (millis("ms"),), clock_jump_draw),
 )
 
-PUSH_MODE = Mode("push", PUSH_MODE_ACTIONS, PushWorld,
+def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:
+    handled = () if e.dropped else (("consumed" if e.status in SUCCESS_STATUSES else "reconsume_later", len(e.offsets)),)
+    return handled + (("sent_back", len(e.sent_back)),)
+
+
+# What each event adds to the run's counts (the engine adds "faults" and "skipped").
+PUSH_COUNTERS: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]] = {
+    MessageStored: lambda e: (("produced", 1),),
+    PullSent: lambda e: (("pulled", 1),),
+    Consumed: _consumed,
+    Rebalanced: lambda e: (("rebalances", 1),),
+    ConsumerCrashed: lambda e: (("crashes", 1),),
+    BrokerRestarted: lambda e: (("restarts", 1),),
+}
+
+PUSH_MODE = Mode("push", PUSH_MODE_ACTIONS, PushWorld, COUNTS, PUSH_COUNTERS,
                  ignores=("invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period"))
 
 
