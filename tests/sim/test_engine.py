@@ -1,0 +1,136 @@
+"""The scenario engine (issue 17 item 1): one loop, actions declared once, typed events."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import attrs
+import pytest
+
+from popverify.sim.actions import ActionSpec, Arg
+from popverify.sim.engine import Engine, Mode
+from popverify.sim.events import Acked, Event, MessagePopped, MessageStored
+from popverify.sim.pop_driver import POP_MODE, PopDriver, PopWorld
+from popverify.sim.push_driver import PUSH_MODE
+from popverify.sim.scenario import (FAULTS, POP_ACTIONS, PUSH_ACTIONS, PUSH_FAULTS, Action, ScenarioConfig,
+                                    run_scenario)
+from reference.common.javalang import JavaRandom
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ScenarioConfig(queues=2, consumers=1, drain=False)
+
+
+def test_each_kind_is_declared_once_per_mode_with_its_fault_flag() -> None:
+    for mode in (POP_MODE, PUSH_MODE):
+        names = [a.name for a in mode.actions]
+        assert len(names) == len(set(names))
+    assert set(FAULTS) == {"restart", "expire", "delete_recreate", "clock_jump", "stall"}
+    assert "consumer_crash" in POP_ACTIONS and "consumer_crash" in PUSH_FAULTS  # a fault only in push mode
+    assert POP_MODE.spec("produce") is PUSH_MODE.spec("produce")  # shared, declared once
+    assert PUSH_ACTIONS["consume"] == 14 and POP_ACTIONS["pop"] == 10
+
+
+def test_a_mode_naming_no_world_method_is_refused_at_import() -> None:
+    with pytest.raises(TypeError, match="name no world method"):
+        Mode("broken", (ActionSpec("teleport", 1, "teleport"),), PopWorld, (), {})
+    with pytest.raises(TypeError, match="declared twice"):
+        Mode("broken", (ActionSpec("scan", 1, "scan"), ActionSpec("scan", 2, "scan")), PopWorld, (), {})
+
+
+@pytest.mark.parametrize("entry, reason", [
+    (Action("advance", (-1,)), "argument ms = -1 is outside 0..3600000"),
+    (Action("advance", (3_600_001,)), "outside 0..3600000"),
+    (Action("clock_jump", (True,)), "argument ms must be an int"),
+    (Action("ack", (0, 2 ** 31)), "argument index = 2147483648 is outside"),
+    (Action("scan", (1,)), "takes 0 argument(s), got 1"),
+])
+def test_invalid_arguments_are_rejected_before_the_model_is_called(monkeypatch: pytest.MonkeyPatch,
+                                                                     entry: Action, reason: str) -> None:
+    calls: list[str] = []
+    for name in ("advance", "clock_jump", "ack_index", "scan"):
+        original = getattr(PopWorld, name)
+
+        def spy(self: PopWorld, *args: object, _original=original, _name=name) -> bool:
+            calls.append(_name)
+            return _original(self, *args)
+        monkeypatch.setattr(PopWorld, name, spy)
+    config = ScenarioConfig(queues=1, consumers=1, faults=("clock_jump",), drain=False)
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        run_scenario("develop", 0, 0, config=config, schedule=[entry])
+    assert calls == []
+    # the same kinds with valid arguments do reach the world (the spy sees them)
+    run_scenario("develop", 0, 0, config=config, schedule=[Action("advance", (5,)), Action("scan")])
+    assert calls == ["advance", "scan"]
+
+
+def test_a_config_field_the_mode_does_not_use_is_an_error_not_ignored() -> None:
+    with pytest.raises(ValueError, match="does not use config field.*enable_pop_buffer_merge"):
+        run_scenario("develop", 0, 5, mode="push",
+                     config=ScenarioConfig(actions=tuple(PUSH_ACTIONS), enable_pop_buffer_merge=True))
+    with pytest.raises(ValueError, match="consume_orderly"):
+        run_scenario("develop", 0, 5, config=ScenarioConfig(consume_orderly=True))
+
+
+def test_subscribers_get_typed_events_and_the_trace_their_json_without_ghosts() -> None:
+    seen: list[tuple[Event, int]] = []
+    engine = PopDriver("develop", 0, CONFIG, check=True, record_trace=True)
+    engine.subscribe(lambda event, step, now: seen.append((event, step)))
+    for action in [Action("produce", (0,)), Action("advance", (10,)), Action("pop", (0, 0, False)),
+                   Action("pop_step", (0,)), Action("pop_step", (0,)), Action("ack", (0, 0))]:
+        engine.step(action)
+    kinds = [type(e) for e, _ in seen]
+    assert kinds[0] is MessageStored and MessagePopped in kinds and kinds[-1] is Acked
+    ack, step = seen[-1]
+    assert isinstance(ack, Acked) and step == 5 and ack.code == 0 and ack.deadline > 0
+    traced = [e for state in engine.states for e in state["events"]]
+    assert traced == [e.to_json() for e, _ in seen]
+    assert "deadline" not in traced[-1] and traced[-1]["type"] == "ack"
+    assert engine.counts["produced"] == 1 and engine.counts["acked"] == 1 and engine.step_no == 6
+
+
+def test_engine_step_is_the_run_loop_step() -> None:
+    """Stepping a schedule through Engine.step gives the result run_scenario gives."""
+    config = attrs.evolve(ScenarioConfig.draw(JavaRandom(4), faults=FAULTS), drain=False)
+    whole = run_scenario("v5.0", 4, 150, config=config)
+    engine = Engine(POP_MODE, "v5.0", 4, config, True, False)
+    for action in whole.schedule:
+        engine.step(action)
+    engine.run(0, None)
+    again = engine.result(None)
+    assert again.counts == whole.counts and again.violations == whole.violations
+    assert again.coverage == whole.coverage
+
+
+def _sim_imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    names += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    return [n for n in names if n == "popverify.sim" or n.startswith("popverify.sim.")]
+
+
+def test_checker_and_trace_do_not_import_the_simulator(tmp_path: Path) -> None:
+    """Layers (docs: architecture): Checker -> Sim and Trace -> Sim never."""
+    offenders = {str(p.relative_to(ROOT)): _sim_imports(p)
+                 for part in ("popverify/checker", "popverify/trace") for p in sorted((ROOT / part).glob("*.py"))}
+    assert {k: v for k, v in offenders.items() if v} == {}
+    # the scan sees an import, also a lazy one inside a function
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from popverify.sim.scenario import MODES\n", encoding="utf-8")
+    assert _sim_imports(bad) == ["popverify.sim.scenario"]
+
+
+def test_a_push_only_fault_listed_in_a_pop_config_is_not_drawn() -> None:
+    """A mode draws only its own faults (the old POP loop drew foreign kinds as skipped steps)."""
+    config = ScenarioConfig(queues=1, consumers=1, faults=("lose_response",), drain=False)
+    result = run_scenario("develop", 1, 400, config=config)
+    assert all(a.kind != "lose_response" for a in result.schedule)
+
+
+def test_arg_bounds_are_inclusive() -> None:
+    arg = Arg("x", int, 0, 3)
+    arg.check("k", 0)
+    arg.check("k", 3)
+    with pytest.raises(ValueError):
+        arg.check("k", 4)
