@@ -41,12 +41,18 @@ BODY = b"x" * 16
 
 @attrs.frozen
 class Arg:
-    """One argument of an action: name, type (int or bool) and, for ints, inclusive bounds."""
+    """One argument of an action: name, type (int or bool) and, for ints, inclusive bounds.
+
+    ``value`` says the argument is a value the model receives (a time, an invisibleTime, a
+    flag), whose domain popverify/sim/domain.py measures; an index the world takes modulo
+    what it has (a consumer, a held message, a queue) is a choice, not a value.
+    """
 
     name: str
     type: type = int
     lo: int = JAVA_INT_MIN
     hi: int = JAVA_INT_MAX
+    value: bool = True
 
     def check(self, kind: str, value: Any) -> None:
         """ValueError with a one-line reason when ``value`` does not fit."""
@@ -63,7 +69,7 @@ class Arg:
 
 def index(name: str) -> Arg:
     """A consumer or element index (taken modulo what the world has)."""
-    return Arg(name)
+    return Arg(name, value=False)
 
 
 def flag(name: str) -> Arg:

@@ -25,6 +25,7 @@ import attrs
 from popverify.checker.violation import Violation
 from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model
 from popverify.sim.actions import ActionSpec
+from popverify.sim.domain import DomainReach
 from popverify.sim.events import Event, FaultInjected, ModelErrorRaised, Subscriber
 from popverify.trace.schedule import Action
 from reference.common.clock import VirtualClock
@@ -150,8 +151,12 @@ class Engine:
     """One scenario of a mode over a fresh world: the run loop."""
 
     def __init__(self, mode: Mode, profile: str, seed: int, config: "ScenarioConfig", check: bool,
-                 record_trace: bool) -> None:
+                 record_trace: bool, domain: DomainReach | None = None) -> None:
         self.mode = mode
+        # Where the arguments of every step go (popverify/sim/domain.py), when measured.
+        self.domain = domain
+        if domain is not None:
+            domain.declare(mode.name, mode.actions)
         self.profile = profile
         self.seed = seed
         self.config = config
@@ -237,6 +242,8 @@ class Engine:
         if spec is None:
             return False
         spec.check(action.args)
+        if self.domain is not None:
+            self.domain.observe(self.mode.name, spec, action.args)
         apply = spec.bind(self.world)
         ok, error = call_model(lambda: apply(*action.args))
         if error is not None:

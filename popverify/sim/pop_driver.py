@@ -26,7 +26,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, clock_jump_draw, consumer_draw, fault, flag, index,
+from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
@@ -430,7 +430,7 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("ack", 10, "ack_index", (index("c"), index("index")),
                lambda rng, w: (rng.next_int(w.config.consumers), rng.next_int(64)), always=True),
     ActionSpec("change_invisible", 3, "change_invisible",
-               (index("c"), index("index"), index("invisible_time")),
+               (index("c"), index("index"), Arg("invisible_time")),
                lambda rng, w: (rng.next_int(w.config.consumers), rng.next_int(64), 1000 * (1 + rng.next_int(30)))),
     ActionSpec("batch_ack", 2, "batch_ack", (index("c"),), consumer_draw),
     ActionSpec("advance", 8, "advance", (millis("ms"),), _advance_draw, always=True),
@@ -446,7 +446,7 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     EXPIRE,
     fault("delete_recreate", "delete_recreate"),
     fault("clock_jump", "clock_jump", (millis("ms"),), clock_jump_draw),
-    fault("stall", "stall", (index("c"), index("ms")), _stall_draw),
+    fault("stall", "stall", (index("c"), Arg("ms")), _stall_draw),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -17,6 +17,7 @@ import attrs
 
 from popverify.checker.violation import Violation
 from popverify.sim.actions import FAULT_WEIGHT
+from popverify.sim.domain import DomainReach
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
@@ -140,8 +141,12 @@ def mode_of(name: str) -> Mode:
 
 def run_scenario(profile: str, seed: int, steps: int, *, mode: str = "pop",
                  config: ScenarioConfig | None = None, schedule: Sequence[Action] | None = None,
-                 check: bool = True, mutant: str | None = None, record_trace: bool = False) -> RunResult:
+                 check: bool = True, mutant: str | None = None, record_trace: bool = False,
+                 domain: DomainReach | None = None) -> RunResult:
     """Run one scenario; same arguments, same result (byte for byte in its JSON forms).
+
+    ``domain``, when given, accumulates the range and boundaries each action argument reached
+    (popverify/sim/domain.py; pass the same one to every run of a campaign).
 
     ValueError for an unknown profile, mode or mutant, a bad config (or one setting a field
     the mode does not use), or a schedule entry whose arguments do not fit its declaration.
@@ -159,7 +164,7 @@ def run_scenario(profile: str, seed: int, steps: int, *, mode: str = "pop",
                          "defaults")
     from popverify.mutants import applied
     with applied(mutant):
-        engine = Engine(the_mode, profile, seed, config, check, record_trace)
+        engine = Engine(the_mode, profile, seed, config, check, record_trace, domain)
         engine.run(steps, schedule)
         return engine.result(mutant)
 

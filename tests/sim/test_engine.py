@@ -134,3 +134,24 @@ def test_arg_bounds_are_inclusive() -> None:
     arg.check("k", 3)
     with pytest.raises(ValueError):
         arg.check("k", 4)
+
+
+def test_domain_reach_shows_the_range_and_the_boundaries_runs_reached() -> None:
+    from popverify.sim.domain import DomainReach
+
+    domain = DomainReach()
+    run_scenario("develop", 2, 300, config=attrs.evolve(ScenarioConfig.draw(JavaRandom(2)), faults=("clock_jump",)),
+                 domain=domain)
+    rows = {r["dimension"]: r for r in domain.rows()}
+    assert "pop.ack.index" not in rows  # an index is a choice, not a value of the model's domain
+    advance = rows["pop.advance.ms"]
+    assert advance["declared"] == [0, 3_600_000] and 1 <= advance["reached"][0] <= advance["reached"][1] <= 1500
+    assert 1 in advance["boundaries_reached"] and not advance["all_reached"]  # drawn: 1..1500 only
+    assert rows["pop.stall.ms"]["reached"] is None  # stall not in this config: declared, never drawn
+    # a schedule at the bounds reaches them (and the table says so)
+    edge = DomainReach()
+    run_scenario("develop", 0, 0, config=CONFIG, schedule=[Action("advance", (0,)), Action("advance", (3_600_000,))],
+                 domain=edge)
+    row = next(r for r in edge.rows() if r["dimension"] == "pop.advance.ms")
+    assert row["reached"] == [0, 3_600_000] and set(row["boundaries_reached"]) >= {0, 3_600_000}
+    assert "| pop.advance.ms | 0..3600000 | 0..3600000 |" in edge.table()
