@@ -1,17 +1,15 @@
 """Model errors (issue 17 item 2): an exception raised inside ``reference/`` is a finding.
 
-Before the model is called, a schedule entry's arguments are checked against the handler's
-signature (arity and int/bool types): a foreign schedule is rejected with a clear
-ValueError, never skipped silently. An exception whose traceback reaches a frame in
-``reference/`` ends the run as a violation of the pseudo-property ``MODEL-ERROR``; its
-message names the exception type and the innermost ``reference/`` frame, and the full
+Before the model is called, the engine checks a schedule entry's arguments against the
+action's declaration (popverify/sim/actions.py: arity, int/bool, bounds): a foreign schedule
+is rejected with a clear ValueError, never skipped silently. An exception whose traceback
+reaches a frame in ``reference/`` ends the run as a violation of the pseudo-property
+``MODEL-ERROR``; its message names the exception type and the innermost ``reference/`` frame, and the full
 traceback is kept in the run's result. Anything else (a driver bug) propagates.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -30,33 +28,6 @@ class ModelError:
 
     message: str
     traceback: str
-
-
-def check_arguments(kind: str, handler: Callable[..., Any], args: tuple) -> None:
-    """ValueError with a one-line reason when ``args`` do not fit ``handler``'s parameters.
-
-    Annotations are the strings ``int`` / ``bool`` (the drivers use postponed evaluation); a
-    bool is accepted only where a bool is declared, an int only where an int is.
-    """
-    params = _parameters(getattr(handler, "__func__", handler))
-    if len(args) != len(params):
-        raise ValueError(f"schedule entry {kind!r} takes {len(params)} argument(s), got {len(args)}: {list(args)!r}")
-    for (name, want), arg in zip(params, args):
-        if want == "bool" and not isinstance(arg, bool):
-            raise ValueError(f"schedule entry {kind!r}: argument {name} must be a bool, got {arg!r}")
-        if want == "int" and (isinstance(arg, bool) or not isinstance(arg, int)):
-            raise ValueError(f"schedule entry {kind!r}: argument {name} must be an int, got {arg!r}")
-
-
-@functools.cache
-def _parameters(func: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
-    """(name, annotation name) of a handler's parameters after ``self``; cached, because
-    inspect.signature on every step would cost a third of the driver's throughput."""
-    params = list(inspect.signature(func).parameters.values())
-    if params and params[0].name == "self":
-        params = params[1:]
-    return tuple((p.name, p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", ""))
-                 for p in params)
 
 
 def _in_reference(filename: str) -> bool:

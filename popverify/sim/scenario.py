@@ -63,7 +63,7 @@ class ScenarioConfig:
     faults: tuple[str, ...] = ()
     drain: bool = True
     # The buffer scan and the timer keep their periods while time passes (see
-    # pop_driver._pass_time); False lets the scheduler starve them.
+    # PopWorld.pass_time); False lets the scheduler starve them.
     services_on_period: bool = True
     # Push mode: orderly listener instead of concurrent, and how often the listener fails
     # (RECONSUME_LATER / SUSPEND_CURRENT_QUEUE_A_MOMENT), in percent.
