@@ -25,7 +25,7 @@ import attrs
 from popverify.checker.violation import Violation
 from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model
 from popverify.sim.actions import ActionSpec
-from popverify.sim.domain import DomainReach
+from popverify.sim.domain import DomainReach, boundaries
 from popverify.sim.events import Event, FaultInjected, ModelErrorRaised, Subscriber
 from popverify.trace.schedule import Action
 from reference.common.clock import VirtualClock
@@ -187,6 +187,7 @@ class Engine:
             total += spec.weight
             self._cumulative.append(total)
         self._total = total
+        self._bias = getattr(config, "domain_bias", 0)
         self.initial_observed = self.world.observe() if record_trace else None
 
     # -- the world's state, read through the engine -------------------------------------------
@@ -227,9 +228,23 @@ class Engine:
 
     # -- drawing --------------------------------------------------------------------------------
     def draw(self) -> Action:
-        """Draw the next action and its arguments from the run's generator."""
+        """Draw the next action and its arguments from the run's generator (with the
+        configuration's boundary bias, if any)."""
         spec = self._choices[bisect.bisect_right(self._cumulative, self.rng.next_int(self._total))]
-        return Action(spec.name, spec.draw_args(self.rng, self.world))
+        args = spec.draw_args(self.rng, self.world)
+        if self._bias:
+            args = self._biased(spec, args)
+        return Action(spec.name, args)
+
+    def _biased(self, spec: ActionSpec, args: tuple) -> tuple:
+        """Each value argument, with probability ``domain_bias`` %, replaced by one of its
+        domain's boundaries (popverify/sim/domain.py#boundaries)."""
+        out = list(args)
+        for i, arg in enumerate(spec.args):
+            if arg.value and self.rng.next_int(100) < self._bias:
+                edges = boundaries(arg)
+                out[i] = edges[self.rng.next_int(len(edges))]
+        return tuple(out)
 
     # -- running --------------------------------------------------------------------------------
     def apply(self, action: Action) -> bool:

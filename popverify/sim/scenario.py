@@ -69,10 +69,19 @@ class ScenarioConfig:
     # (RECONSUME_LATER / SUSPEND_CURRENT_QUEUE_A_MOMENT), in percent.
     consume_orderly: bool = False
     consume_fail_percent: int = 20
+    # Boundary bias (issue 17 item 3), in percent: each value argument of a drawn action
+    # (popverify/sim/actions.py, Arg.value) is replaced, with this probability, by one of its
+    # domain's boundaries (popverify/sim/domain.py). 0 draws exactly as before.
+    domain_bias: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        """JSON form (lists for tuples)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items()}
+        """JSON form (lists for tuples). Fields added after the engine refactor are written
+        only when off their default, so earlier configurations and traces keep their bytes."""
+        out = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items()}
+        for name in _LATER_FIELDS:
+            if out[name] == attrs.fields_dict(ScenarioConfig)[name].default:
+                del out[name]
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> "ScenarioConfig":
@@ -96,6 +105,8 @@ class ScenarioConfig:
             raise ValueError("invisible_time must be > 0 and max_msg_nums in 1..32")
         if not 0 <= self.consume_fail_percent <= 100:
             raise ValueError("consume_fail_percent must be in 0..100")
+        if not 0 <= self.domain_bias <= 100:
+            raise ValueError("domain_bias must be in 0..100")
         bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS]
         bad += [f for f in self.faults if f not in FAULTS and f not in PUSH_FAULTS]
         if bad:
@@ -130,6 +141,9 @@ class ScenarioConfig:
             return cls(actions=tuple(PUSH_ACTIONS))
         return cls()
 
+
+
+_LATER_FIELDS = ("domain_bias",)
 
 
 def mode_of(name: str) -> Mode:
