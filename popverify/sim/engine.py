@@ -187,7 +187,7 @@ class Engine:
             total += spec.weight
             self._cumulative.append(total)
         self._total = total
-        self._bias = getattr(config, "domain_bias", 0)
+        self._bias = config.domain_bias
         self.initial_observed = self.world.observe() if record_trace else None
 
     # -- the world's state, read through the engine -------------------------------------------
