@@ -13,7 +13,7 @@ from popverify.findings import campaign as findings_campaign
 from popverify.findings.attribution import FINDINGS, Signature, attribute, keeps_signature, present, removed
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from reference.common.profile import get_profile
-from spark_fuzz.runs import swarm_config
+from popverify.fuzz.rows import swarm_config
 
 
 def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:
