@@ -25,14 +25,14 @@ def run(args: argparse.Namespace) -> int:
 
     from popverify.fuzz.campaign import campaign
     from popverify.fuzz.executors import executor
-    from popverify.mutants import MUTANTS
+    from popverify.mutants import MUTANTS, unknown
 
     if args.rounds > args.runs:
         raise UsageError(f"--rounds {args.rounds} is more than --runs {args.runs}: every round needs a run")
     if args.compare_blind and args.rounds < 2:
         raise UsageError("--compare-blind needs --rounds >= 2 (one round is blind seeds already)")
     if args.mutant is not None and args.mutant not in MUTANTS:
-        raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
+        raise UsageError(unknown(args.mutant))
     # an empty master (spark_fuzz/main.py under spark-submit) keeps the master spark-submit chose
     master = args.master or None
     runner = executor(args.engine, master)

@@ -202,14 +202,14 @@ def _guarded(name: str, step: Callable[[], dict[str, Any]], summary: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     from popverify.commands.doctor import collect
-    from popverify.mutants import MUTANTS
+    from popverify.mutants import MUTANTS, unknown
     from popverify.verify import report
 
     skip = set(args.skip or ())
     if skip >= set(TECHNIQUES):
         raise UsageError("--skip names every technique: nothing would be checked")
     if args.mutant is not None and args.mutant not in MUTANTS:
-        raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
+        raise UsageError(unknown(args.mutant))
     out = args.out
     try:
         out.mkdir(parents=True, exist_ok=True)
