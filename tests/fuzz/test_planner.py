@@ -155,3 +155,16 @@ def test_spark_fuzz_plans_nothing() -> None:
     for path in (ROOT / "spark_fuzz").glob("*.py"):
         used |= {m for m in imported_modules(path.read_text(encoding="utf-8")) if m.startswith("popverify.")}
     assert used and not {m for m in used if not any(m == a or m.startswith(a + ".") for a in allowed)}, sorted(used)
+
+
+def test_a_mutant_is_a_named_broken_model_and_an_ast_mutant_id_is_told_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("fuzz", "verify"):
+        argv = [command, "--mutant", "broker/checkpoint.py:57:12:flip-compare", "--out", str(tmp_path)]
+        assert main(argv + (["--profile", "develop"] if command == "fuzz" else [])) == 2
+        err = capsys.readouterr().err
+        assert "AST mutant of `popverify mutate`" in err and "named mutants: " in err, err
+    assert main(["fuzz", "--profile", "develop", "--mutant", "nope", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown mutant 'nope'; named mutants: " in err
+    assert "AST mutant" not in err
