@@ -30,8 +30,10 @@ class SparkExecutor:
     """Runs each round as Spark tasks on ``spark`` (a SparkSession), ``partitions`` slices per
     round (default four per core)."""
 
-    def __init__(self, spark, partitions: int | None = None, fail_first_attempt: bool = False) -> None:
+    def __init__(self, spark, partitions: int | None = None, fail_first_attempt: bool = False,
+                 asked: str | None = None) -> None:
         self.spark = spark
+        self.asked = asked  # the master as the user named it (local[2] runs as local[2,4])
         self.partitions = partitions or max(2, spark.sparkContext.defaultParallelism * 4)
         self.fail_first_attempt = fail_first_attempt  # tests: the first attempt of partition 0 dies
 
@@ -42,8 +44,8 @@ class SparkExecutor:
 
     @property
     def engine(self) -> str:
-        """``spark MASTER``."""
-        return f"spark {self.master}"
+        """``spark MASTER``, the master as asked (spark-submit's when none was)."""
+        return f"spark {self.asked or self.master}"
 
     def parts(self, out: Path) -> Path | None:
         """``runs/_parts`` under a local master (tasks share the driver's file system); None on

@@ -70,7 +70,7 @@ def spark_executor(master: str | None, partitions: int | None = None) -> Executo
     SparkSession, so a Spark that cannot start raises here."""
     from spark_fuzz.executor import SparkExecutor
     from spark_fuzz.session import spark_session
-    return SparkExecutor(spark_session(master), partitions=partitions)
+    return SparkExecutor(spark_session(master), partitions=partitions, asked=master)
 
 
 def executor(engine: str, master: str | None = "local[*]", partitions: int | None = None) -> Executor:

@@ -44,7 +44,8 @@ def test_the_loop_and_spark_give_identical_rows_for_the_same_campaign(tmp_path: 
     args = ("v5.0", "pop", 8, 80)
     loop = campaign(*args, tmp_path / "loop", LoopExecutor(), rounds=2)
     spark = campaign(*args, tmp_path / "spark", executor("spark", "local[2]"), rounds=2)
-    assert loop["engine"] == "python" and spark["engine"].startswith("spark local[2")
+    assert loop["engine"] == "python" and spark["engine"] == "spark local[2]" and loop["master"] is None
+    assert spark["master"] == "local[2,4]"  # the master it ran on: local masters get task retries
     on_loop, on_spark = _rows(tmp_path / "loop", "v5.0", "pop"), _rows(tmp_path / "spark", "v5.0", "pop")
     assert len(on_loop) == 8 and any(r["seed"] >= OFFSPRING_SEED_BASE for r in on_loop), "no offspring ran"
     assert any(r["violations"] != "[]" for r in on_loop), "nothing to shrink: the comparison is too easy"
@@ -71,7 +72,7 @@ def test_verify_gives_the_same_campaign_rows_on_both_engines(tmp_path: Path) -> 
         assert len(python_rows) == 3 and python_rows == _rows(tmp_path / "spark" / folder, profile, mode)
     python, spark = (json.loads((tmp_path / e / "summary.json").read_text())["techniques"]["fuzz"]
                      for e in ("python", "spark"))
-    assert python["engine"] == "python" and spark["engine"].startswith("spark local[2")
+    assert python["engine"] == "python" and spark["engine"] == "spark local[2]"
     for key, camp in python["campaigns"].items():
         assert {k: v for k, v in camp.items() if k not in ("seconds", "engine", "findings")} == \
             {k: v for k, v in spark["campaigns"][key].items() if k not in ("seconds", "engine", "findings")}
