@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from popverify.args import bounded_float, bounded_int, output_dir, spark_master
 from popverify.errors import UsageError
