@@ -17,8 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from spark_fuzz.campaign import campaign, run_round, spark_session, warm_up  # noqa: E402
-from spark_fuzz.runs import run_row  # noqa: E402
+from popverify.fuzz.campaign import campaign  # noqa: E402
+from popverify.fuzz.executors import LoopExecutor  # noqa: E402
+from popverify.fuzz.rows import Job, RoundTask  # noqa: E402
+from spark_fuzz.executor import SparkExecutor  # noqa: E402
+from spark_fuzz.session import spark_session  # noqa: E402
 
 
 def main() -> None:
@@ -27,26 +30,28 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--mode", choices=("pop", "push"), default="pop")
     args = parser.parse_args()
-    jobs = [(s, -1, None) for s in range(args.runs)]
+    jobs = [Job(s) for s in range(args.runs)]
+    task = RoundTask("develop", args.mode, args.steps, None, 0)
     figures: dict[str, float] = {}
 
     start = time.perf_counter()
-    for seed, _, _ in jobs:
-        run_row("develop", args.mode, seed, args.steps, None, 0)
+    LoopExecutor().run_round(jobs, task, lambda _: None, None)
     figures["plain_loop_runs_per_s"] = args.runs / (time.perf_counter() - start)
 
     for cores in (1, 2):
         session = spark_session(f"local[{cores}]")
-        warm_up(session, cores * 8)
+        spark = SparkExecutor(session, partitions=cores * 8)
+        spark.warm_up()
         start = time.perf_counter()
-        run_round(session, jobs, "develop", args.mode, args.steps, None, 0, cores * 8)
+        spark.run_round(jobs, task)
         figures[f"local{cores}_runs_per_s"] = args.runs / (time.perf_counter() - start)
         session.stop()
     figures["scaling_efficiency_2_cores"] = figures["local2_runs_per_s"] / (2 * figures["local1_runs_per_s"])
     figures["spark_local1_vs_plain_loop"] = figures["local1_runs_per_s"] / figures["plain_loop_runs_per_s"]
 
     with tempfile.TemporaryDirectory() as folder:
-        guided = campaign("develop", args.mode, args.runs, args.steps, Path(folder), master="local[2]", rounds=4,
+        spark = SparkExecutor(spark_session("local[2]"))
+        guided = campaign("develop", args.mode, args.runs, args.steps, Path(folder), spark, rounds=4,
                           compare_blind=True)
     figures["coverage_guided_4_rounds"] = guided["coverage"]
     figures["coverage_blind_same_runs"] = guided["blind_baseline"]["coverage"]

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python benchmarks/pop_timing.py [--profile v5.0] [--runs 150] [--steps 500] [--no-stall]
 
-Each seed's configuration is the fuzz campaign's own swarm draw (spark_fuzz.runs.swarm_config,
+Each seed's configuration is the fuzz campaign's own swarm draw (popverify.fuzz.rows.swarm_config,
 i.e. ScenarioConfig.draw), so the figures are comparable before and after a model change
 with the same seeds. The delivery latency (virtual ms from a response's popTime to the
 driver collecting it) is read by wrapping PopWorld.collect; the model is not changed.
@@ -19,7 +19,7 @@ import statistics
 
 from popverify.sim import pop_driver, scenario
 from popverify.sim.scenario import run_scenario
-from spark_fuzz.runs import swarm_config
+from popverify.fuzz.rows import swarm_config
 
 
 def main() -> None:

@@ -187,6 +187,15 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 )}
 
 
+def unknown(name: str) -> str:
+    """The one-line error for a mutant name that is not in MUTANTS. An AST mutant id of
+    ``popverify mutate`` (FILE:LINE:COL:OPERATOR) gets told where it lives: a mutant is a
+    broken model variant either way (spec/fuzzing.md), but only named ones can be applied by name."""
+    hint = (" (an AST mutant of `popverify mutate`, which exists only in its temporary copy of the model)"
+            if name.count(":") == 3 else "")
+    return f"unknown mutant {name!r}{hint}; named mutants: {', '.join(MUTANTS)}"
+
+
 @contextlib.contextmanager
 def applied(name: str | None) -> Iterator[None]:
     """Apply mutant ``name`` for the block (no-op for None); ValueError for an unknown name."""
@@ -195,7 +204,7 @@ def applied(name: str | None) -> Iterator[None]:
         return
     mutant = MUTANTS.get(name)
     if mutant is None:
-        raise ValueError(f"unknown mutant {name!r}; known mutants: {', '.join(MUTANTS)}")
+        raise ValueError(unknown(name))
     patches = mutant.patches()
     saved = [(owner, attr, owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr))
              for owner, attr, _ in patches]

@@ -1,1 +1,1 @@
-"""Distributed fuzz campaigns of the reference model on Apache Spark."""
+"""The Spark adapter of popverify's fuzz campaigns: SparkSession (session.py), the mapPartitions executor (executor.py) and the spark-submit entry point (main.py). Planning lives in popverify/fuzz/."""

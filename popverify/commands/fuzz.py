@@ -1,14 +1,14 @@
-"""``popverify fuzz``: a swarm fuzz campaign of the reference model on Spark."""
+"""``popverify fuzz``: a swarm fuzz campaign of the reference model, on Spark or on the plain loop."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from popverify.args import bounded_float, bounded_int, output_dir, spark_master
 from popverify.errors import UsageError
+from popverify.fuzz import ENGINES
 from popverify.sim.scenario import MODES
 
 # Upper bounds (README "Bounds"): beyond them a campaign would run for days on one machine;
@@ -22,20 +22,22 @@ MAX_TIME_BUDGET_S = 30 * 24 * 3600.0
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from popverify.mutants import MUTANTS
-    from spark_fuzz.campaign import campaign
+    from popverify.fuzz.campaign import campaign
+    from popverify.fuzz.executors import executor
+    from popverify.mutants import MUTANTS, unknown
 
     if args.rounds > args.runs:
         raise UsageError(f"--rounds {args.rounds} is more than --runs {args.runs}: every round needs a run")
     if args.compare_blind and args.rounds < 2:
         raise UsageError("--compare-blind needs --rounds >= 2 (one round is blind seeds already)")
     if args.mutant is not None and args.mutant not in MUTANTS:
-        raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
+        raise UsageError(unknown(args.mutant))
     # an empty master (spark_fuzz/main.py under spark-submit) keeps the master spark-submit chose
     master = args.master or None
+    runner = executor(args.engine, master)
     with tqdm(total=args.runs, desc=f"fuzz {args.profile}/{args.mode}", unit="run", file=sys.stderr,
               disable=args.no_progress) as bar:
-        summary = campaign(args.profile, args.mode, args.runs, args.steps, args.out, master=master,
+        summary = campaign(args.profile, args.mode, args.runs, args.steps, args.out, runner,
                            rounds=args.rounds, time_budget=args.time_budget, mutant=args.mutant,
                            progress=bar.update, compare_blind=args.compare_blind)
     if args.json:
@@ -55,12 +57,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("fuzz", help="run a distributed fuzz campaign on Spark (local mode by default)")
+    parser = sub.add_parser("fuzz", help="run a swarm fuzz campaign on Spark (local mode by default) or the plain loop")
     parser.add_argument("--profile", choices=("v5.0", "develop"), required=True)
     parser.add_argument("--runs", type=bounded_int(1, MAX_RUNS), default=1000,
                         help=f"runs in the campaign (1..{MAX_RUNS:,}; a resume counts the runs already done)")
     parser.add_argument("--mode", choices=tuple(MODES), default="pop")
     parser.add_argument("--steps", type=bounded_int(1, MAX_STEPS), default=500, help=f"steps per run (1..{MAX_STEPS:,})")
+    parser.add_argument("--engine", choices=ENGINES, default="spark",
+                        help="run the campaign on Spark (default) or on the plain Python loop (same plan, same rows)")
     parser.add_argument("--master", type=spark_master, default="local[*]",
                         help="Spark master URL (default local[*]; local masters get 4 attempts per task)")
     parser.add_argument("--rounds", type=bounded_int(1, MAX_ROUNDS), default=1,

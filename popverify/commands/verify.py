@@ -14,6 +14,7 @@ from typing import Any
 
 from popverify.args import bounded_int, comma_list, output_dir, spark_master
 from popverify.errors import UsageError
+from popverify.fuzz import ENGINES
 from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
 MAX_RUNS = 1_000_000   # fuzz runs per campaign (README "Bounds")
@@ -104,19 +105,22 @@ def campaign_folder(out: Path, mode: str, profile: str, steps: int, mutant: str 
 
 
 def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str) -> dict[str, Any]:
-    """A swarm campaign per mode and profile: on Spark (local mode by default) or, when asked
-    with --engine python, as a plain Python loop. Spark that cannot start is an error of the
-    technique, never a silent switch to the loop."""
-    from popverify.verify.campaign import run_campaign
+    """A swarm campaign per mode and profile, planned once (popverify/fuzz/) and run on Spark
+    (local mode by default) or, with --engine python, on the plain loop: the same rows either
+    way. Spark that cannot start is an error of the technique, never a silent switch to the
+    loop."""
+    from popverify.fuzz.executors import LoopExecutor, spark_executor
+    from popverify.verify import campaign as verify_campaign
     campaigns: dict[str, Any] = {}
     if engine == "spark":
-        from spark_fuzz.campaign import campaign, spark_session
         try:
-            spark_session(master)
+            runner = spark_executor(master)
         except Exception as err:  # Py4J/JVM start-up failures have no narrower common type
             return {"engine": f"spark {master}", "result": "error", "campaigns": {},
                     "error": f"Spark did not start on {master} ({type(err).__name__}: {_first_line(err)}); "
                              "use --engine python to run the campaigns as a Python loop"}
+    else:
+        runner = LoopExecutor()
     from popverify.sim.scenario import MODES as ENGINE_MODES
     for mode in MODES:
         if mode not in ENGINE_MODES:  # a build without that mode: reported, not crashed on
@@ -126,24 +130,17 @@ def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, mas
             continue
         for profile in PROFILES:
             key = f"{mode}/{profile}"
-            _progress(f"fuzz {key}: {runs} runs of {steps} steps on {'Spark ' + master if engine == 'spark' else 'Python'}")
+            _progress(f"fuzz {key}: {runs} runs of {steps} steps on {runner.engine}")
             try:
-                if engine == "spark":
-                    folder = campaign_folder(out, mode, profile, steps, mutant)
-                    summary = campaign(profile, mode, runs, steps, folder, master=master, mutant=mutant)
-                    campaigns[key] = {"profile": profile, "mode": mode, "engine": f"spark {master}",
-                                      "runs": summary["runs"], "steps": summary["steps"],
-                                      "seconds": summary["seconds"], "coverage": summary["coverage"],
-                                      "findings": summary["violations"]}
-                else:
-                    campaigns[key] = run_campaign(profile, runs, steps, out / "traces", _progress, mutant=mutant,
-                                                  mode=mode)
+                campaigns[key] = verify_campaign.run_campaign(
+                    profile, runs, steps, campaign_folder(out, mode, profile, steps, mutant), _progress,
+                    mutant=mutant, mode=mode, executor=runner)
             except (ValueError, UsageError) as err:
                 # e.g. a mode this build does not have, or a folder holding another campaign
                 campaigns[key] = {"profile": profile, "mode": mode, "error": str(err)}
             if "error" in campaigns[key]:
                 _progress(f"fuzz {key}: ERROR {campaigns[key]['error']}")
-    return {"engine": f"spark {master}" if engine == "spark" else "python", "campaigns": campaigns}
+    return {"engine": runner.engine, "campaigns": campaigns}
 
 
 def _first_line(err: BaseException) -> str:
@@ -201,14 +198,14 @@ def _guarded(name: str, step: Callable[[], dict[str, Any]], summary: dict[str, A
 
 def run(args: argparse.Namespace) -> int:
     from popverify.commands.doctor import collect
-    from popverify.mutants import MUTANTS
+    from popverify.mutants import MUTANTS, unknown
     from popverify.verify import report
 
     skip = set(args.skip or ())
     if skip >= set(TECHNIQUES):
         raise UsageError("--skip names every technique: nothing would be checked")
     if args.mutant is not None and args.mutant not in MUTANTS:
-        raise UsageError(f"unknown mutant {args.mutant!r}; known: {', '.join(MUTANTS)}")
+        raise UsageError(unknown(args.mutant))
     out = args.out
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -270,8 +267,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"fuzz runs per mode and profile (1..{MAX_RUNS})")
     parser.add_argument("--steps", type=bounded_int(1, MAX_STEPS), default=600,
                         help=f"steps per fuzz run (1..{MAX_STEPS})")
-    parser.add_argument("--engine", choices=("spark", "python"), default="spark",
-                        help="run the fuzz campaigns on Spark (default) or as a plain Python loop")
+    parser.add_argument("--engine", choices=ENGINES, default="spark",
+                        help="run the fuzz campaigns on Spark (default) or on the plain Python loop (same rows)")
     parser.add_argument("--master", type=spark_master, default="local[2]",
                         help="Spark master for the campaigns (default local[2]; local masters get task retries)")
     parser.add_argument("--skip", type=comma_list(TECHNIQUES, "technique"), default=None,

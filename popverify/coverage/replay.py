@@ -30,7 +30,7 @@ class Schedule:
 def load_corpus(corpus: Path, profile: str, limit: int) -> list[Schedule]:
     """The POP runs of ``profile`` in a campaign folder, by seed, at most ``limit``. A
     UsageError when the folder holds none (a typo'd path must not measure nothing)."""
-    from spark_fuzz import store
+    from popverify.fuzz import store
 
     if not store.runs_dir(corpus).is_dir():
         raise UsageError(f"{corpus} is not a fuzz campaign folder (no runs/ with Parquet from `popverify fuzz --out`)")
@@ -69,11 +69,11 @@ def campaign_traces(corpus: Path, profile: str) -> list[Path]:
 
 
 def short_campaign(out: Path, profile: str, runs: int, steps: int) -> Path:
-    """A blind campaign of ``runs`` POP runs under ``out`` (the rows a Spark campaign's round 0
+    """A blind campaign of ``runs`` POP runs under ``out`` (the rows a campaign's round 0
     writes, computed in this process by the same ``run_row``: no Spark start-up for a handful
     of runs). Returns ``out``, a corpus folder ``load_corpus`` reads."""
-    from spark_fuzz import store
-    from spark_fuzz.runs import run_row
+    from popverify.fuzz import store
+    from popverify.fuzz.rows import run_row
 
     existing = store.load_rows(out, profile, "pop") if store.runs_dir(out).is_dir() else {}
     missing = [seed for seed in range(runs) if seed not in existing]

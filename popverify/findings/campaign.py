@@ -1,8 +1,8 @@
 """Campaign findings by root-cause signature: group violating runs, keep the shortest
 counterexample per signature (shrunk so that it keeps its signature), unexplained first.
 
-Both campaign engines (popverify/verify/campaign.py, the Python loop, and spark_fuzz, the
-Spark campaign) describe their violating runs as ``Seen`` records and call ``entries``.
+The campaign planner (popverify/fuzz/campaign.py, on either executor) describes its
+violating runs as ``Seen`` records and calls ``entries``.
 """
 
 from __future__ import annotations

@@ -1,46 +1,36 @@
-"""A local swarm campaign over the reference model, with each distinct finding shrunk to a
-minimal replayable trace. (The Spark campaign of spark_fuzz runs the same scenarios at scale.)"""
+"""verify's fuzz campaign of one mode and profile: the campaign planner
+(popverify/fuzz/campaign.py) on the plain loop or on Spark, reduced to the figures and
+findings verify's report shows."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from popverify.findings.attribution import attribute
-from popverify.findings.campaign import Seen, entries
-from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scenario
-from reference.common.javalang import JavaRandom
+from popverify.fuzz.campaign import campaign
+from popverify.fuzz.executors import Executor, LoopExecutor
 
 
 def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
                  progress: Callable[[str], None] = lambda _: None, mutant: str | None = None,
-                 mode: str = "pop") -> dict[str, Any]:
-    """``runs`` swarm runs (seeds 0..runs-1; faults on in odd seeds); every violation gets its
-    root-cause signature (popverify/findings/attribution.py), and per signature the shortest
-    violating run is shrunk and saved as an ITF trace under ``out_dir`` (unexplained first)."""
-    start = time.perf_counter()
-    seen: list[Seen] = []
-    total_steps = 0
-    coverage: set[str] = set()
-    witnesses: dict[str, int] = {}  # z3 key witnesses (proofs/keys.py) reached: runs
-    for seed in range(runs):
-        faults = (PUSH_FAULTS if mode == "push" else FAULTS) if seed % 2 else ()
-        config = ScenarioConfig.draw(JavaRandom(seed), faults=faults, mode=mode)
-        result = run_scenario(profile, seed, steps, mode=mode, config=config, mutant=mutant)
-        total_steps += result.steps
-        coverage |= result.coverage
-        for point in result.coverage:
-            if point.startswith("key-witness:"):
-                witnesses[point.removeprefix("key-witness:")] = witnesses.get(point.removeprefix("key-witness:"), 0) + 1
-        if result.violations:
-            seen.append(Seen(seed, config, result.schedule, attribute(result), result.counts["faults"],
-                             seconds=round(time.perf_counter() - start, 3)))
-        if seed % 50 == 49:
-            progress(f"{profile}/{mode}: {seed + 1}/{runs} runs")
-    findings = entries(profile, mode, seen, out_dir, mutant, progress)
-    seconds = time.perf_counter() - start
-    return {"profile": profile, "mode": mode, "engine": "python", "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
-            "coverage": len(coverage), "findings": findings, "key_witnesses_reached": witnesses}
+                 mode: str = "pop", executor: Executor | None = None) -> dict[str, Any]:
+    """One blind round of ``runs`` runs (seeds 0..runs-1, each under its swarm
+    configuration) in the campaign folder ``out_dir`` (rows under ``runs/``, resumed when
+    there; minimal traces under ``traces/``) on ``executor`` (default the plain loop);
+    every violation gets its root-cause signature, and per signature the shortest violating
+    run is shrunk and saved as an ITF trace (unexplained first)."""
+    runner = executor or LoopExecutor()
+    done = 0
 
+    def ran(n: int) -> None:
+        nonlocal done
+        before, done = done, done + n
+        if before // 50 != done // 50:
+            progress(f"{profile}/{mode}: {done}/{runs} runs")
+
+    summary = campaign(profile, mode, runs, steps, out_dir, runner, mutant=mutant, progress=ran,
+                       shrink_progress=progress)
+    return {"profile": profile, "mode": mode, "engine": summary["engine"], "runs": summary["runs"],
+            "steps": summary["steps"], "seconds": summary["seconds"], "coverage": summary["coverage"],
+            "findings": summary["violations"], "key_witnesses_reached": summary["key_witnesses_reached"]}

@@ -150,17 +150,16 @@ def _finish(verdict):
 """
 
 _SIMULATE = _PRELUDE + """
-from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scenario
-from reference.common.javalang import JavaRandom
+from popverify.fuzz.rows import swarm_config
+from popverify.sim.scenario import run_scenario
 mode, seeds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 out = {}
 for profile in ("v5.0", "develop"):
     for seed in range(seeds):
         try:
-            # The swarm draw of the verify campaign: features and faults vary by seed.
-            faults = (PUSH_FAULTS if mode == "push" else FAULTS) if seed % 2 else ()
-            config = ScenarioConfig.draw(JavaRandom(seed), faults=faults, mode=mode)
-            r = run_scenario(profile, seed, steps, mode=mode, config=config)
+            # The runs of a campaign's first round (popverify/fuzz/plan.py): seed s under its
+            # swarm configuration, features and faults varying by seed.
+            r = run_scenario(profile, seed, steps, mode=mode, config=swarm_config(seed, mode))
             out[f"{profile}/{seed}"] = sorted({v.property_id for v in r.violations})
         except Exception as err:
             out[f"{profile}/{seed}"] = ["crash:" + type(err).__name__]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from popverify.sim.scenario import ScenarioConfig, run_scenario
-from spark_fuzz.runs import swarm_config
+from popverify.fuzz.rows import swarm_config
 
 PROGRESS = ("PRG-1", "PRG-2", "QUI-1")
 

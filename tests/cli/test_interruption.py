@@ -173,3 +173,29 @@ def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_pa
     # the kept rows are not run again: the resumed round ran only the others
     last = sorted((tmp_path / "runs").glob("develop-pop-*.parquet"))[-1]
     assert not kept & set(pq.read_table(last).column("seed").to_pylist())
+
+
+def test_sigterm_to_a_loop_campaign_keeps_its_finished_partitions(tmp_path: Path) -> None:
+    # the plain loop (fuzz --engine python) keeps each finished partition of 8 runs, as Spark
+    # keeps finished tasks: the resumed campaign runs only the rest, each seed exactly once
+    argv = ("fuzz", "--engine", "python", "--profile", "develop", "--runs", "24", "--steps", "300",
+            "--out", str(tmp_path), "--no-progress")
+    proc = _start(*argv)
+    try:
+        parts = tmp_path / "runs" / "_parts"
+        _wait_for(lambda: parts.is_dir() and any(parts.glob("*.parquet")), 300, "the first finished partition")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err[-800:]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    import pyarrow.parquet as pq
+    kept = {s for p in parts.glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
+    assert kept and len(kept) % 8 == 0 and len(kept) < 24
+    resumed = subprocess.run([sys.executable, "-m", "popverify", *argv], cwd=ROOT, capture_output=True, text=True,
+                             timeout=600, check=False)
+    assert resumed.returncode in (0, 1) and "Traceback" not in resumed.stderr, resumed.stderr[-800:]
+    assert sorted(_rows(tmp_path)) == list(range(24)), "a row was lost or duplicated"
+    last = sorted((tmp_path / "runs").glob("develop-pop-*.parquet"))[-1]
+    assert not kept & set(pq.read_table(last).column("seed").to_pylist())  # kept rows did not run again

@@ -11,7 +11,8 @@ import pytest
 from popverify.cli import main
 from popverify.commands.verify import campaign_folder
 from popverify.verify.report import failures
-from spark_fuzz import store
+from popverify.fuzz import store
+from popverify.fuzz.campaign import campaign
 
 
 def _summary(**techniques) -> dict:
@@ -51,12 +52,12 @@ def _verify(out: Path, *extra: str) -> int:
 
 
 def test_spark_that_does_not_start_fails_verify_instead_of_falling_back(tmp_path: Path, monkeypatch, capsys) -> None:
-    import spark_fuzz.campaign
+    import spark_fuzz.session
 
     def no_spark(master):
         raise RuntimeError("Java gateway process exited before sending its port number")
 
-    monkeypatch.setattr(spark_fuzz.campaign, "spark_session", no_spark)
+    monkeypatch.setattr(spark_fuzz.session, "spark_session", no_spark)
     assert _verify(tmp_path) == 1
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["outcome"].startswith("failed") and "Spark did not start" in summary["outcome"]
@@ -94,14 +95,15 @@ def test_verify_keeps_campaigns_of_other_steps_or_mutants_apart(tmp_path: Path) 
 
 
 # -- resume (real Spark, local mode) -------------------------------------------------------------
-@pytest.fixture(scope="module")
+# per test: getOrCreate hands back the running session, or starts one if a test stopped it
+@pytest.fixture
 def spark():
-    from spark_fuzz.campaign import spark_session
-    return spark_session("local[2]")
+    from popverify.fuzz.executors import spark_executor
+    return spark_executor("local[2]")
 
 
 def test_local_masters_get_task_retries() -> None:
-    from spark_fuzz.campaign import with_task_retries
+    from spark_fuzz.session import with_task_retries
     assert with_task_retries("local[2]") == "local[2,4]"
     assert with_task_retries("local[*]") == "local[*,4]"
     assert with_task_retries("local") == "local[1,4]"
@@ -111,13 +113,11 @@ def test_local_masters_get_task_retries() -> None:
 
 @pytest.mark.slow
 def test_resume_with_other_parameters_is_refused(tmp_path: Path, spark, capsys) -> None:
-    from spark_fuzz.campaign import campaign
-
-    campaign("develop", "pop", 4, 50, tmp_path, master="local[2]")
+    campaign("develop", "pop", 4, 50, tmp_path, spark)
     with pytest.raises(store.CampaignMismatch, match="steps 50 .asked 400."):
-        campaign("develop", "pop", 4, 400, tmp_path, master="local[2]")
+        campaign("develop", "pop", 4, 400, tmp_path, spark)
     with pytest.raises(store.CampaignMismatch, match="mutant None .asked 'commit-skips-offset'."):
-        campaign("develop", "pop", 4, 50, tmp_path, master="local[2]", mutant="commit-skips-offset")
+        campaign("develop", "pop", 4, 50, tmp_path, spark, mutant="commit-skips-offset")
     code = main(["fuzz", "--profile", "develop", "--runs", "4", "--steps", "400", "--out", str(tmp_path),
                  "--no-progress"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("popverify")]
@@ -127,25 +127,21 @@ def test_resume_with_other_parameters_is_refused(tmp_path: Path, spark, capsys) 
 
 @pytest.mark.slow
 def test_rounds_never_exceed_runs_resumed_or_not(tmp_path: Path, spark) -> None:
-    from spark_fuzz.campaign import campaign
-
-    summary = campaign("develop", "pop", 10, 80, tmp_path, master="local[2]", rounds=3)
+    summary = campaign("develop", "pop", 10, 80, tmp_path, spark, rounds=3)
     assert summary["runs"] == 10
-    again = campaign("develop", "pop", 10, 80, tmp_path, master="local[2]", rounds=3)
+    again = campaign("develop", "pop", 10, 80, tmp_path, spark, rounds=3)
     assert again["runs"] == 10 and len(store.load_rows(tmp_path, "develop", "pop")) == 10
-    more = campaign("develop", "pop", 13, 80, tmp_path, master="local[2]", rounds=3)
+    more = campaign("develop", "pop", 13, 80, tmp_path, spark, rounds=3)
     assert more["runs"] == 13
 
 
 @pytest.mark.slow
 def test_a_corrupt_parquet_file_is_set_aside_and_its_seeds_run_again(tmp_path: Path, spark, capsys) -> None:
-    from spark_fuzz.campaign import campaign
-
-    campaign("develop", "pop", 6, 60, tmp_path, master="local[2]")
+    campaign("develop", "pop", 6, 60, tmp_path, spark)
     [first] = list(store.runs_dir(tmp_path).glob("develop-pop-*.parquet"))
     data = first.read_bytes()
     first.write_bytes(data[: len(data) // 2])  # truncated
-    summary = campaign("develop", "pop", 6, 60, tmp_path, master="local[2]")
+    summary = campaign("develop", "pop", 6, 60, tmp_path, spark)
     assert summary["runs"] == 6 and summary["set_aside"] == [str(first) + ".corrupt"]
     assert Path(str(first) + ".corrupt").exists()
     assert sorted(store.load_rows(tmp_path, "develop", "pop")) == list(range(6))
@@ -154,12 +150,14 @@ def test_a_corrupt_parquet_file_is_set_aside_and_its_seeds_run_again(tmp_path: P
 
 @pytest.mark.slow
 def test_a_failed_round_keeps_its_finished_tasks(tmp_path: Path, spark) -> None:
-    from spark_fuzz.campaign import run_round
+    from popverify.fuzz.rows import Job, RoundTask
+    from popverify.tools import ToolError
+    from spark_fuzz.executor import SparkExecutor
 
-    jobs = [(s, -1, None) for s in range(6)] + [(99, -1, None, "not a config")]  # the last task fails every attempt
+    jobs = [Job(s) for s in range(6)] + [Job(99, -1, None, "not a config")]  # the last task fails every attempt
     parts = store.parts_dir(tmp_path)
-    with pytest.raises(Exception):
-        run_round(spark, jobs, "develop", "pop", 40, None, 0, 7, parts=parts)
+    with pytest.raises(ToolError, match="round 0 failed on Spark"):
+        SparkExecutor(spark.spark, partitions=7).run_round(jobs, RoundTask("develop", "pop", 40, None, 0), parts=parts)
     kept = store.load_rows(tmp_path, "develop", "pop")
     assert set(kept) == set(range(6))
     assert store.consolidate_parts(tmp_path, "develop", "pop") == 6

@@ -200,7 +200,7 @@ def test_a_lockstep_harness_that_cannot_start_fails_loudly(tmp_path: Path, monke
 
 def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None:
     from popverify.coverage import replay
-    from spark_fuzz.runs import run_row
+    from popverify.fuzz.rows import run_row
 
     corpus = replay.short_campaign(tmp_path, "v5.0", 3, 15)
     schedules = replay.load_corpus(corpus, "v5.0", 2)

@@ -13,10 +13,11 @@ from popverify.findings import campaign as findings_campaign
 
 @pytest.mark.slow
 def test_spark_campaign_keeps_one_trace_per_signature(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from spark_fuzz.campaign import campaign
+    from popverify.fuzz.campaign import campaign
+    from popverify.fuzz.executors import spark_executor
 
     monkeypatch.setattr(findings_campaign, "SHRINK_RUNS", 40)
-    summary = campaign("v5.0", "pop", 8, 300, tmp_path, master="local[2]", mutant="second-loss", rounds=2)
+    summary = campaign("v5.0", "pop", 8, 300, tmp_path, spark_executor("local[2]"), mutant="second-loss", rounds=2)
     sigs = summary["violations_by_signature"]
     known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F1, F7 ...
     assert "ALO-2/unexplained" in sigs and known, sigs

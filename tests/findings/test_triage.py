@@ -15,7 +15,8 @@ from popverify.verify.campaign import run_campaign
 
 
 def _verify_folder(folder: Path, mutant: str | None) -> None:
-    camp = run_campaign("v5.0", 4, 300, folder / "traces", mutant=mutant)
+    # a campaign folder per model, as verify keys them (a folder holds the rows of one campaign)
+    camp = run_campaign("v5.0", 4, 300, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
     folder.mkdir(exist_ok=True)
     (folder / "summary.json").write_text(json.dumps({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}))
     record(folder)

@@ -10,18 +10,22 @@ import pytest
 
 from popverify.cli import main
 from popverify.trace.itf import read_trace
-from spark_fuzz import store
-from spark_fuzz.campaign import campaign, run_round, spark_session
+from popverify.fuzz import store
+from popverify.fuzz.campaign import campaign
+from popverify.fuzz.executors import spark_executor
+from popverify.fuzz.rows import Job, RoundTask
+from spark_fuzz.executor import SparkExecutor
+from spark_fuzz.session import spark_session
 
 
-@pytest.fixture(scope="module")
+# per test: getOrCreate hands back the running session, or starts one if a test stopped it
+@pytest.fixture
 def spark():
-    session = spark_session("local[2]")
-    yield session
+    yield spark_executor("local[2]")
 
 
 def test_campaign_finds_and_shrinks_a_mutant_violation(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "pop", 40, 250, tmp_path, master="local[2]", mutant="commit-skips-offset")
+    summary = campaign("develop", "pop", 40, 250, tmp_path, spark, mutant="commit-skips-offset")
     props = {v["property"]: v for v in summary["violations"]}
     assert props, "the broken model went unnoticed"
     finding = props.get("OFF-1") or props.get("ALO-1")
@@ -35,10 +39,10 @@ def test_campaign_finds_and_shrinks_a_mutant_violation(tmp_path: Path, spark) ->
 
 
 def test_resumed_campaign_does_not_repeat_seeds(tmp_path: Path, spark) -> None:
-    campaign("develop", "pop", 12, 100, tmp_path, master="local[2]")
+    campaign("develop", "pop", 12, 100, tmp_path, spark)
     first = store.load_rows(tmp_path, "develop", "pop")
     assert sorted(first) == list(range(12))
-    campaign("develop", "pop", 20, 100, tmp_path, master="local[2]")
+    campaign("develop", "pop", 20, 100, tmp_path, spark)
     files = sorted(store.runs_dir(tmp_path).glob("*.parquet"))
     seeds_per_file = [{r["seed"] for r in pq.read_table(f).to_pylist()} for f in files]
     assert len(files) == 2 and not (seeds_per_file[0] & seeds_per_file[1])
@@ -51,10 +55,11 @@ def test_killed_task_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     spark_session("local[2]").stop()
     session = spark_session("local[2,3]")
     try:
-        jobs = [(s, -1, None) for s in range(16)]
-        rows = run_round(session, jobs, "develop", "pop", 80, None, 0, 4, fail_first_attempt=True)
+        jobs = [Job(s) for s in range(16)]
+        task = RoundTask("develop", "pop", 80, None, 0)
+        rows = SparkExecutor(session, partitions=4, fail_first_attempt=True).run_round(jobs, task)
         assert sorted(r["seed"] for r in rows) == list(range(16))
-        clean = run_round(session, jobs, "develop", "pop", 80, None, 0, 4)
+        clean = SparkExecutor(session, partitions=4).run_round(jobs, task)
         assert [r["schedule"] for r in rows] == [r["schedule"] for r in clean]
     finally:
         session.stop()
@@ -66,10 +71,10 @@ def test_fuzz_cli_rejects_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_guided_rounds_are_compared_with_blind_seeds_of_the_same_budget(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "push", 24, 120, tmp_path, master="local[2]", rounds=2, compare_blind=True)
+    summary = campaign("develop", "push", 24, 120, tmp_path, spark, rounds=2, compare_blind=True)
     rows = store.load_rows(tmp_path, "develop", "push")
-    mutants = [r for r in rows.values() if r["parent"] >= 0]
-    assert mutants, "round 2 ran no mutant of the corpus"
+    offspring = [r for r in rows.values() if r["parent"] >= 0]
+    assert offspring, "round 2 ran no offspring of the corpus"
     assert all(len(r["coverage_steps"]) == len(r["coverage"]) for r in rows.values())
     blind = summary["blind_baseline"]
     assert blind["runs"] == 24 and len(blind["coverage_timeline"]) == 2
@@ -79,17 +84,17 @@ def test_guided_rounds_are_compared_with_blind_seeds_of_the_same_budget(tmp_path
     assert f"{summary['coverage'] - blind['coverage']:+d} coverage points" in report
 
 
-def test_a_mutant_starts_from_where_its_parent_reached_its_rarest_point() -> None:
+def test_an_offspring_starts_from_where_its_parent_reached_its_rarest_point() -> None:
+    from popverify.fuzz.plan import frontier_step
     from reference.common.javalang import JavaRandom
-    from spark_fuzz.campaign import _frontier_step
 
     row = {"coverage": ["a", "b", "c"], "coverage_steps": [0, 7, 3], "steps": 10}
-    assert _frontier_step(row, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 7
-    assert _frontier_step({**row, "coverage_steps": None}, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 10
+    assert frontier_step(row, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 7
+    assert frontier_step({**row, "coverage_steps": None}, {"a": 5, "b": 1, "c": 2}, JavaRandom(1)) == 10
 
 
 def test_a_push_counterexample_of_a_broken_model_is_not_a_behaviour_of_the_spec(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "push", 12, 200, tmp_path, master="local[2]", mutant="push-commit-max")
+    summary = campaign("develop", "push", 12, 200, tmp_path, spark, mutant="push-commit-max")
     finding = next(v for v in summary["violations"] if v["property"] == "OFF-3")
     assert finding["validation"]["verdict"] == "not a behaviour"
     assert "Consume(" in finding["validation"]["detail"]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from spark_fuzz.campaign import is_local
+from spark_fuzz.session import is_local
 
 ROOT = Path(__file__).resolve().parents[2]
 

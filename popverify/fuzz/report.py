@@ -85,7 +85,7 @@ def write_report(out: Path, summary: dict[str, Any]) -> None:
 <style>body{{font-family:system-ui,sans-serif;margin:2em}}td,th{{border:1px solid #bbb;padding:.3em .6em}}
 table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:.8em;overflow-x:auto}}</style></head>
 <body><h1>Fuzz campaign: {esc(summary['profile'])} / {esc(summary['mode'])}</h1>
-<table><tr><th>Spark master</th><td>{esc(str(summary.get('master')))}</td></tr>
+<table><tr><th>engine</th><td>{esc(str(summary.get('engine') or 'spark ' + str(summary.get('master'))))}</td></tr>
 <tr><th>runs</th><td>{summary['runs']}</td></tr><tr><th>steps</th><td>{summary['steps']}</td></tr>
 <tr><th>runs/s</th><td>{summary['runs_per_s']}</td></tr><tr><th>steps/s</th><td>{summary['steps_per_s']}</td></tr>
 <tr><th>time to first failure (s)</th><td>{summary.get('time_to_first_failure_s')}</td></tr>

@@ -1,11 +1,12 @@
 """Campaign results on disk: one Parquet file per (profile, mode, round), written atomically
-by the driver, read back deduplicated by seed (so resuming or a retried task never counts a
-run twice).
+by the planner, read back deduplicated by seed (so resuming or a retried task never counts a
+run twice). Both executors (the plain loop and Spark) read and write the same files: a
+campaign started on one engine resumes on the other.
 
 Also under ``runs/``: ``_{profile}-{mode}.campaign.json`` (the leading "_" keeps it out of a Parquet read of the folder), the manifest of what determines a
 row besides its seed (profile, mode, steps, mutant, guided or blind, rounds, runs asked); a
 resume with other values is refused (CampaignMismatch). ``_parts/`` holds the rows of each
-finished task of a round that has not finished (local masters), so a failed round loses
+finished partition of a round that has not finished (the plain loop, Spark's local masters), so a failed round loses
 only its unfinished tasks. A Parquet file that cannot be read is renamed ``*.corrupt`` and
 its seeds run again.
 """
@@ -17,7 +18,6 @@ import os
 import sys
 import tempfile
 import uuid
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -181,15 +181,3 @@ def load_rows(out: Path, profile: str, mode: str, set_aside: list[Path] | None =
         for row in _read(path, aside):
             rows.setdefault(row["seed"], row)
     return rows
-
-
-def code_zip() -> Path:
-    """A zip of our Python packages for executors of a real cluster (SparkContext.addPyFile)."""
-    root = Path(__file__).resolve().parent.parent
-    target = Path(tempfile.gettempdir()) / "popverify-code.zip"
-    with zipfile.ZipFile(target, "w") as zf:
-        for package in ("popverify", "reference", "spark_fuzz"):
-            for path in sorted((root / package).rglob("*.py")):
-                zf.write(path, path.relative_to(root))
-        zf.write(root / "spec" / "expectations.json", "spec/expectations.json")
-    return target
