@@ -164,12 +164,15 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
              rounds: int = 1, time_budget: float | None = None, mutant: str | None = None,
              partitions: int | None = None, fail_first_attempt: bool = False,
              progress: Callable[[int], None] = lambda _: None, guided: bool = True,
-             compare_blind: bool = False) -> dict[str, Any]:
+             compare_blind: bool = False, confirmer: Any = None,
+             confirm_skip: str = "not requested") -> dict[str, Any]:
     """Run (or resume) a campaign of ``runs`` runs in ``rounds`` rounds under ``out``.
 
     ``guided=False`` runs every round on fresh seeds (the blind control); ``compare_blind``
     also runs that control for the same budget under ``out/blind-baseline`` and puts it in
-    the summary and the report. ``master=None`` keeps the master spark-submit chose."""
+    the summary and the report. ``master=None`` keeps the master spark-submit chose.
+    ``confirmer`` (popverify.findings.confirmation.Confirmer) replays each signature's minimal
+    counterexample on Java; None marks them ``skipped (confirm_skip)``."""
     out.mkdir(parents=True, exist_ok=True)
     guided_key = guided and rounds > 1
     store.check_manifest(out, {"profile": profile, "mode": mode, "steps": steps, "mutant": mutant,
@@ -222,6 +225,8 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, master: 
     summary["guided"] = guided and rounds > 1
     summary["master"] = spark.sparkContext.master
     summary["set_aside"] = [str(p) for p in set_aside]
+    from popverify.findings.confirmation import confirm_entries
+    summary["confirmation"] = confirm_entries(summary["violations"], confirmer, confirm_skip)
     if compare_blind:
         blind = campaign(profile, mode, runs, steps, out / "blind-baseline", master=master, rounds=rounds,
                          time_budget=time_budget, mutant=mutant, partitions=partitions, guided=False)

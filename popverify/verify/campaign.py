@@ -10,16 +10,19 @@ from typing import Any
 
 from popverify.findings.attribution import attribute
 from popverify.findings.campaign import Seen, entries
+from popverify.findings.confirmation import Confirmer, confirm_entries
 from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scenario
 from reference.common.javalang import JavaRandom
 
 
 def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
                  progress: Callable[[str], None] = lambda _: None, mutant: str | None = None,
-                 mode: str = "pop") -> dict[str, Any]:
+                 mode: str = "pop", confirmer: Confirmer | None = None,
+                 confirm_skip: str = "not requested") -> dict[str, Any]:
     """``runs`` swarm runs (seeds 0..runs-1; faults on in odd seeds); every violation gets its
     root-cause signature (popverify/findings/attribution.py), and per signature the shortest
-    violating run is shrunk and saved as an ITF trace under ``out_dir`` (unexplained first)."""
+    violating run is shrunk and saved as an ITF trace under ``out_dir`` (unexplained first),
+    then replayed on Java by ``confirmer`` (None: each is ``skipped (confirm_skip)``)."""
     start = time.perf_counter()
     seen: list[Seen] = []
     total_steps = 0
@@ -40,7 +43,9 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
         if seed % 50 == 49:
             progress(f"{profile}/{mode}: {seed + 1}/{runs} runs")
     findings = entries(profile, mode, seen, out_dir, mutant, progress)
+    confirmation = confirm_entries(findings, confirmer, confirm_skip)
     seconds = time.perf_counter() - start
     return {"profile": profile, "mode": mode, "engine": "python", "runs": runs, "steps": total_steps, "seconds": round(seconds, 2),
-            "coverage": len(coverage), "findings": findings, "key_witnesses_reached": witnesses}
+            "coverage": len(coverage), "findings": findings, "key_witnesses_reached": witnesses,
+            "confirmation": confirmation}
 
