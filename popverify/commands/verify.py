@@ -74,6 +74,9 @@ def _tlc() -> dict[str, Any]:
         r = run_model(cfg)
         results.append({**r.to_json(), "properties": list(cfg_properties(cfg)), "violated": r.violated,
                         "profile": cfg_profile(cfg)})
+        if r.trace:  # never replayed on Java (abstract states); says which concrete trace confirms it
+            from popverify.findings.confirmation import tlc_confirmation
+            results[-1]["confirmation"] = tlc_confirmation(r.model, cfg.read_text(encoding="utf-8"), r.violated).text
         size = "initial states" if r.distinct_states is None else f"{r.distinct_states} states"
         _progress(f"tlc: {r.model} {r.result} ({size})")
     ok = all(r["result"] in ("ok", "expected-violation") for r in results)

@@ -386,6 +386,41 @@ def scope_of(spec: dict[str, Any], property_id: str) -> str | None:
     return None
 
 
+# Why a TLC counterexample is not replayed (spec/findings/README.md "TLC counterexamples").
+TLC_NOT_RUN = ("a TLC counterexample is a behaviour of the abstract spec (abstract clock ticks, one queue, "
+               "Revive acting on CK records without timer, revive topic or revive rounds): it has no concrete "
+               "schedule to replay")
+
+
+def tlc_confirmation(model: str, cfg_text: str, violated: str | None) -> Confirmation:
+    """What a TLC counterexample's confirmation says: never replayed (``TLC_NOT_RUN``); for a
+    negative check that names its finding (``Finding F6``, ``(finding F1)`` in the config's
+    comment), the checked-in verdict of that finding's concrete minimal trace on the release
+    of the config's ``Profile``."""
+    import re
+
+    from popverify.findings.finding_traces import checked_in_verdict, trace_path
+    from reference.common.profile import RELEASES
+
+    pid = (violated or "?").replace("_", "-")
+    if not model.startswith("MCPopConsumption"):
+        return not_run(pid, f"a counterexample of {model}, not of the POP broker (the lockstep harness replays POP "
+                            f"broker schedules only)")
+    comments = "\n".join(line for line in cfg_text.splitlines() if line.lstrip().startswith("\\*"))
+    fids = sorted(set(re.findall(r"\b[Ff]inding (F\d+)\b", comments)))
+    profile = re.search(r'Profile\s*=\s*"([^"]+)"', cfg_text)
+    release = RELEASES.get(profile.group(1)) if profile else None
+    if not fids or release is None:
+        return not_run(pid, TLC_NOT_RUN + "; no finding named in the config, so nothing concrete confirms it")
+    found = []
+    for fid in fids:
+        verdict = checked_in_verdict(fid, release)
+        path = trace_path(fid, release)
+        found.append(f"{fid}'s concrete minimal trace {path.relative_to(PROJECT_ROOT)} on rocketmq-broker {release}: "
+                     f"{verdict or 'no checked-in verdict (popverify confirm --findings --update-spec)'}")
+    return Confirmation("not run", f"not run: {TLC_NOT_RUN}; " + "; ".join(found), pid, release=release)
+
+
 def confirm_entries(entries: Iterable[dict[str, Any]], confirmer: Confirmer | None,
                     skip_reason: str = "--no-confirm") -> dict[str, Any]:
     """Add ``confirmation`` to every campaign entry (popverify/findings/campaign.py) and return

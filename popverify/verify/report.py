@@ -58,8 +58,9 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
             if model["result"] == "expected-violation":
                 pid = (model.get("violated") or "").replace("_", "-")
                 if pid in cells and model.get("profile"):
+                    java = f"; on Java: {model['confirmation']}" if model.get("confirmation") else ""
                     cells[pid][column] = {"state": "expected",
-                                          "text": f"expected counterexample: {model['model']} (negative check)"}
+                                          "text": f"expected counterexample: {model['model']} (negative check){java}"}
                 continue
             for pid in model.get("properties", []):
                 if pid not in cells:

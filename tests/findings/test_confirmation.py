@@ -267,3 +267,22 @@ def test_f1_is_fixed_on_550_and_the_harness_agrees(tmp_path: Path) -> None:
     assert c.status == "holds" and c.text.startswith("agrees with rocketmq-broker 5.5.0") and not c.model_question, c
     with Confirmer(tmp_path, client_factory=lambda r: pytest.fail("a cached verdict started a JVM")) as again:
         assert again.confirm(spec, "ALO-2") == Confirmation.from_json({**c.to_json(), "cached": True})
+
+
+def test_a_tlc_counterexample_is_never_replayed_but_points_at_its_findings_confirmed_trace() -> None:
+    """TLC's abstract states have no concrete schedule: not run, said why; a negative check
+    that names its finding (MCPopConsumption_seedera: F1 on v5.0) points at that finding's
+    concrete trace and its checked-in verdict."""
+    tla = ft.PROJECT_ROOT / "tlaplus"
+    seedera = conf.tlc_confirmation("MCPopConsumption_seedera", (tla / "MCPopConsumption_seedera.cfg").read_text(),
+                                    "OFF_1")
+    assert seedera.status == "not run" and seedera.property_id == "OFF-1" and seedera.release == "5.0.0"
+    assert "no concrete schedule" in seedera.text
+    assert "spec/findings/traces/F1-5.0.0.itf.json on rocketmq-broker 5.0.0: reproduced on rocketmq-broker 5.0.0" \
+        in seedera.text
+    retention = conf.tlc_confirmation("MCPopConsumption_retention",
+                                      (tla / "MCPopConsumption_retention.cfg").read_text(), "OFF_2")
+    assert "F6-5.5.0.itf.json" in retention.text and "out of scope" in retention.text
+    plain = conf.tlc_confirmation("MCPopConsumption_small", (tla / "MCPopConsumption_small.cfg").read_text(), "OFF_1")
+    assert "no finding named" in plain.text
+    assert "not of the POP broker" in conf.tlc_confirmation("MCAllocate4Pop_naive", "", "NaiveSharingBound").text
