@@ -286,3 +286,16 @@ def test_a_tlc_counterexample_is_never_replayed_but_points_at_its_findings_confi
     plain = conf.tlc_confirmation("MCPopConsumption_small", (tla / "MCPopConsumption_small.cfg").read_text(), "OFF_1")
     assert "no finding named" in plain.text
     assert "not of the POP broker" in conf.tlc_confirmation("MCAllocate4Pop_naive", "", "NaiveSharingBound").text
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "give TRACE files to replay, or --findings"),
+    (["--update-spec"], "--update-spec goes with --findings"),
+    (["--findings", "x.itf.json"], "give no TRACE and no --version"),
+    (["--findings", "--version", "5.0.0"], "give no TRACE and no --version"),
+])
+def test_confirm_findings_bad_arguments_exit_2_before_any_jvm(argv: list[str], message: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["confirm", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
