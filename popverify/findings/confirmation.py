@@ -425,10 +425,13 @@ def confirm_entries(entries: Iterable[dict[str, Any]], confirmer: Confirmer | No
                     skip_reason: str = "--no-confirm") -> dict[str, Any]:
     """Add ``confirmation`` to every campaign entry (popverify/findings/campaign.py) and return
     the campaign's confirmation summary: counts by status, model questions, unavailable
-    releases, replays and cache hits. ``confirmer`` None: every entry ``skipped``."""
+    releases, replays, cache hits and the seconds it took. ``confirmer`` None: every entry ``skipped``."""
     counts: dict[str, int] = {}
     questions: list[str] = []
+    import time
+
     replays0, hits0 = (confirmer.replays, confirmer.cache_hits) if confirmer is not None else (0, 0)
+    start = time.perf_counter()  # a figure for the summary; nothing in the model reads it
     for entry in entries:
         if confirmer is None:
             c = skipped(entry["property"], skip_reason)
@@ -443,7 +446,7 @@ def confirm_entries(entries: Iterable[dict[str, Any]], confirmer: Confirmer | No
         out["skipped"] = skip_reason
     else:
         out.update(unavailable=confirmer.unavailable, replays=confirmer.replays - replays0,
-                   cache_hits=confirmer.cache_hits - hits0)
+                   cache_hits=confirmer.cache_hits - hits0, seconds=round(time.perf_counter() - start, 2))
     return out
 
 
