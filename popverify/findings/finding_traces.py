@@ -109,6 +109,18 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
 )}
 
 
+# The Java lines behind each finding (spec/properties.md#known-findings, spec/findings/Fn.md).
+JAVA_LINES: dict[str, str] = {
+    "F1": "PopMessageProcessor#processRequest takes popTime before popMsgFromQueue reads the queue; 5.0.0 PopReviveService#reviveMsgFromCk:412-416 'skip ck from last epoch' (popTime < storeTimestamp); gone in 5.5.0 (#reviveMsgFromCk:556)",
+    "F2": "ChangeInvisibleTimeProcessor 5.0.0:90-101, 113-114; 5.5.0 #processRequestAsync:134-175, 310-359: popTime + invisibleTime never compared with now (spec/findings/F2.md)",
+    "F3": "ChangeInvisibleTimeProcessor#appendCheckPoint takes popTime = now; the CK/AckMsg merge key topic+group+queueId+startOffset+popTime (PopBufferMergeService#addCk/#addAk, PopReviveService#consumeReviveMessage's map)",
+    "F4": "PopBufferMergeService#scan stores a CK only after popCkStayBufferTime; #addAk refuses a late ack (past reviveTime - popCkStayBufferTimeOut), which is stored on its own; PopReviveService#consumeReviveMessage drops an ACK whose CK it has not read",
+    "F5": "RebalancePushImpl#computePullFromWhere (CONSUME_FROM_LAST_OFFSET) on QUERY_NOT_FOUND from ConsumerManageProcessor#queryConsumerOffset once the min offset is above 0",
+    "F6": "PopMessageProcessor 5.0.0:498-509 (OFFSET_TOO_SMALL commits the min offset), PopBufferMergeService 5.0.0:129-142 scanCommitOffset, 340-364 commitOffset; 5.5.0 PopMessageProcessor:771-782, PopBufferMergeService:136-149, 387-413 (spec/findings/F6.md)",
+    "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
+}
+
+
 def trace_path(fid: str, release: str, folder: Path = TRACES) -> Path:
     """Where a finding's trace on ``release``'s profile is kept."""
     return folder / f"{fid}-{release}.itf.json"
@@ -182,15 +194,15 @@ def table(rows: list[dict[str, Any]]) -> str:
     from reference.common.profile import RELEASES
 
     releases = list(RELEASES.values())
-    head = "| finding | property | " + " | ".join(f"rocketmq-broker {r}" for r in releases) + " |"
-    lines = [head, "|" + " --- |" * (2 + len(releases))]
+    head = "| finding | property | " + " | ".join(f"rocketmq-broker {r}" for r in releases) + " | Java lines |"
+    lines = [head, "|" + " --- |" * (3 + len(releases))]
     for fid, ft in FINDING_TRACES.items():
         cells = []
         for release in releases:
             row = next(r for r in rows if r["finding"] == fid and r["release"] == release)
             model = "model violates" if row["model_violates"] else "model: holds"
             cells.append(f"{row['confirmation']['text']} ({model}; `{Path(row['trace']).name}`)")
-        lines.append(f"| {fid} | {ft.property_id} | " + " | ".join(cells) + " |")
+        lines.append(f"| {fid} | {ft.property_id} | " + " | ".join(cells) + f" | {JAVA_LINES[fid]} |")
     return "\n".join(lines)
 
 
