@@ -4,6 +4,15 @@ RocketMQ's real broker classes (the lockstep harness), compare every observable.
 Exit 0: every trace agrees; 1: a trace diverges or needs something out of the harness's
 scope (never reported as agreement); 2: bad input (unreadable, corrupt, foreign or push
 trace, unknown profile or version), checked for every trace before any JVM starts.
+
+``--findings``: replay the known findings' minimal traces (spec/findings/traces/, one per
+finding and release; popverify/findings/finding_traces.py) on their releases and print the
+verdict table; ``--update-spec`` first rewrites the traces from the model, then writes
+spec/findings/verdicts.json and the tables in spec/findings/README.md and spec/properties.md.
+Exit 0 when every verdict is what the model predicts (reproduced where the model violates
+the property, agrees-and-holds where it does not, or out of scope / not run with the reason);
+1 when a replay diverges (a model question), a violation is not reproduced, or the harness
+is unavailable.
 """
 
 from __future__ import annotations
@@ -34,7 +43,45 @@ def _load(path: str) -> dict[str, Any]:
     return spec
 
 
+def _findings(args: argparse.Namespace) -> int:
+    """``--findings [--update-spec]``: the verdict table of F1..F7 on every release."""
+    import sys
+
+    from popverify.findings import finding_traces as ft
+    from popverify.findings.confirmation import Confirmer
+
+    if args.traces or args.version is not None:
+        raise UsageError("--findings replays the checked-in finding traces: give no TRACE and no --version")
+    if args.update_spec:
+        ft.write_traces()
+    with Confirmer(None, progress=lambda m: print(f"[confirm] {m}", file=sys.stderr, flush=True)) as confirmer:
+        try:
+            rows = ft.confirm_findings(confirmer, progress=lambda m: print(f"[confirm] {m}", file=sys.stderr,
+                                                                          flush=True))
+        except ValueError as err:
+            raise UsageError(str(err)) from err
+    if args.update_spec:
+        ft.update_spec(rows)
+    if args.json:
+        print(json.dumps(rows, indent=2, sort_keys=True))
+    else:
+        print(ft.table(rows))
+    bad = [r for r in rows if r["confirmation"]["model_question"] or r["confirmation"]["status"] == "unavailable"
+           or (r["confirmation"]["status"] in ("reproduced", "holds") and
+               (r["confirmation"]["status"] == "reproduced") != r["model_violates"])]
+    for r in bad:
+        print(f"[confirm] NOT AS THE MODEL SAYS: {r['finding']} on {r['release']}: {r['confirmation']['text']}",
+              file=sys.stderr)
+    return 1 if bad else 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.findings:
+        return _findings(args)
+    if args.update_spec:
+        raise UsageError("--update-spec goes with --findings")
+    if not args.traces:
+        raise UsageError("give TRACE files to replay, or --findings")
     from popverify.conformance.confirm import run_lockstep
     from popverify.conformance.lockstep import RELEASES, LockstepClient
     from popverify.mutants import MUTANTS
@@ -74,8 +121,13 @@ def run(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("confirm", help="replay POP traces on the model and on RocketMQ's real broker, "
                                             "step by step")
-    parser.add_argument("traces", nargs="+", metavar="TRACE", help="ITF traces written by simulate --trace")
+    parser.add_argument("traces", nargs="*", metavar="TRACE", help="ITF traces written by simulate --trace")
     parser.add_argument("--version", default=None,
                         help="RocketMQ release to compare with (5.0.0 or 5.5.0; default: the trace profile's)")
+    parser.add_argument("--findings", action="store_true",
+                        help="replay the known findings' minimal traces (spec/findings/traces) on every release")
+    parser.add_argument("--update-spec", action="store_true",
+                        help="with --findings: rewrite the traces from the model, then spec/findings/verdicts.json and "
+                             "the verdict tables of spec/findings/README.md and spec/properties.md")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

@@ -35,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{mark}{r.campaign}  {r.signature}  [{status}]  {r.runs} run(s); first seen {first}; "
               f"shortest {r.minimal_steps} steps: {r.trace}")
         print(textwrap.indent(textwrap.fill(r.message, 100), "      "))
+        java = ("MODEL QUESTION: " if r.model_question else "") + r.confirmation
+        print(textwrap.indent(textwrap.fill(f"on Java: {java}", 100), "      "))
         print(textwrap.indent(textwrap.fill(r.explanation, 100), "      "))
     return 0
 

@@ -33,7 +33,13 @@ def run(args: argparse.Namespace) -> int:
         cfgs = models(tier)
     if not cfgs:
         raise UsageError(f"no {tier} models under {TLAPLUS}: nothing to check")
+    from popverify.findings.confirmation import tlc_confirmation
+
     results = [run_model(cfg, workers=args.workers, timeout=args.timeout) for cfg in cfgs]
+    # a counterexample's confirmation on Java: TLC's abstract states have no concrete schedule;
+    # a negative check that names its finding points at that finding's confirmed concrete trace
+    confirmations = {r.model: tlc_confirmation(r.model, cfg.read_text(encoding="utf-8"), r.violated)
+                     for cfg, r in zip(cfgs, results) if r.trace}
     failed = False
     for r in results:
         if r.result in ("violation", "unexpected-pass", "error", "timeout"):
@@ -41,13 +47,17 @@ def run(args: argparse.Namespace) -> int:
         if r.trace:
             out = args.out
             path = out / f"{r.model}.itf.json"
+            doc = counterexample_itf(r)
+            doc["#meta"]["confirmation"] = confirmations[r.model].text
             try:
                 out.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(counterexample_itf(r), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+                path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
             except OSError as err:
                 raise UsageError(f"cannot save the counterexample under {out}: {err.strerror or err}") from err
     if args.json:
-        print(json.dumps({"models": [r.to_json() for r in results]}, indent=2))
+        print(json.dumps({"models": [{**r.to_json(), **({"confirmation": confirmations[r.model].text}
+                                                        if r.model in confirmations else {})} for r in results]},
+                         indent=2))
     else:
         for r in results:
             print(f"  {r.result:<18} {r.model:<28} distinct {_figure(r.distinct_states)}, depth {_figure(r.depth)}, "
@@ -56,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"    {r.violated} violated; counterexample (saved under {args.out}):")
                 for i, state in enumerate(r.trace):
                     print(f"    step {i}: " + ", ".join(f"{k} = {v}" for k, v in sorted(state.items())))
+                print(f"    on Java: {confirmations[r.model].text}")
             if r.result in ("error", "timeout"):
                 print("    " + r.output_tail.replace("\n", "\n    "))
     if args.update_readme:

@@ -75,6 +75,9 @@ def _tlc() -> dict[str, Any]:
         r = run_model(cfg)
         results.append({**r.to_json(), "properties": list(cfg_properties(cfg)), "violated": r.violated,
                         "profile": cfg_profile(cfg)})
+        if r.trace:  # never replayed on Java (abstract states); says which concrete trace confirms it
+            from popverify.findings.confirmation import tlc_confirmation
+            results[-1]["confirmation"] = tlc_confirmation(r.model, cfg.read_text(encoding="utf-8"), r.violated).text
         size = "initial states" if r.distinct_states is None else f"{r.distinct_states} states"
         _progress(f"tlc: {r.model} {r.result} ({size})")
     ok = all(r["result"] in ("ok", "expected-violation") for r in results)
@@ -104,11 +107,26 @@ def campaign_folder(out: Path, mode: str, profile: str, steps: int, mutant: str 
     return out / "fuzz" / (f"{mode}-{profile}-steps{steps}" + (f"-mutant-{mutant}" if mutant else ""))
 
 
-def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str) -> dict[str, Any]:
+def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str,
+          confirm: bool = True) -> dict[str, Any]:
     """A swarm campaign per mode and profile, planned once (popverify/fuzz/) and run on Spark
     (local mode by default) or, with --engine python, on the plain loop: the same rows either
     way. Spark that cannot start is an error of the technique, never a silent switch to the
-    loop."""
+    loop. With ``confirm`` every signature's minimal counterexample is replayed on its
+    release's lockstep harness (one JVM per release for all campaigns, verdicts cached under
+    OUT/confirm-cache)."""
+    from popverify.findings.confirmation import Confirmer
+
+    confirmer = Confirmer(out / "confirm-cache", progress=_progress) if confirm else None
+    try:
+        return _campaigns(runs, steps, out, mutant, engine, master, confirmer)
+    finally:
+        if confirmer is not None:
+            confirmer.close()
+
+
+def _campaigns(runs: int, steps: int, out: Path, mutant: str | None, engine: str, master: str,
+               confirmer: Any) -> dict[str, Any]:
     from popverify.fuzz.executors import LoopExecutor, spark_executor
     from popverify.verify import campaign as verify_campaign
     campaigns: dict[str, Any] = {}
@@ -134,7 +152,7 @@ def _fuzz(runs: int, steps: int, out: Path, mutant: str | None, engine: str, mas
             try:
                 campaigns[key] = verify_campaign.run_campaign(
                     profile, runs, steps, campaign_folder(out, mode, profile, steps, mutant), _progress,
-                    mutant=mutant, mode=mode, executor=runner)
+                    mutant=mutant, mode=mode, executor=runner, confirmer=confirmer, confirm_skip="--no-confirm")
             except (ValueError, UsageError) as err:
                 # e.g. a mode this build does not have, or a folder holding another campaign
                 campaigns[key] = {"profile": profile, "mode": mode, "error": str(err)}
@@ -185,6 +203,22 @@ def _conformance() -> dict[str, Any]:
             "checks": checks}
 
 
+def _confirmation_status(summary: dict[str, Any], no_confirm: bool) -> None:
+    """The confirmation on Java of the campaigns' counterexamples, as a technique: skipped by
+    --no-confirm, or unavailable (no JDK, Maven, harness) for a release a counterexample
+    needed -- both make the outcome incomplete / failed, as any technique that did not run.
+    A counterexample whose replay diverges is a failure of its campaign (report.failures)."""
+    campaigns = summary["techniques"].get("fuzz", {}).get("campaigns", {})
+    if no_confirm:
+        summary["unavailable"]["confirm"] = "skipped (--no-confirm)"
+        return
+    why = sorted({f"rocketmq-broker {release}: {reason}" for camp in campaigns.values()
+                  for release, reason in (camp.get("confirmation") or {}).get("unavailable", {}).items()})
+    if why:
+        summary["unavailable"]["confirm"] = "; ".join(why)
+        _progress(f"confirmation on Java UNAVAILABLE: {'; '.join(why)}")
+
+
 def _guarded(name: str, step: Callable[[], dict[str, Any]], summary: dict[str, Any]) -> None:
     """Run one technique; a missing tool makes it unavailable (a failure of the run, named in
     the report), never a crash."""
@@ -222,7 +256,9 @@ def run(args: argparse.Namespace) -> int:
         _progress("z3 proofs")
         _guarded("z3", _z3, summary)
     if "fuzz" not in skip:
-        _guarded("fuzz", lambda: _fuzz(args.runs, args.steps, out, args.mutant, args.engine, args.master), summary)
+        _guarded("fuzz", lambda: _fuzz(args.runs, args.steps, out, args.mutant, args.engine, args.master,
+                                       confirm=not args.no_confirm), summary)
+        _confirmation_status(summary, args.no_confirm)
     if "stateful" not in skip:
         _progress("stateful machines (CI profile)")
         _guarded("stateful", _stateful, summary)
@@ -234,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
     failed = report.failures(summary)
     if not failed:
         summary["outcome"] = "ok: every technique ran, checked something, and every property expected to hold held"
-    elif all(f.endswith("(skipped (--skip))") for f in failed):
+    elif all(f.endswith(("(skipped (--skip))", "(skipped (--no-confirm))")) for f in failed):
         summary["outcome"] = "incomplete: " + "; ".join(failed)
     else:
         summary["outcome"] = "failed: " + "; ".join(failed)
@@ -276,5 +312,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "makes the outcome 'incomplete', exit 1)")
     parser.add_argument("--mutant", default=None,
                         help="run the fuzz campaigns on a deliberately broken model (checks the suite itself)")
+    parser.add_argument("--no-confirm", action="store_true",
+                        help="do not replay the campaigns' minimal POP counterexamples on RocketMQ's broker classes "
+                             "(reported as skipped: the outcome is 'incomplete', exit 1)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

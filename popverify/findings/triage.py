@@ -1,5 +1,6 @@
 """Triage of a fuzz or verify output folder: signatures with counts, first seen, shortest
-trace, an explanation, and "new" marks against the previous campaign in the same folder.
+trace, its verdict on Java (popverify/findings/confirmation.py), an explanation, and "new"
+marks against the previous campaign in the same folder.
 
 A folder is a fuzz campaign (``summary.json`` with ``violations``) or a verify run
 (``summary.json`` with ``techniques.fuzz.campaigns``). Every campaign that finishes appends
@@ -17,6 +18,7 @@ from typing import Any
 import attrs
 
 from popverify.findings.attribution import FINDINGS, Signature
+from popverify.findings.confirmation import confirmation_text
 
 HISTORY = "signature-history.json"
 
@@ -70,6 +72,8 @@ class Row:
     message: str
     new: bool
     explanation: str
+    confirmation: str = "not confirmed (the campaign predates confirmation on Java)"
+    model_question: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -145,6 +149,7 @@ def triage(folder: Path) -> tuple[list[Row], bool]:
             key = f.get("signature") or f"{f['property']}/unexplained"
             rows.append(Row(name, key, f["runs"], bool(f["unexpected"]), f.get("first_round"), f.get("time_to_first_s"),
                             f["minimal_steps"], f["trace"], f["message"], previous is not None and key not in before,
-                            explanation(key)))
+                            explanation(key), confirmation_text(f),
+                            bool((f.get("confirmation") or {}).get("model_question"))))
     rows.sort(key=lambda r: (r.campaign, "unexplained" not in r.signature, not r.unexpected, r.signature))
     return rows, previous is not None

@@ -24,14 +24,17 @@ from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, executor: Executor,
              rounds: int = 1, time_budget: float | None = None, mutant: str | None = None,
              progress: Callable[[int], None] = lambda _: None, guided: bool = True,
-             compare_blind: bool = False, shrink_progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+             compare_blind: bool = False, shrink_progress: Callable[[str], None] = lambda _: None,
+             confirmer: Any = None, confirm_skip: str = "not requested") -> dict[str, Any]:
     """Run (or resume) a campaign of ``runs`` runs in ``rounds`` rounds under ``out`` on
     ``executor``; returns the summary (also written as ``out/summary.json`` and
     ``out/report.html``).
 
     ``guided=False`` runs every round on fresh seeds (the blind control); ``compare_blind``
     also runs that control for the same budget under ``out/blind-baseline`` and puts it in
-    the summary and the report. ``progress`` gets the number of runs just finished."""
+    the summary and the report. ``progress`` gets the number of runs just finished.
+    ``confirmer`` (popverify.findings.confirmation.Confirmer) replays each signature's minimal
+    counterexample on Java; None marks them ``skipped (confirm_skip)``."""
     out.mkdir(parents=True, exist_ok=True)
     guided_key = guided and rounds > 1
     store.check_manifest(out, {"profile": profile, "mode": mode, "steps": steps, "mutant": mutant,
@@ -74,6 +77,8 @@ def campaign(profile: str, mode: str, runs: int, steps: int, out: Path, executor
     summary["engine"] = executor.engine
     summary["master"] = executor.master
     summary["set_aside"] = [str(p) for p in set_aside]
+    from popverify.findings.confirmation import confirm_entries
+    summary["confirmation"] = confirm_entries(summary["violations"], confirmer, confirm_skip)
     if compare_blind:
         blind = campaign(profile, mode, runs, steps, out / "blind-baseline", executor, rounds=rounds,
                          time_budget=time_budget, mutant=mutant, guided=False)

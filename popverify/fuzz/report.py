@@ -66,6 +66,15 @@ def _validation(validation: dict[str, str] | None) -> str:
     return f"<br>trace validation against PushConsumerOffsets: <b>{html.escape(validation['verdict'] + detail)}</b>"
 
 
+def _confirmation(v: dict[str, Any]) -> str:
+    """The counterexample's verdict on Java (popverify/findings/confirmation.py), one line."""
+    c = v.get("confirmation")
+    if not c:
+        return ""
+    mark = "MODEL QUESTION: " if c.get("model_question") else ""
+    return f"<br>on Java: <b>{html.escape(mark + c['text'])}</b>"
+
+
 def write_report(out: Path, summary: dict[str, Any]) -> None:
     """Write summary.json and report.html under ``out``."""
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -74,11 +83,12 @@ def write_report(out: Path, summary: dict[str, Any]) -> None:
     by_sig = "".join(
         f"<tr><td>{esc(v.get('signature', v['property']))}</td><td>{'UNEXPLAINED' if v.get('unexplained') else 'explained'}"
         f"{' / UNEXPECTED' if v['unexpected'] else ''}</td><td>{v['runs']}</td><td>{v.get('first_round')}</td>"
-        f"<td>{v.get('time_to_first_s')}</td><td>{v['minimal_steps']}</td></tr>" for v in summary["violations"])
+        f"<td>{v.get('time_to_first_s')}</td><td>{v['minimal_steps']}</td>"
+        f"<td>{esc(v.get('confirmation', {}).get('text', ''))}</td></tr>" for v in summary["violations"])
     cexes = "".join(
         f"<h3>{esc(v.get('signature', v['property']))} {'(UNEXPECTED)' if v['unexpected'] else '(expected finding)'}</h3>"
         f"<p>{esc(v['message'])}<br>{v['runs']} run(s); minimal trace {v['minimal_steps']} steps: "
-        f"<code>{esc(Path(v['trace']).name)}</code>{_validation(v.get('validation'))}</p>"
+        f"<code>{esc(Path(v['trace']).name)}</code>{_validation(v.get('validation'))}{_confirmation(v)}</p>"
         f"<pre>{esc(_timeline(v['trace']))}</pre>"
         for v in summary["violations"])
     page = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>popverify fuzz report</title>
@@ -93,7 +103,8 @@ table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:
 <tr><th>z3 key witnesses reached (runs)</th><td>{esc(json.dumps(summary.get('key_witnesses_reached', {})))}</td></tr></table>
 <h2>Violations by root-cause signature</h2><p>Unexplained signatures first: no known finding's
 mechanism switch clears them (spec/findings/README.md).</p><table id="by-signature"><tr><th>signature</th><th>status</th>
-<th>runs</th><th>first round</th><th>time to first counterexample (s)</th><th>minimal steps</th></tr>{by_sig}</table>
+<th>runs</th><th>first round</th><th>time to first counterexample (s)</th><th>minimal steps</th>
+<th>on Java</th></tr>{by_sig}</table>
 <h2>Violations by property</h2><table id="by-property"><tr><th>property</th><th>runs</th></tr>{by_prop}</table>
 <h2>Coverage over time</h2>{_svg({'coverage': summary['coverage_timeline']}, 'seconds', 'seconds', 'coverage-plot')}
 <h2>Guided rounds against blind seeds</h2>{_comparison(summary)}

@@ -14,12 +14,15 @@ from popverify.fuzz.executors import Executor, LoopExecutor
 
 def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
                  progress: Callable[[str], None] = lambda _: None, mutant: str | None = None,
-                 mode: str = "pop", executor: Executor | None = None) -> dict[str, Any]:
+                 mode: str = "pop", executor: Executor | None = None, confirmer: Any = None,
+                 confirm_skip: str = "not requested") -> dict[str, Any]:
     """One blind round of ``runs`` runs (seeds 0..runs-1, each under its swarm
     configuration) in the campaign folder ``out_dir`` (rows under ``runs/``, resumed when
     there; minimal traces under ``traces/``) on ``executor`` (default the plain loop);
     every violation gets its root-cause signature, and per signature the shortest violating
-    run is shrunk and saved as an ITF trace (unexplained first)."""
+    run is shrunk and saved as an ITF trace (unexplained first), then replayed on Java by
+    ``confirmer`` (popverify.findings.confirmation.Confirmer; None: each is
+    ``skipped (confirm_skip)``)."""
     runner = executor or LoopExecutor()
     done = 0
 
@@ -30,7 +33,8 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
             progress(f"{profile}/{mode}: {done}/{runs} runs")
 
     summary = campaign(profile, mode, runs, steps, out_dir, runner, mutant=mutant, progress=ran,
-                       shrink_progress=progress)
+                       shrink_progress=progress, confirmer=confirmer, confirm_skip=confirm_skip)
     return {"profile": profile, "mode": mode, "engine": summary["engine"], "runs": summary["runs"],
             "steps": summary["steps"], "seconds": summary["seconds"], "coverage": summary["coverage"],
-            "findings": summary["violations"], "key_witnesses_reached": summary["key_witnesses_reached"]}
+            "findings": summary["violations"], "key_witnesses_reached": summary["key_witnesses_reached"],
+            "confirmation": summary["confirmation"]}

@@ -58,8 +58,9 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
             if model["result"] == "expected-violation":
                 pid = (model.get("violated") or "").replace("_", "-")
                 if pid in cells and model.get("profile"):
+                    java = f"; on Java: {model['confirmation']}" if model.get("confirmation") else ""
                     cells[pid][column] = {"state": "expected",
-                                          "text": f"expected counterexample: {model['model']} (negative check)"}
+                                          "text": f"expected counterexample: {model['model']} (negative check){java}"}
                 continue
             for pid in model.get("properties", []):
                 if pid not in cells:
@@ -81,9 +82,13 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
             if pid in found:
                 f = found[pid]
                 state = "violated" if f["unexpected"] else "expected"
+                c = f.get("confirmation") or {}
+                if c.get("model_question"):
+                    state = "violated"  # a counterexample Java does not reproduce: a model question
+                java = f"; on Java: {c['text']}" if c.get("text") else ""
                 cells[pid][column] = {"state": state, "trace": f["trace"],
                                       "text": f"{'violated' if f['unexpected'] else 'expected finding'}: "
-                                              f"{f['runs']} run(s), minimal {f['minimal_steps']} steps"}
+                                              f"{f['runs']} run(s), minimal {f['minimal_steps']} steps{java}"}
             else:
                 cells[pid][column] = {"state": "clean", "text": f"fuzzed clean in {camp['runs']} runs"}
     stateful = tech.get("stateful")
@@ -134,8 +139,10 @@ def _technique_status(name: str, entry: dict[str, Any]) -> str | None:
 
 def failures(summary: dict[str, Any]) -> list[str]:
     """What makes the run fail: a technique that errored, failed, checked nothing or did not
-    run (skipped or unavailable), a fuzz campaign that errored or ran no runs, or a violation
-    of a property spec/expectations.json expects to hold. Findings are results, not failures."""
+    run (skipped or unavailable; the confirmation on Java counts as one), a fuzz campaign that
+    errored or ran no runs, a violation of a property spec/expectations.json expects to hold,
+    or a minimal counterexample whose replay on Java diverges (in a class not explained) or
+    does not reproduce the violation. Findings are results, not failures."""
     failed = []
     tech = summary["techniques"]
     for name, entry in tech.items():
@@ -157,6 +164,10 @@ def failures(summary: dict[str, Any]) -> list[str]:
                 failed.append(f"fuzz {key} ran no runs")
             elif any(f["unexpected"] for f in camp.get("findings", [])):
                 failed.append(f"fuzz {key}")
+            for f in camp.get("findings", []):
+                c = f.get("confirmation") or {}
+                if c.get("model_question"):  # issue 15: a violation Java does not reproduce is a model defect
+                    failed.append(f"fuzz {key} {f.get('signature', f['property'])}: MODEL QUESTION, {c['text']}")
     for name, why in sorted(summary.get("unavailable", {}).items()):
         if name == "mutation":  # an optional extra of the report, not a technique
             continue
@@ -198,6 +209,33 @@ def _mutation_html(mutation: dict[str, Any] | None) -> str:
             f"<table>{mutants}</table>")
 
 
+def _confirmation_html(finding: dict[str, Any]) -> str:
+    """The counterexample's verdict on Java (popverify/findings/confirmation.py), one line."""
+    c = finding.get("confirmation")
+    if not c:
+        return ""
+    mark = "MODEL QUESTION: " if c.get("model_question") else ""
+    cls = "failed" if c.get("model_question") else "agrees" if c.get("status") in ("reproduced", "holds") else "unavailable"
+    return f'<br>on Java: <span class="{cls}">{html.escape(mark + c["text"])}</span>'
+
+
+def _confirmation_summary(summary: dict[str, Any]) -> str:
+    """Counts of the verdicts on Java over every campaign."""
+    counts: dict[str, int] = {}
+    replays = hits = 0
+    for camp in summary["techniques"].get("fuzz", {}).get("campaigns", {}).values():
+        conf = camp.get("confirmation") or {}
+        for status, n in conf.get("statuses", {}).items():
+            counts[status] = counts.get(status, 0) + n
+        replays += conf.get("replays", 0)
+        hits += conf.get("cache_hits", 0)
+    if not counts:
+        return ""
+    parts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+    return (f"<p id=\"confirmation\">Minimal counterexamples replayed on RocketMQ's broker classes (lockstep "
+            f"harness, spec/findings/README.md): {html.escape(parts)}; {replays} replays, {hits} from the cache.</p>")
+
+
 def render(summary: dict[str, Any], out: Path) -> str:
     """The HTML report."""
     esc = html.escape
@@ -231,7 +269,8 @@ def render(summary: dict[str, Any], out: Path) -> str:
                 f"<h3>{esc(key)} — {esc(f.get('signature', f['property']))} "
                 f"({'UNEXPECTED' if f['unexpected'] else 'expected finding'})</h3>"
                 f"<p>{esc(f['message'])}<br>seed {f['seed']}, shrunk from {f['original_steps']} to {f['minimal_steps']} "
-                f"steps; <a href=\"{esc(trace)}\">ITF trace</a>; replay: <code>popverify replay {esc(trace)}</code></p>"
+                f"steps; <a href=\"{esc(trace)}\">ITF trace</a>; replay: <code>popverify replay {esc(trace)}</code>"
+                f"{_confirmation_html(f)}</p>"
                 f"<pre>{esc(chr(10).join(f['timeline']))}</pre>")
     for model in tech.get("tlc", {}).get("models", []):
         figures.append(f"<tr><th>TLC {esc(model['model'])}</th><td>{esc(model['result'])}</td>"
@@ -263,7 +302,7 @@ PushConsumerOffsets (spec/trace-validation.md).</p>
 <h2>Coverage of RocketMQ's classes</h2>{coverage_html(summary.get("coverage"))}
 <h2>Figures</h2><table><tr><th>campaign / model</th><th>engine / result</th><th>runs</th><th>steps</th><th>seconds</th>
 <th>coverage points</th></tr>{''.join(figures)}</table>
-<h2>Findings (minimal counterexamples)</h2>{''.join(findings) or '<p>none</p>'}
+<h2>Findings (minimal counterexamples)</h2>{_confirmation_summary(summary)}{''.join(findings) or '<p>none</p>'}
 <h2>Environment</h2><table>{env}</table></body></html>
 """
 

@@ -112,6 +112,12 @@ class BrokerConfig:
     # BrokerConfig#priorityOrderAsc defaults to true; 5.0.0 visits (randomQ + i) % n.
     # Found by lockstep replay (popverify conformance --stateful) on 5.5.0.
     pop_queue_order_desc: bool = False
+    # PopMessageProcessor#popMsgFromQueue (5.5.0): with popResponseReturnActualRetryTopic false
+    # (the default) a message popped from the retry topic is re-encoded with the request's
+    # topic (`messageExt.setTopic(requestHeader.getTopic())`); the handle keeps the retry
+    # topic. 5.0.0 answers the stored retry message as it is. Found by replaying F1's trace
+    # on 5.5.0 (popverify confirm: `.response.messages[0].topic`).
+    pop_retry_answers_request_topic: bool = False
     # --- end H2 switches ---
 
     @classmethod
@@ -133,5 +139,6 @@ class BrokerConfig:
                 pop_init_offset_55=True,
                 batch_ack_as_batch_ack_msg=True,
                 pop_queue_order_desc=True,
+                pop_retry_answers_request_topic=True,
             )
         return cls(profile=name)

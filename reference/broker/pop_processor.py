@@ -13,6 +13,7 @@ runs processRequest again from step 1 with a new popTime, exactly as Java re-exe
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Iterator
 
 import attrs
@@ -258,6 +259,11 @@ class PopOperation:
                 # response header (startOffsetInfo for this queue, popTime, reviveQid...).
                 handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic,
                                           b.config.broker_name, queue_id, m.queue_offset)
+                if is_retry and b.config.pop_retry_answers_request_topic:
+                    # 5.5.0 popMsgFromQueue re-encodes a retry message with the request's topic
+                    # (popResponseReturnActualRetryTopic false); the stored message is unchanged
+                    m = copy.copy(m)
+                    m.topic = req.topic
                 messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
         elif r.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
                           GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \

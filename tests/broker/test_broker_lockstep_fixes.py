@@ -46,3 +46,23 @@ def test_pop_of_all_queues_visits_them_in_the_release_order(profile, expected):
     steps = {(b_ - a) % 4 for a, b_ in zip(order, order[1:])}
     assert sorted(order) == [0, 1, 2, 3]
     assert steps == ({1} if expected == "ascending" else {3})
+
+
+@pytest.mark.parametrize("profile, answered", [("v5.0", "retry"), ("develop", "request")])
+def test_a_popped_retry_message_carries_the_release_topic(profile, answered):
+    """5.5.0 PopMessageProcessor#popMsgFromQueue re-encodes a message popped from the retry
+    topic with the request's topic (popResponseReturnActualRetryTopic false by default); 5.0.0
+    answers the stored retry message. The handle names the retry topic on both, and the
+    stored retry message keeps its topic. Found by replaying F1's trace on 5.5.0."""
+    b = make_broker(profile)
+    retry = build_pop_retry_topic("T", "G")
+    popped(b, n=1)
+    assert run_revive(b) == [0]
+    got = []
+    for _ in range(10):  # a retry-first draw or an empty normal topic brings the retry message
+        got = b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=1, invisible_time=INV)).result.messages
+        if got:
+            break
+    assert got and got[0].ack_topic == retry
+    assert got[0].message.topic == (retry if answered == "retry" else "T")
+    assert [m.topic for m in b.retry_messages("G", "T")] == [retry]

@@ -119,7 +119,7 @@ def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.Compl
     """Run a campaign; once its first task has finished (a part file exists), kill -9 a busy
     Python worker. Returns the finished process and the killed pid."""
     proc = _start("fuzz", "--profile", "develop", "--runs", str(RUNS), "--steps", "700", "--out", str(out),
-                  "--no-progress", *extra)
+                  "--no-progress", "--no-confirm", *extra)  # about Spark's retries, not the lockstep replay
     try:
         parts = out / "runs" / "_parts"
         _wait_for(lambda: parts.is_dir() and any(parts.glob("*.parquet")), 300, "the first finished task")
@@ -165,7 +165,7 @@ def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_pa
     kept = {s for p in (tmp_path / "runs" / "_parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
     assert kept, "no finished task's rows were kept"
     resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "develop", "--runs", str(RUNS),
-                              "--steps", "700", "--out", str(tmp_path), "--no-progress"], cwd=ROOT,
+                              "--steps", "700", "--out", str(tmp_path), "--no-progress", "--no-confirm"], cwd=ROOT,
                              capture_output=True, text=True, timeout=300, check=False)
     assert resumed.returncode == 0, resumed.stderr[-800:]
     seeds = _rows(tmp_path)

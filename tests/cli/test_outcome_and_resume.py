@@ -48,7 +48,7 @@ def test_a_technique_that_checked_something_and_held_is_no_failure() -> None:
 
 def _verify(out: Path, *extra: str) -> int:
     return main(["verify", "--out", str(out), "--runs", "2", "--steps", "60", "--skip",
-                 "stateful,z3,tlc,conformance,trace", *extra])
+                 "stateful,z3,tlc,conformance,trace", "--no-confirm", *extra])
 
 
 def test_spark_that_does_not_start_fails_verify_instead_of_falling_back(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -1,0 +1,233 @@
+"""The minimal schedule of every known finding (F1..F7), its ITF traces in the repository
+(spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
+(spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
+
+Each finding's schedule is run on the model of every profile and replayed on that profile's
+release: on the release the finding is in, the expected verdict is "reproduced"; where the
+model says it is fixed (F1 and F3 on the newest release), "agrees; P holds there". Traces are
+named by release, not profile, so a profile rename does not rename them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from popverify.findings.confirmation import Confirmation, Confirmer
+from popverify.sim.scenario import Action, ScenarioConfig
+from popverify.tools import PROJECT_ROOT
+
+TRACES = PROJECT_ROOT / "spec" / "findings" / "traces"
+VERDICTS = PROJECT_ROOT / "spec" / "findings" / "verdicts.json"
+TABLE_START, TABLE_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
+# The seed of every finding run: the schedules are explicit, the seed only feeds the model's
+# random (PopMessageProcessor's queue start and retry-first draw; the harness gets the same).
+SEED = 0
+
+
+def _a(kind: str, *args: Any) -> Action:
+    return Action(kind, tuple(args))
+
+
+def _pop(c: int, queue: int, steps: int) -> list[Action]:
+    return [_a("pop", c, queue, False), *[_a("pop_step", c) for _ in range(steps)]]
+
+
+@attrs.frozen
+class FindingTrace:
+    """A finding's minimal schedule and the property it shows."""
+
+    fid: str
+    property_id: str
+    mode: str
+    config: ScenarioConfig
+    schedule: tuple[Action, ...]
+    origin: str   # where the schedule comes from (test, shrink command)
+
+
+_SWARM_ACTIONS = ("produce", "pop", "pop_step", "ack", "change_invisible", "batch_ack", "advance", "scan", "timer",
+                  "revive", "flush", "long_poll", "consumer_crash")
+
+FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
+    # pop, a put 3 ms after popTime inside the same request, the read, the crash
+    FindingTrace("F1", "ALO-2", "pop",
+                 ScenarioConfig(queues=2, consumers=2, invisible_time=10_000, enable_pop_buffer_merge=False),
+                 (_a("pop", 1, 1, False), _a("advance", 3), _a("produce", 1), _a("pop_step", 1), _a("pop_step", 1),
+                  _a("consumer_crash", 1)),
+                 "tests/conformance/test_lockstep.py::test_f1_minimal_trace_reproduces_on_500"),
+    # spec/findings/F2.md: changeInvisibleTime on the expired handle of a revived message
+    FindingTrace("F2", "NSR-1", "pop", ScenarioConfig(queues=1, consumers=1, invisible_time=2000),
+                 (_a("produce", 0), *_pop(0, 0, 2), _a("advance", 6000), _a("revive", 0),
+                  _a("change_invisible", 0, 0, 15000)),
+                 "tests/findings/test_attribution.py::test_f2_minimal_schedule"),
+    # two changeInvisibleTime calls on one handle in one millisecond: the second CK has the
+    # first one's merge key (shrunk from v5.0 swarm seed 152, 400 steps, keeping ALO-2/F3; the
+    # POP's pop_steps written out so that it answers before the advance, as a lockstep replay
+    # needs: confirm.py does not follow an in-flight POP that an advance completes)
+    FindingTrace("F3", "ALO-2", "pop",
+                 ScenarioConfig(queues=4, consumers=1, invisible_time=18_000, max_msg_nums=2,
+                                enable_pop_buffer_merge=True, actions=tuple(a for a in _SWARM_ACTIONS if a != "revive")),
+                 (_a("produce", 3), *_pop(0, 3, 4), _a("advance", 199), _a("change_invisible", 0, 27, 23_000),
+                  _a("change_invisible", 0, 3, 24_000), _a("batch_ack", 0)),
+                 "shrunk from `simulate --profile v5.0` swarm seed 152 (400 steps), keeping ALO-2/F3; pop_steps written out"),
+    # a starved buffer scan (services off their periods): a clock jump past the CK's stay in
+    # the buffer, the ack stored before the CK (shrunk from develop swarm seed 230, CKM-1/F4;
+    # the put lands inside the POP of all queues, whose pop_steps are written out as for F3)
+    FindingTrace("F4", "CKM-1", "pop",
+                 ScenarioConfig(queues=4, consumers=3, invisible_time=54_000, max_msg_nums=3,
+                                enable_pop_buffer_merge=True, services_on_period=False, faults=("clock_jump",),
+                                actions=("produce", "pop", "pop_step", "ack", "change_invisible", "batch_ack", "advance",
+                                         "timer", "revive", "consumer_crash")),
+                 (_a("pop", 0, -1, False), _a("produce", 1), *[_a("pop_step", 0) for _ in range(6)], _a("clock_jump", 38_235), _a("ack", 0, 37),
+                  _a("clock_jump", 40_597)),
+                 "shrunk from `simulate --profile develop` swarm seed 230 (400 steps), keeping CKM-1/F4; pop_steps written out"),
+    # push: retention moves the min offset of a queue whose group never flushed an offset; the
+    # next owner starts at the max offset (shrunk from develop push swarm seed 22, ALO-3/F5)
+    FindingTrace("F5", "ALO-3", "push",
+                 ScenarioConfig(queues=1, consumers=2, invisible_time=10_000, max_msg_nums=4,
+                                enable_pop_buffer_merge=False, faults=("consumer_crash", "dup_response", "expire"),
+                                actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold",
+                                         "consume", "persist", "consumer_timer", "advance"), consume_fail_percent=19),
+                 (_a("produce", 0), _a("expire", 0, 3), _a("produce", 0), _a("consumer_crash", 0)),
+                 "shrunk from `simulate --mode push --profile develop` swarm seed 22 (300 steps), keeping ALO-3/F5"),
+    # tests/sim/test_sim_findings.py::test_f6_scan_commit_offset_undoes_a_retention_correction
+    FindingTrace("F6", "OFF-2", "pop",
+                 ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=True, faults=("expire",), drain=False),
+                 (_a("produce", 0), *_pop(0, 0, 2), _a("ack", 0, 0), _a("advance", 200), _a("produce", 0),
+                  *_pop(0, 0, 2), _a("produce", 0), _a("expire", 0, 3), *_pop(0, 0, 2), _a("advance", 10_000)),
+                 "tests/sim/test_sim_findings.py::test_f6_scan_commit_offset_undoes_a_retention_correction"),
+    # tests/sim/test_sim_findings.py F7_SCHEDULE (buffer merge off)
+    FindingTrace("F7", "ALO-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False, faults=("delete_recreate",)),
+                 (_a("produce", 0), _a("pop", 0, 0, False), _a("pop_step", 0), _a("delete_recreate"),
+                  _a("produce", 0)),
+                 "tests/sim/test_sim_findings.py::test_f7_deleted_topic_commit_queue_skips_the_recreated_topics_first_message"),
+)}
+
+
+# The Java lines behind each finding (spec/properties.md#known-findings, spec/findings/Fn.md).
+JAVA_LINES: dict[str, str] = {
+    "F1": "PopMessageProcessor#processRequest takes popTime before popMsgFromQueue reads the queue; 5.0.0 PopReviveService#reviveMsgFromCk:412-416 'skip ck from last epoch' (popTime < storeTimestamp); gone in 5.5.0 (#reviveMsgFromCk:556)",
+    "F2": "ChangeInvisibleTimeProcessor 5.0.0:90-101, 113-114; 5.5.0 #processRequestAsync:134-175, 310-359: popTime + invisibleTime never compared with now (spec/findings/F2.md)",
+    "F3": "ChangeInvisibleTimeProcessor#appendCheckPoint takes popTime = now; the CK/AckMsg merge key topic+group+queueId+startOffset+popTime (PopBufferMergeService#addCk/#addAk, PopReviveService#consumeReviveMessage's map)",
+    "F4": "PopBufferMergeService#scan stores a CK only after popCkStayBufferTime; #addAk refuses a late ack (past reviveTime - popCkStayBufferTimeOut), which is stored on its own; PopReviveService#consumeReviveMessage drops an ACK whose CK it has not read",
+    "F5": "RebalancePushImpl#computePullFromWhere (CONSUME_FROM_LAST_OFFSET) on QUERY_NOT_FOUND from ConsumerManageProcessor#queryConsumerOffset once the min offset is above 0",
+    "F6": "PopMessageProcessor 5.0.0:498-509 (OFFSET_TOO_SMALL commits the min offset), PopBufferMergeService 5.0.0:129-142 scanCommitOffset, 340-364 commitOffset; 5.5.0 PopMessageProcessor:771-782, PopBufferMergeService:136-149, 387-413 (spec/findings/F6.md)",
+    "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
+}
+
+
+def trace_path(fid: str, release: str, folder: Path = TRACES) -> Path:
+    """Where a finding's trace on ``release``'s profile is kept."""
+    return folder / f"{fid}-{release}.itf.json"
+
+
+def write_traces(folder: Path = TRACES) -> list[Path]:
+    """Run every finding's schedule on the model of every profile (trace recorded) and write
+    the ITF traces; returns the paths, in finding and release order."""
+    from popverify.sim.scenario import run_scenario
+    from popverify.trace.itf import write_trace
+    from reference.common.profile import RELEASES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fid, ft in FINDING_TRACES.items():
+        for profile, release in RELEASES.items():
+            result = run_scenario(profile, SEED, 0, mode=ft.mode, config=ft.config, schedule=ft.schedule,
+                                  record_trace=True)
+            assert result.trace is not None
+            path = trace_path(fid, release, folder)
+            write_trace(path, result.trace)
+            paths.append(path)
+    return paths
+
+
+def model_violates(fid: str, profile: str) -> bool:
+    """Whether the model of ``profile`` violates the finding's property on its schedule."""
+    from popverify.sim.scenario import run_scenario
+
+    ft = FINDING_TRACES[fid]
+    result = run_scenario(profile, SEED, 0, mode=ft.mode, config=ft.config, schedule=ft.schedule)
+    return any(v.property_id == ft.property_id for v in result.violations)
+
+
+def confirm_findings(confirmer: Confirmer, folder: Path = TRACES,
+                     progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:
+    """Replay every finding's checked-in trace on its release: one row per finding and release
+    (finding, property, profile, release, whether the model violates it, the confirmation)."""
+    from popverify.trace.itf import TraceError, read_trace, run_spec
+    from reference.common.profile import RELEASES
+
+    rows = []
+    for fid, ft in FINDING_TRACES.items():
+        for profile, release in RELEASES.items():
+            path = trace_path(fid, release, folder)
+            try:
+                spec = run_spec(read_trace(path))
+            except TraceError as err:
+                raise ValueError(f"{path}: {err} (write the traces with `popverify confirm --findings "
+                                 f"--update-spec`)") from err
+            progress(f"{fid} on rocketmq-broker {release}")
+            c: Confirmation = confirmer.confirm(spec, ft.property_id)
+            rows.append({"finding": fid, "property": ft.property_id, "profile": profile, "release": release,
+                         "trace": str(path.relative_to(PROJECT_ROOT)) if path.is_relative_to(PROJECT_ROOT) else str(path),
+                         "model_violates": model_violates(fid, profile), "confirmation": c.to_json()})
+    return rows
+
+
+def verdicts_json(rows: list[dict[str, Any]]) -> str:
+    """spec/findings/verdicts.json: the rows without run-dependent fields (cache hits)."""
+    stable = []
+    for row in rows:
+        c = {k: v for k, v in row["confirmation"].items() if k != "cached"}
+        stable.append({**row, "confirmation": c})
+    return json.dumps({"generated_by": "popverify confirm --findings --update-spec", "verdicts": stable},
+                      indent=1, sort_keys=True) + "\n"
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The markdown verdict table (finding x release)."""
+    from reference.common.profile import RELEASES
+
+    releases = list(RELEASES.values())
+    head = "| finding | property | " + " | ".join(f"rocketmq-broker {r}" for r in releases) + " | Java lines |"
+    lines = [head, "|" + " --- |" * (3 + len(releases))]
+    for fid, ft in FINDING_TRACES.items():
+        cells = []
+        for release in releases:
+            row = next(r for r in rows if r["finding"] == fid and r["release"] == release)
+            model = "model violates" if row["model_violates"] else "model: holds"
+            cells.append(f"{row['confirmation']['text']} ({model}; `{Path(row['trace']).name}`)")
+        lines.append(f"| {fid} | {ft.property_id} | " + " | ".join(cells) + f" | {JAVA_LINES[fid]} |")
+    return "\n".join(lines)
+
+
+def update_spec(rows: list[dict[str, Any]], verdicts: Path = VERDICTS,
+                documents: tuple[Path, ...] = (PROJECT_ROOT / "spec" / "findings" / "README.md",
+                                               PROJECT_ROOT / "spec" / "properties.md")) -> None:
+    """Write verdicts.json and replace the generated table between the markers of each document."""
+    verdicts.write_text(verdicts_json(rows), encoding="utf-8")
+    text = table(rows)
+    for doc in documents:
+        body = doc.read_text(encoding="utf-8")
+        if TABLE_START not in body or TABLE_END not in body:
+            raise ValueError(f"{doc} has no {TABLE_START} ... {TABLE_END} block")
+        head, rest = body.split(TABLE_START, 1)
+        _, tail = rest.split(TABLE_END, 1)
+        doc.write_text(head + TABLE_START + "\n" + text + "\n" + TABLE_END + tail, encoding="utf-8")
+
+
+def checked_in_verdict(fid: str, release: str, verdicts: Path = VERDICTS) -> str | None:
+    """The checked-in verdict line of a finding on a release (None when there is none)."""
+    try:
+        data = json.loads(verdicts.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for row in data.get("verdicts", []):
+        if row.get("finding") == fid and row.get("release") == release:
+            return str(row["confirmation"]["text"])
+    return None
