@@ -313,7 +313,8 @@ class Confirmer:
 
     def confirm_file(self, path: Path, property_id: str) -> Confirmation:
         """``confirm`` for an ITF trace file; a trace that cannot be read is ``not run``."""
-        from popverify.trace.itf import TraceError, read_trace, run_spec
+        from popverify.sim.scenario import run_spec
+        from popverify.trace.itf import TraceError, read_trace
 
         try:
             spec = run_spec(read_trace(path))
@@ -346,22 +347,22 @@ def settle_explicitly(spec: dict[str, Any]) -> tuple[dict[str, Any], int]:
     inserted = 0
     for action in spec["schedule"]:
         if action.kind in ("advance", "clock_jump"):
-            in_flight = [(c, consumer.op) for c, consumer in enumerate(original.consumers) if consumer.op is not None]
+            in_flight = [(c, consumer.op) for c, consumer in enumerate(original.world.consumers) if consumer.op is not None]
             original.apply(action)
             for c, op in in_flight:
-                if original.consumers[c].op is op:
+                if original.world.consumers[c].op is op:
                     continue  # still in flight (within the time bound): the replay follows it
                 step = Action("pop_step", (c,))
                 # bounded: a POP visits each queue and the retry topic's queue once
                 for _ in range(4 * (spec["config"].queues + 2)):
-                    if settled.consumers[c].op is None:
+                    if settled.world.consumers[c].op is None:
                         break
                     settled.apply(step)
                     out.append(step)
                     inserted += 1
         else:
             original.apply(action)
-        if any(consumer.op is not None and consumer.op.parked for consumer in original.consumers):
+        if any(consumer.op is not None and consumer.op.parked for consumer in original.world.consumers):
             # a long-polling POP parked: the harness cannot replay it (out of scope there); the
             # rest goes as it is, so the replay stops at the park instead of comparing a woken POP
             out.append(action)

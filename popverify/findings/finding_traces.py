@@ -159,7 +159,8 @@ def confirm_findings(confirmer: Confirmer, folder: Path = TRACES,
                      progress: Callable[[str], None] = lambda _: None) -> list[dict[str, Any]]:
     """Replay every finding's checked-in trace on its release: one row per finding and release
     (finding, property, profile, release, whether the model violates it, the confirmation)."""
-    from popverify.trace.itf import TraceError, read_trace, run_spec
+    from popverify.sim.scenario import run_spec
+    from popverify.trace.itf import TraceError, read_trace
     from reference.common.profile import RELEASES
 
     rows = []
