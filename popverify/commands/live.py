@@ -59,13 +59,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--faults timeout is a POP client fault (acks given up on); push mode takes kill, pause, "
                          "proxy, consumer")
     if args.mode == "push" and args.scenario:
-        raise UsageError("--scenario f2 is a POP scenario: leave out --mode push")
+        raise UsageError(f"--scenario {args.scenario} is a POP scenario: leave out --mode push")
     config = LiveConfig(release=args.release, duration_s=_bounded("duration", args.duration, DURATION_S),
                         faults=tuple(dict.fromkeys(kinds)), clients=_bounded("clients", args.clients, CLIENTS),
                         seed=_bounded("seed", args.seed, SEED), drain_s=_bounded("drain", args.drain, DRAIN_S),
                         out=Path(args.out), scenario=args.scenario or "", mode=args.mode)
     if config.scenario and config.faults:
-        raise UsageError("--scenario f2 runs alone: leave out --faults")
+        raise UsageError(f"--scenario {config.scenario} runs alone: leave out --faults")
     try:
         import rocketmq  # noqa: F401
     except ModuleNotFoundError as err:
@@ -123,7 +123,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "of the release (clustering, concurrently)")
     parser.add_argument("--seed", type=int, default=0, help=f"{SEED[0]}..{SEED[1]}")
     parser.add_argument("--out", default="popverify-out/live", help="folder for history, report and summary")
-    parser.add_argument("--scenario", choices=("f2",), default=None,
-                        help="f2: changeInvisibleTime on an expired, revived handle (spec/live.md) instead of the workload")
+    parser.add_argument("--scenario", choices=("f2", "revive-kill"), default=None,
+                        help="instead of the workload: f2 (changeInvisibleTime on an expired, revived handle) or "
+                             "revive-kill (dropped messages, broker SIGKILL around their deadline, long watch); "
+                             "spec/live.md")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

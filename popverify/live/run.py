@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import tempfile
 import time
@@ -23,10 +22,11 @@ from popverify.live.cluster import CLUSTER_NAME, Cluster, tls_files
 from popverify.live.f2 import run_f2, run_f2_remoting
 from popverify.live.faults import Fault, schedule
 from popverify.live.history import History
+from popverify.live.pop_process import PopConsumerProcess
 from popverify.live.push import PushConsumer, build_push_client, wait_quiet_push
 from popverify.live.report import write_report
 from popverify.tools import ToolError
-from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Consumer, Producer
+from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Producer
 
 QUEUES = 4
 RESTART_TRIES = 2
@@ -127,7 +127,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     faults = schedule(config.faults, config.duration_s, config.clients, config.seed)
     (config.out / "faults.json").write_text(json.dumps([f.to_json() for f in faults], indent=2) + "\n")
     seconds: dict[str, float] = {}
-    consumers: list[Any] = []      # Consumer (pop) or PushConsumer (push)
+    consumers: list[Any] = []      # PopConsumerProcess (pop) or PushConsumer (push)
     retired: list[Any] = []
     producer: Producer | None = None
     drained = False
@@ -146,8 +146,9 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                              skip=behaviour.skip_processing)
             p.start()
             return p
-        rng = random.Random(config.seed * 1_000_003 + generation[0])
-        c = Consumer(name, cluster.proxy_endpoint, history, rng, behaviour, tls=cluster.tls)
+        # A process of its own (popverify/live/pop_process.py): the consumer fault is a SIGKILL.
+        c = PopConsumerProcess(name, cluster.proxy_endpoint, history, config.seed * 1_000_003 + generation[0],
+                               behaviour, workdir, tls=cluster.tls)
         c.start()
         return c
 
@@ -257,7 +258,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         history.write(config.out / "history.jsonl")
         # The JVMs' own output (start banners, stack traces of failed starts) is small: keep it.
         (config.out / "jvm").mkdir(exist_ok=True)
-        for out in workdir.glob("*.out"):
+        for out in [*workdir.glob("*.out"), *workdir.glob("*.err")]:
             shutil.copy(out, config.out / "jvm" / out.name)
         if not config.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -267,8 +268,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     profile = PROFILES.get(config.release, DEFAULT_PROFILE)
     report_path = write_report(config.out, config.release, profile, history.snapshot(), verdict, faults, seconds,
                                drained, mode=config.mode)
-    leftover = tuple(cluster.pids()) + tuple(p for c in consumers + retired
-                                             if isinstance(c, PushConsumer) and (p := c.pid()) is not None)
+    leftover = tuple(cluster.pids()) + tuple(p for c in consumers + retired if (p := c.pid()) is not None)
     result = LiveResult(config, verdict, tuple(faults), seconds, drained, config.out / "history.jsonl", report_path,
                         leftover, workdir, outcome or aborted)
     (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
