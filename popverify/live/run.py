@@ -25,6 +25,7 @@ from popverify.live.history import History
 from popverify.live.pop_process import PopConsumerProcess
 from popverify.live.push import PushConsumer, build_push_client, wait_quiet_push
 from popverify.live.report import write_report
+from popverify.live.revive_kill import run_revive_kill
 from popverify.tools import ToolError
 from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Producer
 
@@ -50,7 +51,7 @@ class LiveConfig:
     behaviour: Behaviour = Behaviour()
     broken: Behaviour | None = None   # test-only: consumer 0 of the first generation behaves so
     keep_workdir: bool = False
-    scenario: str = ""                # "f2": the F2 scenario (popverify/live/f2.py) instead of the workload
+    scenario: str = ""                # "f2" (popverify/live/f2.py) or "revive-kill" (revive_kill.py) instead of the workload
     mode: str = "pop"                 # "pop": SimpleConsumers through the proxy; "push": DefaultMQPushConsumer JVMs
 
 
@@ -164,13 +165,17 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
         cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
         cluster.run_admin("updateSubGroup", "-c", CLUSTER_NAME, "-g", GROUP)
         seconds["admin"] = round(time.monotonic() - t0, 1)
-        progress(f"topic {TOPIC} and group {GROUP} created; " + ("scenario F2" if config.scenario else
+        progress(f"topic {TOPIC} and group {GROUP} created; " + (f"scenario {config.scenario}" if config.scenario else
                  f"workload for {config.duration_s} s, {len(faults)} fault(s)"))
         t0 = time.monotonic()
         history.started_ms = time.time_ns() // 1_000_000
         if config.scenario == "f2":
             outcome = "proxy: " + run_f2(cluster.proxy_endpoint, history, progress, tls=cluster.tls)
             outcome += "; remoting: " + run_f2_remoting(cluster, history, progress)
+            seconds["scenario"] = round(time.monotonic() - t0, 1)
+            drained = True
+        elif config.scenario == "revive-kill":
+            outcome = run_revive_kill(cluster, history, progress)
             seconds["scenario"] = round(time.monotonic() - t0, 1)
             drained = True
         else:
@@ -217,7 +222,7 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                 history.add("info", "fault", "nemesis", value={"kind": fault.kind, "phase": "skipped"})
                 progress(f"fault {fault.kind} at {fault.at_s} s skipped: the workload ended first")
             producer.join(15)
-        if config.scenario != "f2" and not aborted:
+        if not config.scenario and not aborted:
             history.add("info", "phase", "runner", value="drain")
             progress(f"drain: consumers ack everything, up to {config.drain_s} s")
             t0 = time.monotonic()
