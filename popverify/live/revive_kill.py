@@ -15,12 +15,14 @@ other (a message that never comes back is ALO-2: delivered, never acked).
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Callable
 
 from popverify.live.cluster import Cluster
 from popverify.live.history import History, parse_handle
 from popverify.live.workload import GROUP, TOPIC, _error_text
+from popverify.tools import ToolError
 
 MESSAGES = 4
 INVISIBLE_S = 10
@@ -77,11 +79,29 @@ def run_revive_kill(cluster: Cluster, history: History, progress: Callable[[str]
         back.setdefault(key, time.time_ns() // 1_000_000)
         ack(msg, key)
 
+    def receive_returned(wanted: set[str] | None = None, r: int = -1) -> None:
+        """One receive: a message of the current round (``wanted``) is dropped (no ack, no
+        change), a dropped one that came back is acked and timed, anything else is acked."""
+        for msg in receive(8, INVISIBLE_S):
+            key = key_of(msg)
+            if wanted is not None and key in wanted and r >= 0:
+                wanted.discard(key)
+                handle = parse_handle(msg.receipt_handle or "")
+                dropped[key] = (r, handle.deadline if handle is not None else 0)
+                history.add("info", "drop", "consumer-0", key=key, handle=msg.receipt_handle)
+            elif key in dropped:
+                handle_returned(msg)
+            else:
+                ack(msg, key)
+
+    failed: list[str] = []
+
     try:
         time.sleep(2)  # the client's settings reach the proxy over telemetry first
         receive(8, INVISIBLE_S)  # an empty pop initialises the new group's offsets (getInitOffset)
         for r, offset in enumerate(offsets):
             keys = [f"rk-{r}-{i}" for i in range(MESSAGES)]
+            wanted = set(keys)
             for key in keys:
                 for _ in range(SEND_TRIES):
                     msg = Message()
@@ -91,49 +111,45 @@ def run_revive_kill(cluster: Cluster, history: History, progress: Callable[[str]
                         receipt = producer.send(msg)
                     except Exception as err:  # noqa: BLE001 - the route may still point at the old broker
                         history.add("fail", "send", "producer", key=key, error=_error_text(err))
-                        time.sleep(1)
+                        receive_returned(wanted, r)  # keep watching for earlier rounds' messages meanwhile
                         continue
                     queue = int(str(receipt.message_queue).rsplit(".", 1)[1])
                     history.add("ok", "send", "producer", key=key, queue=queue, offset=receipt.offset)
                     break
-            wanted = set(keys)
-            deadline_ms = 0
             end = time.monotonic() + 60
             while wanted and time.monotonic() < end:
-                for msg in receive(MESSAGES, INVISIBLE_S):
-                    key = key_of(msg)
-                    if key in wanted:
-                        wanted.discard(key)
-                        handle = parse_handle(msg.receipt_handle or "")
-                        deadline = handle.deadline if handle is not None else 0
-                        deadline_ms = max(deadline_ms, deadline)
-                        dropped[key] = (r, deadline)
-                        history.add("info", "drop", "consumer-0", key=key, handle=msg.receipt_handle)
-                    elif key in dropped:
-                        handle_returned(msg)   # an earlier round's message came back
-                    else:
-                        ack(msg, key)
+                receive_returned(wanted, r)
+            deadline_ms = max((d for k, (rr, d) in dropped.items() if rr == r), default=0)
             kill_at_ms = deadline_ms + int(offset * 1000)
             progress(f"revive-kill round {r}: {MESSAGES - len(wanted)} dropped, broker SIGKILL at deadline "
                      f"{offset:+.1f} s")
-            while time.time_ns() // 1_000_000 < kill_at_ms:
-                time.sleep(0.05)
-            history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "begin", "length_s": 0.0,
-                                                           "relative_to_deadline_s": offset, "round": r})
-            cluster.kill("broker")
-            history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "killed"})
-            cluster.start_component("broker")
-            history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "end"})
+
+            def kill(at_ms: int = kill_at_ms, offset: float = offset, r: int = r) -> None:
+                while time.time_ns() // 1_000_000 < at_ms:
+                    time.sleep(0.01)
+                history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "begin", "length_s": 0.0,
+                                                               "relative_to_deadline_s": offset, "round": r})
+                cluster.kill("broker")
+                history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "killed"})
+                try:
+                    cluster.start_component("broker")
+                except ToolError as err:
+                    failed.append(str(err)[-300:])
+                history.add("info", "fault", "nemesis", value={"kind": "kill", "phase": "end"})
+
+            # The kill runs on its own thread at its time; this one keeps receiving meanwhile,
+            # so a revived message is seen as soon as the proxy hands it out.
+            killer = threading.Thread(target=kill, name=f"revive-kill-{r}", daemon=True)
+            killer.start()
+            while killer.is_alive():
+                receive_returned()
+            if failed:
+                raise ToolError(f"the broker did not start again after SIGKILL: {failed[0]}")
         history.add("info", "phase", "runner", value="drain")
         progress(f"revive-kill: watching up to {watch_s} s for the dropped messages")
         end = time.monotonic() + watch_s
         while time.monotonic() < end and not set(dropped) <= acked:
-            for msg in receive(8, INVISIBLE_S):
-                key = key_of(msg)
-                if key in dropped:
-                    handle_returned(msg)
-                else:
-                    ack(msg, key)
+            receive_returned()
     finally:
         for client in (consumer, producer):
             try:
