@@ -44,6 +44,7 @@ import org.apache.rocketmq.common.message.MessageQueue;
 public final class PushClient {
     private static final PrintStream OUT = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     private static volatile boolean draining = false;
+    private static final int START_ATTEMPTS = 10;
 
     private PushClient() {
     }
@@ -124,15 +125,9 @@ public final class PushClient {
         field.set(impl, proxy);
     }
 
-    public static void main(String[] args) throws Exception {
-        String namesrv = args[0];
-        String group = args[1];
-        String topic = args[2];
-        String instance = args[3];
-        Random random = new Random(Long.parseLong(args[4]));
-        int laterPercent = Integer.parseInt(args[5]);
-        int[] skip = {Integer.parseInt(args[6])};
-
+    /** A configured, not yet started consumer (a new one per start attempt: a failed start leaves START_FAILED). */
+    private static DefaultMQPushConsumer build(String namesrv, String group, String topic, String instance,
+        Random random, int laterPercent, int[] skip) throws Exception {
         DefaultMQPushConsumer consumer = new DefaultMQPushConsumer(group);
         consumer.setNamesrvAddr(namesrv);
         consumer.setInstanceName(instance);
@@ -167,7 +162,36 @@ public final class PushClient {
             }
             return status;
         });
-        consumer.start();
+        return consumer;
+    }
+
+    public static void main(String[] args) throws Exception {
+        String namesrv = args[0];
+        String group = args[1];
+        String topic = args[2];
+        String instance = args[3];
+        Random random = new Random(Long.parseLong(args[4]));
+        int laterPercent = Integer.parseInt(args[5]);
+        int[] skip = {Integer.parseInt(args[6])};
+
+        DefaultMQPushConsumer consumer = null;
+        for (int attempt = 1; consumer == null; attempt++) {
+            DefaultMQPushConsumer candidate = build(namesrv, group, topic, instance, random, laterPercent, skip);
+            try {
+                candidate.start();
+                consumer = candidate;
+            } catch (Exception e) {
+                // e.g. the NameServer's route answer timed out on a loaded machine
+                // (DefaultMQPushConsumerImpl#start -> updateTopicSubscribeInfoWhenSubscriptionChanged):
+                // an application would retry; so do we, a bounded number of times.
+                emit("info", "start_failed", "attempt", attempt, "error", String.valueOf(e));
+                candidate.shutdown();
+                if (attempt >= START_ATTEMPTS) {
+                    throw e;
+                }
+                Thread.sleep(2000);
+            }
+        }
         observeOffsetStore(consumer);
         emit("info", "start", "instance", instance);
 
