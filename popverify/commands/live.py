@@ -51,18 +51,21 @@ def run(args: argparse.Namespace) -> int:
 
     if not RELEASE_RE.match(args.release):
         raise UsageError(f"--release must be a RocketMQ 5.x release like 5.5.0 (got {args.release!r})")
-    if args.mode != "pop":
-        raise UsageError("--mode push is not built: live mode runs POP consumers only (see spec/live.md)")
     kinds = tuple(k for k in (args.faults or "").split(",") if k)
     unknown = sorted(set(kinds) - set(FAULT_KINDS))
     if unknown:
         raise UsageError(f"unknown fault(s) {unknown}; known: {', '.join(FAULT_KINDS)}")
+    if args.mode == "push" and "timeout" in kinds:
+        raise UsageError("--faults timeout is a POP client fault (acks given up on); push mode takes kill, pause, "
+                         "proxy, consumer")
+    if args.mode == "push" and args.scenario:
+        raise UsageError(f"--scenario {args.scenario} is a POP scenario: leave out --mode push")
     config = LiveConfig(release=args.release, duration_s=_bounded("duration", args.duration, DURATION_S),
                         faults=tuple(dict.fromkeys(kinds)), clients=_bounded("clients", args.clients, CLIENTS),
                         seed=_bounded("seed", args.seed, SEED), drain_s=_bounded("drain", args.drain, DRAIN_S),
-                        out=Path(args.out), scenario=args.scenario or "")
+                        out=Path(args.out), scenario=args.scenario or "", mode=args.mode)
     if config.scenario and config.faults:
-        raise UsageError("--scenario f2 runs alone: leave out --faults")
+        raise UsageError(f"--scenario {config.scenario} runs alone: leave out --faults")
     try:
         import rocketmq  # noqa: F401
     except ModuleNotFoundError as err:
@@ -86,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary_json(result), indent=2, sort_keys=True))
     else:
-        print(f"RocketMQ {config.release}: {json.dumps(v.totals.to_json())}")
+        print(f"RocketMQ {config.release} ({config.mode}): {json.dumps(v.totals.to_json())}")
         for pid, status in v.checked.items():
             print(f"  {pid:6} {status}")
         for x in v.violations[:20]:
@@ -114,11 +117,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help=f"at most this many seconds of ack-everything drain, {DRAIN_S[0]}..{DRAIN_S[1]} (default 90)")
     parser.add_argument("--faults", default="", help="comma list of kill, pause, proxy, consumer, timeout")
     parser.add_argument("--clients", type=int, default=2,
-                        help=f"POP consumers, {CLIENTS[0]}..{CLIENTS[1]} (default 2)")
-    parser.add_argument("--mode", choices=("pop", "push"), default="pop", help="pop (push is not built)")
+                        help=f"consumers (POP clients or push JVMs), {CLIENTS[0]}..{CLIENTS[1]} (default 2)")
+    parser.add_argument("--mode", choices=("pop", "push"), default="pop",
+                        help="pop: SimpleConsumers through the proxy (default); push: DefaultMQPushConsumer JVMs "
+                             "of the release (clustering, concurrently)")
     parser.add_argument("--seed", type=int, default=0, help=f"{SEED[0]}..{SEED[1]}")
     parser.add_argument("--out", default="popverify-out/live", help="folder for history, report and summary")
-    parser.add_argument("--scenario", choices=("f2",), default=None,
-                        help="f2: changeInvisibleTime on an expired, revived handle (spec/live.md) instead of the workload")
+    parser.add_argument("--scenario", choices=("f2", "revive-kill"), default=None,
+                        help="instead of the workload: f2 (changeInvisibleTime on an expired, revived handle) or "
+                             "revive-kill (dropped messages, broker SIGKILL around their deadline, long watch); "
+                             "spec/live.md")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

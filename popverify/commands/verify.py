@@ -20,6 +20,7 @@ from popverify.tools import PROJECT_ROOT, ToolError, run_child
 MAX_RUNS = 1_000_000   # fuzz runs per campaign (README "Bounds")
 MAX_STEPS = 100_000    # steps per fuzz run
 TECHNIQUES = ("tlc", "trace", "z3", "fuzz", "stateful", "conformance")
+LIVE_DURATION_S = (10, 600)
 MODES = ("pop", "push")
 PROFILES = ("v5.0", "develop")
 
@@ -219,6 +220,14 @@ def _confirmation_status(summary: dict[str, Any], no_confirm: bool) -> None:
         _progress(f"confirmation on Java UNAVAILABLE: {'; '.join(why)}")
 
 
+def _live(out: Path, duration_s: int) -> dict[str, Any]:
+    """``--live``: a short live run (kill, pause) on each profile's release (popverify/live/suite.py)."""
+    from popverify.commands.live import _client_logs_to
+    from popverify.live.suite import live_entry
+    _client_logs_to(out / "live" / "client.log")  # the client's gRPC callback tracebacks during faults
+    return live_entry(out, duration_s=duration_s, progress=_progress)
+
+
 def _guarded(name: str, step: Callable[[], dict[str, Any]], summary: dict[str, Any]) -> None:
     """Run one technique; a missing tool makes it unavailable (a failure of the run, named in
     the report), never a crash."""
@@ -236,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     from popverify.verify import report
 
     skip = set(args.skip or ())
-    if skip >= set(TECHNIQUES):
+    if skip >= set(TECHNIQUES) and not args.live:
         raise UsageError("--skip names every technique: nothing would be checked")
     if args.mutant is not None and args.mutant not in MUTANTS:
         raise UsageError(unknown(args.mutant))
@@ -265,6 +274,11 @@ def run(args: argparse.Namespace) -> int:
     if "conformance" not in skip:
         _progress("conformance against RocketMQ's Java code (non-live)")
         _guarded("conformance", _conformance, summary)
+    if args.live:
+        # Real brokers of each profile's release on loopback; counts like every other technique
+        # (errored, empty or unavailable = failure).
+        _progress(f"live: RocketMQ of each profile's release, {args.live_duration} s each, faults kill,pause")
+        _guarded("live", lambda: _live(out, args.live_duration), summary)
     for name in sorted(skip):
         summary["unavailable"][name] = "skipped (--skip)"
     failed = report.failures(summary)
@@ -315,5 +329,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-confirm", action="store_true",
                         help="do not replay the campaigns' minimal POP counterexamples on RocketMQ's broker classes "
                              "(reported as skipped: the outcome is 'incomplete', exit 1)")
+    parser.add_argument("--live", action="store_true",
+                        help="also run a short live session (real namesrv, broker, proxy; faults kill,pause) on "
+                             "each profile's release; needs a JDK and Maven (spec/live.md)")
+    parser.add_argument("--live-duration", type=bounded_int(*LIVE_DURATION_S), default=60,
+                        help=f"workload seconds of each live session, {LIVE_DURATION_S[0]}..{LIVE_DURATION_S[1]} "
+                             "(default 60)")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

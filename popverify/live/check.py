@@ -21,6 +21,7 @@ clients and are reported as such, not as passing.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import attrs
 
@@ -69,7 +70,7 @@ class Totals:
 class LiveVerdict:
     """What the checker found in one live history."""
 
-    totals: Totals
+    totals: Any                  # Totals (pop) or check_push.PushTotals (push): to_json(), consistent()
     violations: tuple[Violation, ...]
     excused: int
     faults_seen: tuple[str, ...]

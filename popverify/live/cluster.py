@@ -28,7 +28,7 @@ TARGET_DIR = PROJECT_ROOT / "conformance" / "target"
 CLUSTER_NAME = "PopVerifyCluster"
 BROKER_NAME = "broker-a"
 # Heaps: three JVMs plus mqadmin runs must fit 2 shared cores and leave room for others.
-HEAPS = {"namesrv": "256m", "broker": "512m", "proxy": "384m", "admin": "128m"}
+HEAPS = {"namesrv": "256m", "broker": "512m", "proxy": "384m", "admin": "128m", "push": "128m"}
 MAIN_CLASSES = {
     "namesrv": "org.apache.rocketmq.namesrv.NamesrvStartup",
     "broker": "org.apache.rocketmq.broker.BrokerStartup",

@@ -26,6 +26,10 @@ def _timeline(ops: list[Op]) -> list[str]:
         row = rows.setdefault(b, {"send": 0, "deliver": 0, "ack": 0, "fail": 0})
         if op.type == "ok" and op.f in ("send", "ack"):
             row[op.f] += 1
+        elif op.f == "consume" and isinstance(op.value, dict):
+            # push: a message handed to the listener; CONSUME_SUCCESS is the push consumer's "ack"
+            row["deliver"] += 1
+            row["ack"] += op.value.get("status") == "CONSUME_SUCCESS"
         elif op.f == "deliver":
             row["deliver"] += 1
         elif op.type in ("fail", "timeout"):
@@ -54,10 +58,10 @@ def _timeline(ops: list[Op]) -> list[str]:
 
 
 def write_report(out: Path, release: str, profile: str, ops: list[Op], verdict: LiveVerdict, faults: list[Fault],
-                 seconds: dict[str, float], drained: bool) -> Path:
+                 seconds: dict[str, float], drained: bool, mode: str = "pop") -> Path:
     """Write ``out/report.md`` and return its path."""
     t = verdict.totals
-    lines = [f"# popverify live: RocketMQ {release}", "",
+    lines = [f"# popverify live: RocketMQ {release}, {mode} consumers", "",
              f"Model profile compared: `{profile}`. Drain reached every acknowledged send acked: {drained}. "
              f"Seconds: {json.dumps(seconds, sort_keys=True)}", "", "## Totals", "", "| total | count |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in t.to_json().items()]

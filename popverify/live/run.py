@@ -8,23 +8,26 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
 from popverify.live.check import LiveVerdict, check_history
+from popverify.live.check_push import check_push_history
 from popverify.live.cluster import CLUSTER_NAME, Cluster, tls_files
 from popverify.live.f2 import run_f2, run_f2_remoting
 from popverify.live.faults import Fault, schedule
 from popverify.live.history import History
+from popverify.live.pop_process import PopConsumerProcess
+from popverify.live.push import PushConsumer, build_push_client, wait_quiet_push
 from popverify.live.report import write_report
+from popverify.live.revive_kill import run_revive_kill
 from popverify.tools import ToolError
-from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Consumer, Producer
+from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Producer
 
 QUEUES = 4
 RESTART_TRIES = 2
@@ -48,7 +51,8 @@ class LiveConfig:
     behaviour: Behaviour = Behaviour()
     broken: Behaviour | None = None   # test-only: consumer 0 of the first generation behaves so
     keep_workdir: bool = False
-    scenario: str = ""                # "f2": the F2 scenario (popverify/live/f2.py) instead of the workload
+    scenario: str = ""                # "f2" (popverify/live/f2.py) or "revive-kill" (revive_kill.py) instead of the workload
+    mode: str = "pop"                 # "pop": SimpleConsumers through the proxy; "push": DefaultMQPushConsumer JVMs
 
 
 @attrs.frozen
@@ -71,8 +75,8 @@ class BrokerDidNotRestart(Exception):
     """The broker exited at every restart after a kill fault (its logs are in DIR/jvm/)."""
 
 
-def _apply(fault: Fault, cluster: Cluster, consumers: list[Consumer], history: History,
-           spawn: Callable[[int], Consumer]) -> None:
+def _apply(fault: Fault, cluster: Cluster, consumers: list[Any], history: History,
+           spawn: Callable[[int], Any]) -> None:
     begin = {"kind": fault.kind, "phase": "begin", "length_s": fault.length_s}
     if fault.kind == "kill":
         history.add("info", "fault", "nemesis", value=begin)
@@ -124,20 +128,28 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
     faults = schedule(config.faults, config.duration_s, config.clients, config.seed)
     (config.out / "faults.json").write_text(json.dumps([f.to_json() for f in faults], indent=2) + "\n")
     seconds: dict[str, float] = {}
-    consumers: list[Consumer] = []
-    retired: list[Consumer] = []
+    consumers: list[Any] = []      # PopConsumerProcess (pop) or PushConsumer (push)
+    retired: list[Any] = []
     producer: Producer | None = None
     drained = False
     outcome = ""
     aborted = ""
     generation = [0]
 
-    def spawn(index: int) -> Consumer:
+    push_classes: list[Path] = []
+
+    def spawn(index: int) -> Any:
         generation[0] += 1
-        rng = random.Random(config.seed * 1_000_003 + generation[0])
         behaviour = config.broken if config.broken is not None and generation[0] == 1 else config.behaviour
-        c = Consumer(f"consumer-{index}.{generation[0]}", cluster.proxy_endpoint, history, rng, behaviour,
-                     tls=cluster.tls)
+        name = f"consumer-{index}.{generation[0]}"
+        if config.mode == "push":
+            p = PushConsumer(name, cluster, history, push_classes[0], seed=config.seed * 1_000_003 + generation[0],
+                             skip=behaviour.skip_processing)
+            p.start()
+            return p
+        # A process of its own (popverify/live/pop_process.py): the consumer fault is a SIGKILL.
+        c = PopConsumerProcess(name, cluster.proxy_endpoint, history, config.seed * 1_000_003 + generation[0],
+                               behaviour, workdir, tls=cluster.tls)
         c.start()
         return c
 
@@ -150,10 +162,10 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
             os.environ["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = str(tls_files()[0])
         seconds["cluster_start"] = round(time.monotonic() - began, 1)
         t0 = time.monotonic()
-        cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
+        _create_topic(cluster, history)
         cluster.run_admin("updateSubGroup", "-c", CLUSTER_NAME, "-g", GROUP)
         seconds["admin"] = round(time.monotonic() - t0, 1)
-        progress(f"topic {TOPIC} and group {GROUP} created; " + ("scenario F2" if config.scenario else
+        progress(f"topic {TOPIC} and group {GROUP} created; " + (f"scenario {config.scenario}" if config.scenario else
                  f"workload for {config.duration_s} s, {len(faults)} fault(s)"))
         t0 = time.monotonic()
         history.started_ms = time.time_ns() // 1_000_000
@@ -162,15 +174,26 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
             outcome += "; remoting: " + run_f2_remoting(cluster, history, progress)
             seconds["scenario"] = round(time.monotonic() - t0, 1)
             drained = True
+        elif config.scenario == "revive-kill":
+            outcome = run_revive_kill(cluster, history, progress)
+            seconds["scenario"] = round(time.monotonic() - t0, 1)
+            drained = True
         else:
             history.add("info", "phase", "runner", value="workload")
+            if config.mode == "push":
+                push_classes.append(build_push_client(cluster))
             consumers = [spawn(i) for i in range(config.clients)]
+            ready = time.monotonic() + CONSUMER_READY_S
+            if config.mode == "push":
+                # Each PushClient says "start" once DefaultMQPushConsumer#start returned (its first
+                # rebalance ran); CONSUME_FROM_FIRST_OFFSET makes a new group start at 0 anyway.
+                while _push_started(history) < config.clients and time.monotonic() < ready:
+                    time.sleep(0.2)
             # The group is new: a POP on a queue without a committed offset starts near its end
             # (PopMessageProcessor#getInitOffset, ConsumeInitMode.MAX), so messages sent before the
             # group's first pop are legitimately skipped (seen on 5.0.0). The producer starts
             # once the consumers have popped (empty) and so initialised the group's offsets.
-            ready = time.monotonic() + CONSUMER_READY_S
-            while _ok_receives(history) < 2 * config.clients and time.monotonic() < ready:
+            while config.mode == "pop" and _ok_receives(history) < 2 * config.clients and time.monotonic() < ready:
                 time.sleep(0.2)
             history.add("info", "phase", "runner", value="produce")
             producer = Producer(cluster.proxy_endpoint, history, tls=cluster.tls)
@@ -199,45 +222,95 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                 history.add("info", "fault", "nemesis", value={"kind": fault.kind, "phase": "skipped"})
                 progress(f"fault {fault.kind} at {fault.at_s} s skipped: the workload ended first")
             producer.join(15)
-        if config.scenario != "f2" and not aborted:
+        if not config.scenario and not aborted:
             history.add("info", "phase", "runner", value="drain")
             progress(f"drain: consumers ack everything, up to {config.drain_s} s")
             t0 = time.monotonic()
-            for c in consumers:
-                c.draining.set()
-            while time.monotonic() - t0 < config.drain_s:
-                if _quiet(history):
-                    drained = True
-                    break
-                time.sleep(0.5)
+            if config.mode == "push":
+                for c in consumers:
+                    c.drain()
+                drained = wait_quiet_push(history, config.drain_s)
+                # Max offsets from the broker and the offset table, for PRG-3 (any live consumer).
+                for c in consumers:
+                    if c.alive() and c.report():
+                        break
+            else:
+                for c in consumers:
+                    c.draining.set()
+                while time.monotonic() - t0 < config.drain_s:
+                    if _quiet(history):
+                        drained = True
+                        break
+                    time.sleep(0.5)
             seconds["drain"] = round(time.monotonic() - t0, 1)
         history.add("info", "phase", "runner", value="end")
     finally:
         if producer is not None:
             producer.stopping.set()
-        for c in consumers + retired:
-            c.stopping.set()
-        for c in consumers + retired:
-            c.join(10)
+        if config.mode == "push":
+            # Graceful shutdown persists the offsets (DefaultMQPushConsumerImpl#shutdown); in turn,
+            # so that the broker sees each client leave.
+            for c in consumers + retired:
+                c.stop()
+        else:
+            for c in consumers + retired:
+                c.stopping.set()
+            for c in consumers + retired:
+                c.join(10)
         t0 = time.monotonic()
         cluster.stop()
         seconds["stop"] = round(time.monotonic() - t0, 1)
         history.write(config.out / "history.jsonl")
         # The JVMs' own output (start banners, stack traces of failed starts) is small: keep it.
         (config.out / "jvm").mkdir(exist_ok=True)
-        for out in workdir.glob("*.out"):
+        for out in [*workdir.glob("*.out"), *workdir.glob("*.err")]:
             shutil.copy(out, config.out / "jvm" / out.name)
         if not config.keep_workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     seconds["total"] = round(time.monotonic() - began, 1)
-    verdict = check_history(history.snapshot(), drained=not aborted)
+    check = check_push_history if config.mode == "push" else check_history
+    verdict = check(history.snapshot(), drained=not aborted)
     profile = PROFILES.get(config.release, DEFAULT_PROFILE)
     report_path = write_report(config.out, config.release, profile, history.snapshot(), verdict, faults, seconds,
-                               drained)
+                               drained, mode=config.mode)
+    leftover = tuple(cluster.pids()) + tuple(p for c in consumers + retired if (p := c.pid()) is not None)
     result = LiveResult(config, verdict, tuple(faults), seconds, drained, config.out / "history.jsonl", report_path,
-                        tuple(cluster.pids()), workdir, outcome or aborted)
+                        leftover, workdir, outcome or aborted)
     (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
     return result
+
+
+TOPIC_TRIES = 5
+
+
+def _create_topic(cluster: Cluster, history: History) -> None:
+    """mqadmin updateTopic -c CLUSTER, until the NameServer routes the topic.
+
+    updateTopic -c asks the NameServer for the cluster's masters and creates the topic on each:
+    when the broker has not registered yet (it prints "boot success" first), that is no broker,
+    and mqadmin exits 0 having created nothing (seen on a loaded machine: every send then failed
+    with "No topic route info"). So the route is checked with mqadmin topicRoute and the
+    creation repeated, at most TOPIC_TRIES times."""
+    for attempt in range(1, TOPIC_TRIES + 1):
+        cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
+        try:
+            route = cluster.run_admin("topicRoute", "-t", TOPIC)
+        except ToolError as err:
+            history.add("info", "admin", "runner", value={"topic_route": "missing", "attempt": attempt},
+                        error=str(err)[-200:])
+            time.sleep(3)
+            continue
+        if '"brokerDatas"' in route and "127.0.0.1" in route:
+            return
+        history.add("info", "admin", "runner", value={"topic_route": "empty", "attempt": attempt})
+        time.sleep(3)
+    raise ToolError(f"mqadmin could not create {TOPIC} on the broker ({TOPIC_TRIES} tries): no route in the NameServer")
+
+
+def _push_started(history: History) -> int:
+    """PushClient JVMs that reported their consumer started (the JVM's own ``start`` event)."""
+    return sum(1 for op in history.snapshot() if op.f == "start" and isinstance(op.value, dict)
+               and "instance" in op.value)
 
 
 def _ok_receives(history: History) -> int:
@@ -265,7 +338,7 @@ def summary_json(result: LiveResult) -> dict[str, object]:
     """The machine-readable summary of a session (``--json`` prints it)."""
     v = result.verdict
     return {
-        "release": result.config.release, "seed": result.config.seed, "duration_s": result.config.duration_s,
+        "release": result.config.release, "mode": result.config.mode, "seed": result.config.seed, "duration_s": result.config.duration_s,
         "clients": result.config.clients, "faults": [f.to_json() for f in result.fault_schedule],
         "totals": v.totals.to_json(), "totals_consistent": v.totals.consistent(), "properties": v.checked,
         "violations": [x.to_json() for x in v.violations], "excused_violations": v.excused,

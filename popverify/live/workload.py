@@ -56,6 +56,7 @@ class Behaviour:
     change: int = 12         # changeInvisibleDuration, then ack
     ack_timeout: int = 30    # inside a client-timeout fault window: the client gives up waiting at once
     fake_acks: int = 0       # test-only broken client: records this many acks it never sends, then crashes
+    skip_processing: int = 0  # test-only broken push client: CONSUME_SUCCESS for this many messages never processed
 
 
 @attrs.define

@@ -111,6 +111,7 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
             if prev is not None:
                 text = prev["text"] + "; " + text
             cells[pid][column] = {"state": state, "text": text}
+    live_cells(summary, cells)
     return cells
 
 
@@ -129,7 +130,7 @@ def _technique_status(name: str, entry: dict[str, Any]) -> str | None:
         return f"{name} {result}" + (f" ({entry['error']})" if entry.get("error") else "")
     # what each technique checked; an empty list means nothing was checked
     checked = {"tlc": "models", "trace": "traces", "z3": "proofs", "conformance": "checks",
-               "stateful": "machines"}.get(name)
+               "stateful": "machines", "live": "runs"}.get(name)
     if checked is not None and not entry.get(checked):
         return f"{name} checked nothing (no {checked})"
     if name == "conformance" and not any(c.get("cases") for c in entry.get("checks", [])):
@@ -239,7 +240,7 @@ def _confirmation_summary(summary: dict[str, Any]) -> str:
 def render(summary: dict[str, Any], out: Path) -> str:
     """The HTML report."""
     esc = html.escape
-    cols = columns()
+    cols = columns() + live_columns(summary)
     rows = []
     for pid, prop in PROPERTIES.items():
         tds = []
@@ -295,6 +296,7 @@ def render(summary: dict[str, Any], out: Path) -> str:
 <h2>Property × technique</h2><table id="matrix"><tr><th>ID</th><th>property</th><th>expected</th>
 {''.join(f'<th>{esc(c)}</th>' for c in cols)}</tr>{''.join(rows)}</table>
 <h2>Techniques</h2><table>{techniques}{unavailable}</table>
+{live_html(summary)}
 <h2>Trace validation</h2><p>Runs of the Python model replayed by TLC as behaviours of
 PushConsumerOffsets (spec/trace-validation.md).</p>
 <table><tr><th>trace</th><th>profile</th><th>verdict</th><th>log</th></tr>{validated}</table>
@@ -411,3 +413,49 @@ def _states(model: dict) -> str:
     if model.get("distinct_states") is None:
         return "stopped in the initial states"
     return f"{model['distinct_states']} distinct states, depth {model.get('depth')}"
+
+
+# -- live runs (popverify verify --live; popverify/live/suite.py, spec/live.md) -----------------
+
+def live_columns(summary: dict[str, Any]) -> list[str]:
+    """One matrix column per live run (``live/<profile>``), only when verify ran --live."""
+    return [f"live/{r['profile']}" for r in summary["techniques"].get("live", {}).get("runs", [])]
+
+
+def live_cells(summary: dict[str, Any], cells: dict[str, dict[str, dict[str, str]]]) -> None:
+    """The live runs' property statuses beside the model's columns: holds -> passed, violated ->
+    violated (or expected, when spec/expectations.json lists it violated for the profile),
+    "checked until an excluding fault" -> passed with that note, not observable -> no cell."""
+    for run in summary["techniques"].get("live", {}).get("runs", []):
+        column = f"live/{run['profile']}"
+        expected_pids = {v["property"] for v in run.get("violations", []) if v.get("expected")}
+        for pid, status in run.get("properties", {}).items():
+            if pid not in cells or status.startswith("not checked"):
+                continue
+            if status == "violated":
+                state = "expected" if pid in expected_pids else "violated"
+                count = sum(1 for v in run["violations"] if v["property"] == pid)
+                text = f"{'expected finding' if state == 'expected' else 'violated'}: {count} on RocketMQ {run['release']}"
+            else:
+                state = "passed"
+                text = f"{status} on RocketMQ {run['release']} ({run['mode']}, faults {','.join(run['faults']) or 'none'})"
+            cells[pid][column] = {"state": state, "text": f"{text}; report {run['report']}"}
+
+
+def live_html(summary: dict[str, Any]) -> str:
+    """A table of the live runs' totals (empty when verify did not run --live)."""
+    runs = summary["techniques"].get("live", {}).get("runs", [])
+    if not runs:
+        return ""
+    esc = html.escape
+    keys = list(runs[0]["totals"])
+    head = "".join(f"<th>{esc(k)}</th>" for k in ["release", "faults", *keys, "violations", "seconds"])
+    rows = []
+    for r in runs:
+        viol = "; ".join(f"{v['property']} (op {v['op']}{', expected' if v['expected'] else ''})"
+                         for v in r["violations"]) or "none"
+        rows.append(f"<tr><th>{esc(r['release'])} ({esc(r['profile'])})</th><td>{esc(','.join(r['faults']))}</td>"
+                    + "".join(f"<td>{r['totals'].get(k, '')}</td>" for k in keys)
+                    + f"<td>{esc(viol)}</td><td>{r['seconds'].get('total', '')}</td></tr>")
+    return (f"<h2>Live runs</h2><p>Real RocketMQ on loopback, clients' history checked by the model's checker "
+            f"(spec/live.md).</p><table><tr>{head}</tr>{''.join(rows)}</table>")

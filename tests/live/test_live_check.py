@@ -145,7 +145,10 @@ def test_history_roundtrip(tmp_path) -> None:  # type: ignore[no-untyped-def]
     (["--release", "5.5.0", "--duration", "5"], "--duration"),
     (["--release", "5.5.0", "--clients", "9"], "--clients"),
     (["--release", "5.5.0", "--faults", "kill,flood"], "unknown fault"),
-    (["--release", "5.5.0", "--mode", "push"], "push"),
+    (["--release", "5.5.0", "--mode", "push", "--faults", "kill,timeout"], "POP client fault"),
+    (["--release", "5.5.0", "--mode", "push", "--scenario", "f2"], "POP scenario"),
+    (["--release", "5.5.0", "--scenario", "revive-kill", "--faults", "kill"], "runs alone"),
+    (["--release", "5.5.0", "--scenario", "nope"], "--scenario"),
 ])
 def test_bad_arguments_exit_2(argv: list[str], text: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "popverify", "live", *argv], capture_output=True, text=True,
