@@ -112,6 +112,11 @@ class BrokerConfig:
     # BrokerConfig#priorityOrderAsc defaults to true; 5.0.0 visits (randomQ + i) % n.
     # Found by lockstep replay (popverify conformance --stateful) on 5.5.0.
     pop_queue_order_desc: bool = False
+    # PopMessageProcessor#popMsgFromQueue (5.5.0): a message popped from the retry topic is
+    # re-encoded with the request's topic (`messageExt.setTopic(requestHeader.getTopic())`, its
+    # handle in PROPERTY_POP_CK naming the retry topic) unless popResponseReturnActualRetryTopic
+    # (default false); 5.0.0 hands it over as stored. Found by lockstep replay on 5.5.0.
+    pop_retry_message_as_origin_topic: bool = False
     # --- end H2 switches ---
 
     @classmethod
@@ -133,5 +138,6 @@ class BrokerConfig:
                 pop_init_offset_55=True,
                 batch_ack_as_batch_ack_msg=True,
                 pop_queue_order_desc=True,
+                pop_retry_message_as_origin_topic=True,
             )
         return cls(profile=name)

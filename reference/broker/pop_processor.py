@@ -258,6 +258,9 @@ class PopOperation:
                 # response header (startOffsetInfo for this queue, popTime, reviveQid...).
                 handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic,
                                           b.config.broker_name, queue_id, m.queue_offset)
+                if is_retry and b.config.pop_retry_message_as_origin_topic:
+                    # 5.5.0 re-encodes it with the request's topic (a copy: the store keeps its own)
+                    m = attrs.evolve(m, topic=req.topic, properties=dict(m.properties))
                 messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
         elif r.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
                           GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \

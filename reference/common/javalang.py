@@ -82,6 +82,11 @@ class JavaRandom:
 
     def __init__(self, seed: int) -> None:
         self._seed = (seed ^ self._MULTIPLIER) & self._MASK
+        self._initial = seed
+
+    def reseeded(self) -> "JavaRandom":
+        """A new generator with this one's original seed (its sequence from the start)."""
+        return JavaRandom(self._initial)
 
     def _next(self, bits: int) -> int:
         self._seed = (self._seed * self._MULTIPLIER + self._ADDEND) & self._MASK
