@@ -1,6 +1,8 @@
 """Model defects found by lockstep replay on RocketMQ's own broker classes
 (popverify conformance --stateful, spec/conformance.md): each fixed rule, with its Java line."""
 
+import json
+
 import pytest
 
 from reference.broker.pop_processor import PopRequest
@@ -133,3 +135,36 @@ def test_revive_keeps_its_window_for_2_s_after_any_timer_enqueue(profile):
     assert _revive_all(b) == [0]
     b.restart()                               # a new TimerMessageStore: nothing enqueued yet
     assert b.timer.enqueue_behind(b.clock.now()) == 0
+
+
+def test_concurrent_hash_map_order_is_javas():
+    """Recorded on a JVM (17): `new ConcurrentHashMap<>(1024 * 16)`, these keys put in this
+    order, keySet() printed."""
+    from reference.common.javalang import concurrent_hash_map_order
+
+    keys = ["TopicTestGID_popverify001700000000000broker-a", "TopicTestGID_popverify101700000000000broker-a",
+            "TopicTestGID_popverify0010", "abc", "TopicTestGID_popverify1101700000001234", "x%RETRY%y", "zz",
+            "q1", "q2", "q3"]
+    java = ["q1", "q2", "q3", "zz", "TopicTestGID_popverify0010", "TopicTestGID_popverify101700000000000broker-a",
+            "x%RETRY%y", "TopicTestGID_popverify1101700000001234", "abc", "TopicTestGID_popverify001700000000000broker-a"]
+    assert concurrent_hash_map_order(keys, 32768) == java
+
+
+def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
+    """PopBufferMergeService#scan walks `buffer.entrySet()` of a ConcurrentHashMap: the CKs of
+    one POP of four queues reach the revive topic in bin order of their merge keys, not in the
+    order the POP added them (lockstep on 5.5.0: two CKs revived in the other order)."""
+    from reference.common.javalang import concurrent_hash_map_order
+
+    b = make_broker("v5.0", seed=1, queues=4, enable_pop_buffer_merge=True)
+    for q in range(4):
+        b.put_message("T", q, b"m")
+    assert b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=32, invisible_time=60_000)).result.messages
+    added = list(b.buffer_merge.buffer)
+    expected = concurrent_hash_map_order(added, 32768)
+    assert expected != added  # this seed's queue start makes the two orders differ
+    b.buffer_merge.serving = False  # a not-serving buffer stores every CK on the next scan
+    b.buffer_merge_scan()
+    # the CKs wait in the timer (same deliver time: put order); merge key "TG" + queueId + ...
+    queues = [json.loads(m.body.decode())["q"] for m in b.timer.pending()]
+    assert queues == [int(k[2]) for k in expected] == [3, 1, 2, 0]
