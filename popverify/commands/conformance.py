@@ -29,7 +29,8 @@ def run_stateful(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown version(s) for --stateful; known: {', '.join(by_release)}")
     reports = []
     for version in versions:
-        with LockstepClient(version) as client:
+        # hundreds of schedules in one JVM: C2 pays for its slower start (lockstep_build)
+        with LockstepClient(version, full_jit=args.cases >= 25) as client:
             reports.append(stateful_differential(
                 by_release[version], args.cases, args.seed, args.steps, client, interleave=args.interleave,
                 progress=(lambda m: print(f"[stateful] {m}", file=sys.stderr, flush=True)) if args.progress

@@ -821,14 +821,16 @@ class StatefulReport:
 
 def stateful_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
-                          clock: Callable[[], float] | None = None) -> StatefulReport:
+                          clock: Callable[[], float] | None = None, first_case: int = 0) -> StatefulReport:
     """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
-    scope counts, and each divergence class with its first example (seed, config, schedule)."""
+    scope counts, and each divergence class with its first example (seed, config, schedule).
+    Case k's draw depends only on ``seed`` and k, so cases ``first_case`` .. ``first_case +
+    cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks)."""
     from reference.common.javalang import JavaRandom
 
     report = StatefulReport(profile, RELEASES[profile])
     start = clock() if clock else 0.0
-    for case in range(cases):
+    for case in range(first_case, first_case + cases):
         rng = JavaRandom(seed * 1_000_003 + case)
         faults = tuple(f for f in LOCKSTEP_FAULTS if rng.next_int(10) < 3)
         config = ScenarioConfig.draw(rng, faults=faults)

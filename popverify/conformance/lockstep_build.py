@@ -95,15 +95,19 @@ def build(version: str) -> tuple[Path, str]:
     return jar, cp_file.read_text().strip()
 
 
-def java_command(version: str, jvm_args: Sequence[str] = ()) -> list[str]:
+def java_command(version: str, jvm_args: Sequence[str] = (), full_jit: bool = False) -> list[str]:
     """The command that starts the harness for ``version``: ``java``, the caller's JVM
     arguments (e.g. a JaCoCo agent, which must come before ours), the virtual-time agent,
-    logging to stderr at ERROR, the classpath and the main class."""
+    logging to stderr at ERROR, the classpath and the main class.
+
+    The JVM compiles with C1 only (fast start, for short runs and tests) unless ``full_jit``:
+    a JVM that runs hundreds of schedules gains from C2 on the loops every broker start runs
+    (TimerWheel#checkPhyPos over its 1.2 million slots)."""
     jar, classpath = build(version)
     java = _require("java")
     return [java, *jvm_args, f"-javaagent:{jar}={POP_TIME_METHOD[version]}",
             f"-Dlogback.configurationFile={LOGBACK_XML}", f"-Drmq.logback.configurationFile={LOGBACK_XML}",
             # RocketMQ unmaps its files through sun.nio.ch.DirectBuffer (store shutdown, restart)
             "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss4m",
+            "-XX:+UseSerialGC", *(() if full_jit else ("-XX:TieredStopAtLevel=1",)), "-Xss4m",
             "-cp", f"{jar}:{classpath}", MAIN_CLASS]

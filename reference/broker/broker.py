@@ -243,6 +243,11 @@ class Broker:
         # A new PopMessageProcessor: ckMessageNumber = new AtomicLong() (lockstep replay found
         # the model's counter surviving a restart).
         self._ck_message_number = 0
+        # ... and `random = new Random(System.currentTimeMillis())` (queue start, retry-first).
+        # Any seed is Java's behaviour; the model takes its original seed again, as the lockstep
+        # harness does for the new processor (lockstep found the model's sequence continuing).
+        self.rng = self.rng.reseeded()
+        self.timer.restart()
         self._start_memory_services()
         self.restarts += 1
 

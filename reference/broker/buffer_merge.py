@@ -26,7 +26,11 @@ from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
 from reference.broker.message import MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.queue_lock import QueueLockManager
-from reference.common.javalang import LONG_MAX
+from reference.common.javalang import LONG_MAX, concurrent_hash_map_order
+
+# PopBufferMergeService: `buffer = new ConcurrentHashMap<>(1024 * 16)`: tableSizeFor(1 + 16384 /
+# 0.75) = 32768 bins, resized only past 24576 entries.
+BUFFER_TABLE_SIZE = 32768
 
 
 @attrs.define(slots=True, eq=False)
@@ -178,7 +182,10 @@ class PopBufferMergeService:
     def scan(self) -> None:
         """One scan pass (PopBufferMergeService#scan) followed by scanCommitOffset."""
         now = self._now()
-        for key in list(self.buffer):
+        # `buffer.entrySet().iterator()` of `new ConcurrentHashMap<>(1024 * 16)` (32768 bins on
+        # Java 8..17): bin order, not insertion order; it decides the order CKs and ACKs reach
+        # the revive topic (lockstep on 5.5.0: two CKs of one POP revived in the other order).
+        for key in concurrent_hash_map_order(list(self.buffer), BUFFER_TABLE_SIZE):
             w = self.buffer[key]
             if (w.just_offset and w.ck_stored) or is_ck_done(w) or (is_ck_done_for_finish(w) and w.ck_stored):
                 del self.buffer[key]

@@ -115,8 +115,13 @@ class PopReviveService:
                 break
             msgs = self._get_revive_message(offset)
             if not msgs:
-                # Timer caught up (no overdue delivery) and nothing came for 3 s: move endTime.
-                if end_time != 0 and now - end_time > 3 * SECOND and not self._timer.has_due(now):
+                # Nothing came for 3 s and the timer has caught up with the clock: move endTime.
+                # PopReviveService#consumeReviveMessage: `timerDelay <= 0 && commitLogDelay <= 0`,
+                # timerDelay = TimerMessageStore#getReadBehind (5.5.0 #getDequeueBehind), i.e. the
+                # timer's read time within 1 s of now, whether or not a delivery is due.
+                timer_delay = self._timer.read_behind(now)
+                commit_log_delay = self._timer.enqueue_behind(now)
+                if end_time != 0 and now - end_time > 3 * SECOND and timer_delay <= 0 and commit_log_delay <= 0:
                     end_time = now
                 # Java: break if endTime - firstRt > ackTimeInterval + 1 s, else sleep 100 ms
                 # and retry until 4 s of emptiness; with frozen virtual time both end the scan.

@@ -19,16 +19,56 @@ import heapq
 
 from reference.broker.message import PROPERTY_TIMER_DELIVER_MS, MessageExt
 from reference.broker.store import MessageStore
+from reference.common.javalang import java_div
 
 
 class TimerService:
-    """Parked messages by delivery slot; ``timer_step`` is the timer's dequeue service step."""
+    """Parked messages by delivery slot; ``timer_step`` is the timer's dequeue service step.
+
+    It also keeps the dequeue side's read time (TimerMessageStore#currReadTimeMs): the slot the
+    dequeue thread reads next. It starts at now rounded down to the precision (a broker that has
+    been running: the lockstep harness starts its timer there too) and, after a ``timer_step``,
+    is at now rounded down (dequeue reads slots while currReadTimeMs < currWriteTimeMs =
+    formatTimeMs(now)); between steps it stays, however far the clock moves. PopReviveService
+    reads how far behind it is (``read_behind``). A restart keeps it (TimerCheckpoint's
+    lastReadTimeMs, written at shutdown, is where recovery starts reading).
+    """
 
     def __init__(self, store: MessageStore, precision_ms: int = 1000) -> None:
         self._store = store
         self._precision = max(1, precision_ms)
         self._heap: list[tuple[int, int, MessageExt]] = []
         self._seq = 0
+        self._read_time = store.now() // self._precision * self._precision
+        self._last_enqueue_time = 0
+        self._last_enqueue_store_time = 0
+
+    @property
+    def read_time_ms(self) -> int:
+        """TimerMessageStore#currReadTimeMs."""
+        return self._read_time
+
+    def read_behind(self, now: int) -> int:
+        """Whole seconds the dequeue side is behind the clock: 5.0.0 TimerMessageStore#getReadBehind,
+        5.5.0 #getDequeueBehind, both ``(System.currentTimeMillis() - currReadTimeMs) / 1000``."""
+        return java_div(now - self._read_time, 1000)
+
+    def enqueue_behind(self, now: int) -> int:
+        """TimerMessageStore#getEnqueueBehind: ``(now - lastEnqueueButExpiredStoreTime) / 1000``
+        while ``now - lastEnqueueButExpiredTime < 2000``, else 0. Despite the names, #enqueue
+        sets both for *every* timer message it reads (5.0.0 and 5.5.0), so this is "a timer
+        message was enqueued in the last 2 s, stored whole seconds ago". Enqueue runs right
+        after the put (the lockstep harness releases it after every request; a running broker
+        within milliseconds), so enqueue time = store time = the put's time here."""
+        if now - self._last_enqueue_time < 2000:
+            return java_div(now - self._last_enqueue_store_time, 1000)
+        return 0
+
+    def restart(self) -> None:
+        """A new TimerMessageStore on the same files: parked messages and the read time are
+        recovered (timer log, TimerCheckpoint); the enqueue bookkeeping starts at 0."""
+        self._last_enqueue_time = 0
+        self._last_enqueue_store_time = 0
 
     def slot_of(self, deliver_time_ms: int) -> int:
         """The wheel slot (ms) a deliver time is parked in (HookUtils#transformTimerMessage:
@@ -50,6 +90,7 @@ class TimerService:
             return
         heapq.heappush(self._heap, (self.due_time(msg.deliver_time_ms), self._seq, msg))
         self._seq += 1
+        self._last_enqueue_time = self._last_enqueue_store_time = self._store.now()
 
     def timer_step(self, now: int) -> int:
         """Deliver every parked message that is due at ``now``; returns how many."""
@@ -58,6 +99,9 @@ class TimerService:
             _, _, msg = heapq.heappop(self._heap)
             self._store.put_message(msg)
             moved += 1
+        # dequeue has read every slot up to the write time (which never moves back:
+        # TimerMessageStore#maybeMoveWriteTime only moves it forward)
+        self._read_time = max(self._read_time, now // self._precision * self._precision)
         return moved
 
     def has_due(self, now: int) -> bool:

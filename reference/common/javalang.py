@@ -73,6 +73,20 @@ def string_hash(text: str) -> int:
     return to_int(h)
 
 
+def concurrent_hash_map_order(keys: list[str], table_size: int) -> list[str]:
+    """String keys in the order a java.util.concurrent.ConcurrentHashMap with ``table_size``
+    bins (a power of two; no resize since) iterates them, given in insertion order: by bin
+    ``spread(hashCode) & (n - 1)``, ``spread(h) = (h ^ (h >>> 16)) & 0x7fffffff``, and within a
+    bin in insertion order (putVal appends to the bin's list; a bin turns into a tree only at 8
+    keys, which is not modelled)."""
+    mask = table_size - 1
+
+    def bin_of(key: str) -> int:
+        h = string_hash(key) & 0xFFFFFFFF
+        return ((h ^ (h >> 16)) & 0x7FFFFFFF) & mask
+    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
+
+
 class JavaRandom:
     """java.util.Random: the same 48-bit LCG, so a seed gives Java's exact sequence."""
 
@@ -82,6 +96,11 @@ class JavaRandom:
 
     def __init__(self, seed: int) -> None:
         self._seed = (seed ^ self._MULTIPLIER) & self._MASK
+        self._initial = seed
+
+    def reseeded(self) -> "JavaRandom":
+        """A new generator with this one's original seed (its sequence from the start)."""
+        return JavaRandom(self._initial)
 
     def _next(self, bits: int) -> int:
         self._seed = (self._seed * self._MULTIPLIER + self._ADDEND) & self._MASK

@@ -1,6 +1,8 @@
 """Model defects found by lockstep replay on RocketMQ's own broker classes
 (popverify conformance --stateful, spec/conformance.md): each fixed rule, with its Java line."""
 
+import json
+
 import pytest
 
 from reference.broker.pop_processor import PopRequest
@@ -48,6 +50,48 @@ def test_pop_of_all_queues_visits_them_in_the_release_order(profile, expected):
     assert steps == ({1} if expected == "ascending" else {3})
 
 
+def _revive_all(b):
+    return sorted(r.msg_offset for q in range(b.config.revive_queue_num) for r in b.revive_step(q))
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+def test_revive_moves_its_window_only_when_the_timer_has_caught_up_with_the_clock(profile):
+    """PopReviveService#consumeReviveMessage moves endTime to now after 3 s without messages only
+    if `timerDelay <= 0 && commitLogDelay <= 0`; timerDelay is TimerMessageStore#getReadBehind
+    (5.5.0 #getDequeueBehind) = (now - currReadTimeMs) / 1000: how far the timer's dequeue is
+    behind the clock, not whether a delivery is due. A timer that has not run for 5 s keeps the
+    window where the last CK put it (lockstep: the model revived, 5.0.0 did not)."""
+    b = make_broker(profile)
+    assert popped(b, n=1)                     # CK delivered at popTime + INV - 1 s
+    b.clock.advance(INV)
+    b.timer_step()                            # the CK reaches the revive topic
+    assert _revive_all(b) == []               # endTime = the CK's deliver time: too early
+    b.clock.advance(5000)                     # 5 s, the timer does not run
+    assert b.timer.read_behind(b.clock.now()) == 5
+    assert _revive_all(b) == []               # nothing due, but the timer is behind: window kept
+    b.timer_step()                            # nothing to deliver; its read time reaches now
+    assert b.timer.read_behind(b.clock.now()) == 0
+    assert _revive_all(b) == [0]
+
+
+def test_restart_gives_the_new_pop_processor_a_random_seeded_as_the_first():
+    """PopMessageProcessor's constructor: random = new Random(System.currentTimeMillis()); a
+    restart builds a new processor. Any seed is Java's behaviour; the model takes the broker's
+    seed again, as the lockstep harness seeds each new processor, so the queue start of a POP
+    of all queues after a restart is the one the first POP drew (it used to continue)."""
+    def first_queue(b):
+        result = b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=1, invisible_time=INV)).result
+        return result.messages[0].queue_id
+
+    b = make_broker(queues=4)
+    for q in range(4):
+        for _ in range(4):
+            b.put_message("T", q, b"m")
+    starts = [first_queue(b) for _ in range(3)]
+    b.restart()
+    assert [first_queue(b) for _ in range(3)] == starts
+
+
 @pytest.mark.parametrize("profile, answered", [("v5.0", "retry"), ("develop", "request")])
 def test_a_popped_retry_message_carries_the_release_topic(profile, answered):
     """5.5.0 PopMessageProcessor#popMsgFromQueue re-encodes a message popped from the retry
@@ -66,3 +110,61 @@ def test_a_popped_retry_message_carries_the_release_topic(profile, answered):
     assert got and got[0].ack_topic == retry
     assert got[0].message.topic == (retry if answered == "retry" else "T")
     assert [m.topic for m in b.retry_messages("G", "T")] == [retry]
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+def test_revive_keeps_its_window_for_2_s_after_any_timer_enqueue(profile):
+    """The other half of that condition: commitLogDelay = TimerMessageStore#getEnqueueBehind,
+    ``(now - lastEnqueueButExpiredStoreTime) / 1000`` while ``now - lastEnqueueButExpiredTime <
+    2000``; TimerMessageStore#enqueue sets both for every timer message it reads, expired or not
+    (5.0.0 and 5.5.0). So for 1..2 s after a CK/ACK goes into the timer the window stays
+    (lockstep: 5.0.0 answered enqueueBehind 1 where the model had moved it)."""
+    b = make_broker(profile)
+    assert popped(b, n=1)                     # CK of queue 0 due at popTime + INV - 1 s
+    b.clock.advance(INV)
+    b.timer_step()
+    b.clock.advance(4000)
+    assert popped(b, n=1, queue=1)            # another CK enters the timer now
+    b.clock.advance(1500)
+    b.timer_step()
+    assert (b.timer.read_behind(b.clock.now()), b.timer.enqueue_behind(b.clock.now())) == (0, 1)
+    assert _revive_all(b) == []               # window kept: enqueue 1 s behind
+    b.clock.advance(500)                      # 2 s after that enqueue: no longer counted
+    b.timer_step()
+    assert b.timer.enqueue_behind(b.clock.now()) == 0
+    assert _revive_all(b) == [0]
+    b.restart()                               # a new TimerMessageStore: nothing enqueued yet
+    assert b.timer.enqueue_behind(b.clock.now()) == 0
+
+
+def test_concurrent_hash_map_order_is_javas():
+    """Recorded on a JVM (17): `new ConcurrentHashMap<>(1024 * 16)`, these keys put in this
+    order, keySet() printed."""
+    from reference.common.javalang import concurrent_hash_map_order
+
+    keys = ["TopicTestGID_popverify001700000000000broker-a", "TopicTestGID_popverify101700000000000broker-a",
+            "TopicTestGID_popverify0010", "abc", "TopicTestGID_popverify1101700000001234", "x%RETRY%y", "zz",
+            "q1", "q2", "q3"]
+    java = ["q1", "q2", "q3", "zz", "TopicTestGID_popverify0010", "TopicTestGID_popverify101700000000000broker-a",
+            "x%RETRY%y", "TopicTestGID_popverify1101700000001234", "abc", "TopicTestGID_popverify001700000000000broker-a"]
+    assert concurrent_hash_map_order(keys, 32768) == java
+
+
+def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
+    """PopBufferMergeService#scan walks `buffer.entrySet()` of a ConcurrentHashMap: the CKs of
+    one POP of four queues reach the revive topic in bin order of their merge keys, not in the
+    order the POP added them (lockstep on 5.5.0: two CKs revived in the other order)."""
+    from reference.common.javalang import concurrent_hash_map_order
+
+    b = make_broker("v5.0", seed=1, queues=4, enable_pop_buffer_merge=True)
+    for q in range(4):
+        b.put_message("T", q, b"m")
+    assert b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=32, invisible_time=60_000)).result.messages
+    added = list(b.buffer_merge.buffer)
+    expected = concurrent_hash_map_order(added, 32768)
+    assert expected != added  # this seed's queue start makes the two orders differ
+    b.buffer_merge.serving = False  # a not-serving buffer stores every CK on the next scan
+    b.buffer_merge_scan()
+    # the CKs wait in the timer (same deliver time: put order); merge key "TG" + queueId + ...
+    queues = [json.loads(m.body.decode())["q"] for m in b.timer.pending()]
+    assert queues == [int(k[2]) for k in expected] == [3, 1, 2, 0]

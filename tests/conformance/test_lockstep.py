@@ -207,3 +207,28 @@ def test_f1_minimal_trace_reproduces_on_500(tmp_path: Path, capsys: pytest.Captu
     verdict = json.loads(capsys.readouterr().out)[0]
     assert verdict["status"] == "agrees" and {"ALO-1", "ALO-2"} & set(verdict["java_violations"]), verdict
     assert verdict["finding"] == "reproduced on rocketmq-broker 5.0.0"
+
+
+# The revive window (spec/conformance.md "revive window after a quiet queue"): a revive round
+# with the timer 4 s behind the clock, one 1.5 s after a CK entered the timer, and one after
+# both have caught up. The model revived at the first of these before the fix; Java only at
+# the last. Then a restart and a POP of both queues: the new PopMessageProcessor's random.
+WINDOW = [Action("produce", (0,)), *_pop(0, 0, 3), Action("advance", (5000,)), Action("timer",),
+          Action("revive", (0,)), Action("advance", (4000,)), Action("revive", (0,)),
+          Action("produce", (1,)), *_pop(0, 1, 3), Action("advance", (1500,)), Action("timer",),
+          Action("revive", (0,)), Action("advance", (600,)), Action("timer",), Action("revive", (0,)),
+          Action("flush",), Action("restart",), Action("produce", (0,)), Action("produce", (1,)),
+          *_pop(0, -1, 4)]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+def test_the_revive_window_follows_the_timer_as_java_does(profile: str) -> None:
+    config = ScenarioConfig(queues=2, consumers=1, invisible_time=5000, enable_pop_buffer_merge=False,
+                            services_on_period=False, faults=("restart",), drain=False)
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 5, config, WINDOW, client)
+    # every revive round's retry-topic writes and the revive offsets are compared per step
+    assert verdict.status == "agrees", verdict.to_json()
+    assert verdict.steps == sum(1 for a in WINDOW if a.kind != "pop_step")  # a POP compares once

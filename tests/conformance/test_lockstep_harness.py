@@ -54,9 +54,11 @@ def test_unknown_release_is_refused() -> None:
         java_command("4.9.7")
 
 
-def smoke_schedule(h: Harness) -> list[Any]:
-    """put 3, pop, ack one, changeInvisibleTime one, let 24 s pass with revives: the answers."""
-    out = [h.call(op="init", version=h.version, queues=2, seed=7, reviveQueueNum=2)]
+def smoke_schedule(h: Harness, start: str = "init", restart: bool = False) -> list[Any]:
+    """put 3, pop, ack one, changeInvisibleTime one, let 24 s pass with revives: the answers.
+    ``start``: "init" or "reset" (same settings); ``restart``: then a broker restart, 12 s with
+    services and a revive round on the reloaded store."""
+    out = [h.call(op=start, version=h.version, queues=2, seed=7, reviveQueueNum=2)]
     for i, q in enumerate([0, 0, 1]):
         out.append(h.call(op="put", queueId=q, uniqKey=f"m{i}"))
     out.append(h.call(op="advance", ms=10))
@@ -78,6 +80,14 @@ def smoke_schedule(h: Harness) -> list[Any]:
     out.append(h.call(op="timer"))
     out += [h.call(op="revive", qid=q) for q in range(2)]
     out.append(h.call(op="state"))
+    if restart:
+        out.append(h.call(op="flush"))
+        out.append(h.call(op="put", queueId=1, uniqKey="m3"))
+        out.append(h.call(op="pop", queueId=-1, maxMsgNums=32, invisibleTime=3000))
+        out.append(h.call(op="restart"))
+        out.append(h.call(op="advance", ms=12000, servicesOnPeriod=True))
+        out += [h.call(op="revive", qid=q) for q in range(2)]
+        out.append(h.call(op="state"))
     return out
 
 
@@ -105,6 +115,37 @@ def test_same_requests_same_answers_and_unacked_messages_are_revived(harness: Ha
     retry = sorted((m["uniqKey"], m["reconsumeTimes"]) for m in first[-1]["retry"])
     # m0 acked; m1 re-hidden for 20 s then revived; m2 never acked
     assert retry == [("m1", 1), ("m2", 1)]
+
+
+def _lasting_threads(jvm: dict[str, Any]) -> dict[str, int]:
+    # NettyRemotingClient#shutdown of a never-started client starts one selector thread to
+    # terminate its event loop group; it ends after Netty's 2 s quiet period
+    return {name: n for name, n in jvm["names"].items() if not name.startswith("NettyClientSelector")}
+
+
+@pytest.mark.slow
+def test_reset_answers_byte_for_byte_as_a_fresh_jvm_and_leaks_no_thread(harness: Harness) -> None:
+    """`reset` (a new broker in the running JVM, which has run other schedules) gives the same
+    answers as `init` in a JVM of its own, restart and timer recovery included; and the JVM
+    ends up with the threads it had (the old brokers' threads all end)."""
+    fresh = Harness(harness.version)
+    try:
+        expected = smoke_schedule(fresh, restart=True)
+    finally:
+        assert fresh.close() == 0
+    harness.call(op="init", version=harness.version, queues=1)
+    before = harness.call(op="jvm")
+    for _ in range(4):
+        harness.call(op="put", queueId=0, uniqKey="noise")
+        harness.call(op="reset")
+    after = harness.call(op="jvm")
+    assert _lasting_threads(after) == _lasting_threads(before), (before, after)
+    assert after["count"] <= before["count"] + 2
+    got = smoke_schedule(harness, start="reset", restart=True)
+    assert json.dumps(got) == json.dumps(expected)
+    assert "reviveQueueNum must be in 1..64" in harness.raw(json.dumps({"op": "reset", "reviveQueueNum": 0}))["error"]
+    # a refused reset leaves the running broker alone
+    assert harness.call(op="state")["topics"]["TopicTest"][0]["max"] == 2
 
 
 @pytest.mark.slow

@@ -127,6 +127,12 @@ public final class Lockstep {
         if ("init".equals(op)) {
             return init(req);
         }
+        if ("jvm".equals(op)) {
+            JSONObject o = threads();
+            o.put("lastCloseMs", lastCloseMs);
+            o.put("lastCreateMs", lastCreateMs);
+            return o;
+        }
         if ("version".equals(op)) {
             JSONObject o = new JSONObject(true);
             o.put("version", version);
@@ -142,6 +148,9 @@ public final class Lockstep {
         if (broker == null) {
             throw new IllegalStateException("no broker: send init first");
         }
+        if ("reset".equals(op)) {
+            return reset(req);
+        }
         if ("restart".equals(op)) {
             broker = broker.restart();
             broker.enqueueTimer();
@@ -156,23 +165,71 @@ public final class Lockstep {
         return answer;
     }
 
+    /** `jvm`: the JVM's live threads by name (digits folded to '#'), with counts (a re-`init`
+     * or `reset` must leave the same set behind as the one before it). */
+    static JSONObject threads() {
+        TreeMap<String, Integer> names = new TreeMap<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive()) {
+                names.merge(t.getName().replaceAll("[0-9]+", "#"), 1, Integer::sum);
+            }
+        }
+        JSONObject o = new JSONObject(true);
+        o.put("count", names.values().stream().mapToInt(Integer::intValue).sum());
+        o.put("names", new JSONObject(new java.util.LinkedHashMap<>(names)));
+        return o;
+    }
+
+    /** Wall-clock cost of the last `init`/`reset` (old broker shut down; new one built), for
+     * the `jvm` op only: never part of an answer that is compared. */
+    private long lastCloseMs;
+    private long lastCreateMs;
+
+    /** The last `init` request: `reset` starts a fresh broker with its fields. */
+    private JSONObject lastInit;
+
+    /** A fresh broker in this JVM with the last `init`'s settings (fields given here replace
+     * them): the old one is shut down and its store folder deleted, a new BrokerController is
+     * built on a new folder, exactly as `init` does; only the JVM (its loaded, rewritten classes)
+     * is kept. Answers as `init`. */
+    private JSONObject reset(JSONObject req) throws Exception {
+        if (lastInit == null) {
+            throw new IllegalStateException("no broker: send init first");
+        }
+        JSONObject merged = new JSONObject(true);
+        merged.putAll(lastInit);
+        for (Map.Entry<String, Object> e : req.entrySet()) {
+            if (!"op".equals(e.getKey())) {
+                merged.put(e.getKey(), e.getValue());
+            }
+        }
+        merged.put("op", "init");
+        return init(merged);
+    }
+
     private JSONObject init(JSONObject req) throws Exception {
         String want = req.getString("version");
         if (want != null && !want.equals(version)) {
             throw new IllegalArgumentException("this harness runs RocketMQ " + version + ", not " + want);
         }
+        Settings s = new Settings(req);  // a bad request leaves the running broker alone
+        long t0 = System.nanoTime();
         if (broker != null) {
             broker.close();
             broker = null;
         }
-        Settings s = new Settings(req);
+        long t1 = System.nanoTime();
         broker = Broker.create(version, s, null);
+        lastInit = req;
+        long t2 = System.nanoTime();
         JSONObject o = new JSONObject(true);
         o.put("version", version);
         o.put("now", VirtualClock.get());
         o.put("reviveTopic", broker.reviveTopic);
         o.put("retryTopic", KeyBuilder.buildPopRetryTopic(TOPIC, GROUP));
         o.put("brokerName", s.brokerName);
+        lastCloseMs = (t1 - t0) / 1_000_000;
+        lastCreateMs = (t2 - t1) / 1_000_000;
         return o;
     }
 
@@ -260,7 +317,7 @@ public final class Lockstep {
         /** A broker on ``reuse`` (a restart) or on a fresh temporary folder. */
         static Broker create(String version, Settings s, Path reuse) throws Exception {
             VirtualClock.set(s.now);
-            Path dir = reuse != null ? reuse : Files.createTempDirectory("popverify-lockstep-");
+            Path dir = reuse != null ? reuse : Files.createTempDirectory(storeBase(), "popverify-lockstep-");
             BrokerConfig bc = new BrokerConfig();
             bc.setBrokerName(s.brokerName);
             bc.setReviveQueueNum(s.reviveQueueNum);
@@ -303,7 +360,18 @@ public final class Lockstep {
             long t1 = System.nanoTime();
             store.start();
             b.takeOverReput();
+            // TimerFlushService is not started: every timerFlushIntervalMs (1 s of wall-clock
+            // time, a period no schedule controls) it writes the timer to disk, comparing its
+            // 38 MB wheel byte by byte -- a share of a core per JVM, and a shutdown joins it.
+            // What it writes only matters to a restart, and TimerMessageStore#shutdown writes
+            // the checkpoint and the timer log itself; recovery (#recover → recoverAndRevise)
+            // rebuilds the wheel's slots from the timer log. `started` set makes #start skip it
+            // (ServiceThread#start), cleared again so that #shutdown skips it too.
+            java.util.concurrent.atomic.AtomicBoolean flushStarted = (java.util.concurrent.atomic.AtomicBoolean)
+                Reflect.get(Reflect.get(timer, "timerFlushService"), "started");
+            flushStarted.set(true);
             timer.start();
+            flushStarted.set(false);
             // BrokerController#changeSpecialServiceStatus(true) on a master.
             timer.setShouldRunningDequeue(true);
             System.err.printf("lockstep: store started in %d ms%n", (System.nanoTime() - t1) / 1_000_000);
@@ -317,6 +385,15 @@ public final class Lockstep {
             Reflect.set(c.getPopMessageProcessor().getPopBufferMergeService(), "serving", true);
             b.settleStore();
             return b;
+        }
+
+        /** Where store folders go: the folder the client names in -Dpopverify.lockstep.dir (it
+         * removes it when the JVM ends, however it ends), else the JVM's temp folder. */
+        static Path storeBase() throws java.io.IOException {
+            String d = System.getProperty("popverify.lockstep.dir");
+            Path base = d == null || d.isEmpty() ? Path.of(System.getProperty("java.io.tmpdir")) : Path.of(d);
+            Files.createDirectories(base);
+            return base;
         }
 
         private void createTopic() {
@@ -360,6 +437,7 @@ public final class Lockstep {
         }
 
         private void shutdown() {
+            stopTimerThreadsTogether();
             try {
                 timer.shutdown();
             } catch (Throwable ignored) {
@@ -370,14 +448,78 @@ public final class Lockstep {
             } catch (Throwable ignored) {
                 // as above
             }
+            // 5.5.0: DefaultMessageStore's constructor opens a MessageRocksDBStorage whose
+            // scheduler (a 5-minute WAL flush) MessageRocksDBStorage#shutdown never stops
+            try {
+                Object rocks = Reflect.get(store, "messageRocksDBStorage");
+                if (rocks != null) {
+                    stopExecutors(rocks);
+                }
+            } catch (NoSuchFieldException e) {
+                // 5.0.0 has no RocksDB storage in the store
+            } catch (Throwable ignored) {
+                // as above
+            }
             stopControllerParts();
             channel.close();
         }
 
-        /** Classes whose instances BrokerController's constructor starts threads in. */
+        /** TimerMessageStore#shutdown stops its service threads one after the other, each join
+         * waiting out that thread's poll (10-1000 ms) or a wheel flush in progress; told to stop
+         * (ServiceThread#makeStop + #wakeup, what shutdown does first) all at once, they end
+         * side by side, and the shutdown that follows only joins them. */
+        private void stopTimerThreadsTogether() {
+            for (Class<?> c = timer.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+                for (Field f : c.getDeclaredFields()) {
+                    if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                        continue;
+                    }
+                    try {
+                        f.setAccessible(true);
+                        Object v = f.get(timer);
+                        Object[] services = v instanceof Object[] ? (Object[]) v : new Object[] {v};
+                        for (Object svc : services) {
+                            if (svc instanceof org.apache.rocketmq.common.ServiceThread) {
+                                ((org.apache.rocketmq.common.ServiceThread) svc).makeStop();
+                                ((org.apache.rocketmq.common.ServiceThread) svc).wakeup();
+                            }
+                        }
+                    } catch (Throwable ignored) {
+                        // not accessible: left to TimerMessageStore#shutdown
+                    }
+                }
+            }
+        }
+
+        /** Classes whose instances BrokerController's constructor starts threads in
+         * (BrokerOuterAPI: its NettyRemotingClient's "ClientHouseKeepingService" timer). */
         private static final java.util.Set<String> THREADED_PARTS = new java.util.HashSet<>(java.util.Arrays.asList(
             "BrokerStatsManager", "LmqBrokerStatsManager", "ScheduleMessageService", "DefaultConsumerIdsChangeListener",
-            "ClientHousekeepingService", "PopLongPollingService", "NotificationProcessor", "StatisticsManager"));
+            "ClientHousekeepingService", "PopLongPollingService", "NotificationProcessor", "StatisticsManager",
+            "BrokerOuterAPI"));
+
+        /** Shuts down every ExecutorService and java.util.Timer held in a field of ``owner`` (its
+         * own class and superclasses): for parts that start a thread and offer no way to stop it. */
+        private static void stopExecutors(Object owner) {
+            for (Class<?> c = owner.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+                for (Field f : c.getDeclaredFields()) {
+                    if (java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                        continue;
+                    }
+                    try {
+                        f.setAccessible(true);
+                        Object v = f.get(owner);
+                        if (v instanceof java.util.concurrent.ExecutorService) {
+                            ((java.util.concurrent.ExecutorService) v).shutdownNow();
+                        } else if (v instanceof java.util.Timer) {
+                            ((java.util.Timer) v).cancel();
+                        }
+                    } catch (Throwable ignored) {
+                        // not accessible: nothing of ours to stop
+                    }
+                }
+            }
+        }
 
         /** BrokerController's constructor starts threads in a few of its parts (BrokerStatsManager,
          * ScheduleMessageService persist, consumer-ids listener, client housekeeping, notification
@@ -408,6 +550,10 @@ public final class Lockstep {
                 if (THREADED_PARTS.contains(name)) {
                     try {
                         part.getClass().getMethod("shutdown").invoke(part);
+                    } catch (NoSuchMethodException e) {
+                        // 5.0.0's StatisticsManager starts its cleaner in the constructor and has
+                        // no shutdown (BrokerStatsManager#shutdown leaves it): stop its executors
+                        stopExecutors(part);
                     } catch (Throwable ignored) {
                         // a part that cannot stop while unstarted has no thread running
                     }
