@@ -288,7 +288,9 @@ class PopDriver:
             rec = self.checker.messages.get(uniq)
             if rec is not None and rec.deliveries > 0:
                 self.counts["redelivered"] += 1
-            self.checker.on_deliver(self.step_no, now, uniq, deadline)
+            self.checker.on_deliver(self.step_no, now, uniq, deadline,
+                                    (popped.ack_topic, popped.queue_id, popped.queue_offset),
+                                    popped.message.reconsume_times)
             consumer.held.append(InFlight(uniq, popped.ack_topic, popped.queue_id, popped.queue_offset,
                                           popped.extra_info, deadline))
             self.handle_keys.observe(popped.ack_topic, popped.queue_id, popped.extra_info)
@@ -347,7 +349,7 @@ class PopDriver:
         result = self.broker.change_invisible_time(GROUP, held.ack_topic, held.queue_id, held.offset,
                                                    held.extra_info, invisible_time)
         new_deadline = result.pop_time + result.invisible_time
-        self.checker.on_change_invisible(held.uniq, result.code, new_deadline)
+        self.checker.on_change_invisible(held.uniq, result.code, new_deadline, held.deadline)
         if result.code == rc.SUCCESS and result.extra_info is not None:
             held.extra_info = result.extra_info
             held.deadline = new_deadline
@@ -426,7 +428,8 @@ class PopDriver:
         revived = self.broker.revive_step(qid % self.broker.config.revive_queue_num)
         for r in revived:
             self.counts["revived"] += 1
-            self.checker.on_revive(self.step_no, r.uniq_key, r.ck_queue_id, r.msg_offset, r.ck_topic == TOPIC)
+            self.checker.on_revive(self.step_no, r.uniq_key, r.ck_queue_id, r.msg_offset, r.ck_topic == TOPIC,
+                                   (r.ck_topic, 0, r.retry_offset))  # reviveRetry writes queue 0
             self._event("revive", uniq=r.uniq_key, topic=r.ck_topic, queue=r.ck_queue_id, offset=r.msg_offset,
                         retry_offset=r.retry_offset)
         self.coverage.add(f"revive:{min(len(revived), 2)}")

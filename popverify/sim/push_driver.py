@@ -178,6 +178,7 @@ class PushDriver:
         pqs = [(name, mq, pq) for name, consumer in live
                for mq, pq in sorted(consumer.process_queue_table.items(), key=lambda kv: (kv[0].topic, kv[0].queue_id))]
         self.checker.check_state(step, self.broker, tables, pqs)
+        self.checker.check_suspended(step, self.clock.now(), self.broker)
 
     def _cover_step(self, kind: str, applied: bool) -> None:
         """Coverage signal: action-pair edges and a coarse abstract state (spec/fuzzing.md)."""
@@ -256,7 +257,8 @@ class PushDriver:
         client.consumer.start()
         # start() ends with rebalanceImmediately: the new member takes its queues at once (the
         # others learn of it from NOTIFY_CONSUMER_IDS_CHANGED, i.e. their next rebalance).
-        client.consumer.do_rebalance()
+        result = client.consumer.do_rebalance()
+        self.checker.on_rebalance(client.name, result.added + result.removed)
 
     def _do_start(self, c: int) -> bool:
         client = self._client(c)
@@ -297,6 +299,7 @@ class PushDriver:
             return False
         client, consumer = live
         result = consumer.do_rebalance()
+        self.checker.on_rebalance(client.name, result.added + result.removed)
         self.counts["rebalances"] += 1
         self.coverage.add(f"rebalance:+{min(len(result.added), 2)}:-{min(len(result.removed), 2)}")
         self._event("rebalance", consumer=client.name,
@@ -384,10 +387,11 @@ class PushDriver:
         if live is None or not live[1].has_consume_pending():
             return False
         client, consumer = live
+        before = dict(consumer.offset_store.offset_table)
         record = consumer.consume_step(self._status(fail))
         if record is None:
             return False
-        self._on_record(client, record)
+        self._on_record(client, record, before)
         return True
 
     def _status(self, fail: bool) -> ConsumeConcurrentlyStatus | ConsumeOrderlyStatus:
@@ -395,8 +399,12 @@ class PushDriver:
             return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT if fail else ConsumeOrderlyStatus.SUCCESS
         return ConsumeConcurrentlyStatus.RECONSUME_LATER if fail else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    def _on_record(self, client: Client, record: ConsumeRecord) -> None:
-        self.checker.on_consume(record)
+    def _on_record(self, client: Client, record: ConsumeRecord, before: dict[MessageQueue, int]) -> None:
+        """Feed one consume step to the checker; ``before`` is the consumer's offset table
+        just before the step (DUP-1 compares with it and the broker's committed offset)."""
+        floor = max(before.get(record.mq, -1),
+                    self.broker.committed_offset(GROUP, record.mq.topic, record.mq.queue_id))
+        self.checker.on_consume(record, self.step_no, floor, client.name)
         if record.mq.topic == TOPIC and not record.dropped:
             ok = record.status in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT")
             self._handled[record.mq.queue_id].update(record.offsets if ok else record.sent_back)
@@ -480,7 +488,8 @@ class PushDriver:
             moved = False
             for client in self.clients:
                 if client.consumer is not None:
-                    client.consumer.do_rebalance()
+                    result = client.consumer.do_rebalance()
+                    self.checker.on_rebalance(client.name, result.added + result.removed)
             for client in self.clients:
                 consumer = client.consumer
                 if consumer is None:
@@ -503,16 +512,18 @@ class PushDriver:
                     moved |= response is not None and bool(response.messages)
                     consumer.on_pull_response(header, response)
                 while consumer.has_consume_pending():
+                    before = dict(consumer.offset_store.offset_table)
                     record = consumer.consume_step(self._status(False))
                     if record is None:
                         break
                     moved = True
-                    self._on_record(client, record)
+                    self._on_record(client, record, before)
                 consumer.timer_step()
                 consumer.persist_consumer_offset()
             self.clock.advance(DRAIN_SLICE)
             self.broker.timer_step()
             self.broker.offset_flush_step()
+            self.checker.check_suspended(self.step_no, self.clock.now(), self.broker)
             busy = moved or bool(self.broker.timer_pending())
             quiet = 0 if busy else quiet + 1
             if quiet >= QUIET_ROUNDS:
