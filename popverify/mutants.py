@@ -14,7 +14,8 @@ from typing import Any
 import attrs
 
 from reference.broker import ack_processor, buffer_merge, checkpoint, offset_manager, pull_processor, queue_lock, revive
-from reference.client import consume_concurrently, offset_store, process_queue, pull_message_service
+from reference.client import (consume_concurrently, offset_store, process_queue, pull_message_service,
+                              rebalance_impl)
 
 
 @attrs.frozen
@@ -191,6 +192,17 @@ def _consume_request_twice() -> list[tuple[Any, str, Any]]:
              submit_consume_request)]
 
 
+def _orderly_lock_skipped() -> list[tuple[Any, str, Any]]:
+    def lock(self: Any, mq: Any) -> bool:
+        pq = self.process_queue_table.get(mq)
+        if pq is not None:
+            pq.locked = True
+            pq.last_lock_timestamp = self._now()
+        return True  # RebalanceImpl#lock believes it holds the queue without asking the broker
+
+    return [(rebalance_impl.RebalancePushImpl, "lock", lock)]
+
+
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("ack-wrong-bit", "an ack marks the bit of the next message of its checkpoint",
            ("CKM-1", "NSR-1"), _ack_wrong_bit),
@@ -220,6 +232,8 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("PSH-2",), _pull_notify_dropped, "push"),
     Mutant("consume-request-twice", "ConsumeMessageConcurrentlyService submits every batch twice",
            ("DUP-1",), _consume_request_twice, "push"),
+    Mutant("orderly-lock-skipped", "RebalanceImpl#lock reports the queue locked without LOCK_BATCH_MQ",
+           ("ORD-1",), _orderly_lock_skipped, "push"),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",

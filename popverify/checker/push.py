@@ -143,6 +143,18 @@ class PushChecker:
                 self._fail("PQ-2", f"ProcessQueue of {where}: msgSize {pq.msg_size} but held bodies total {size}",
                            step, where)
 
+    def on_orderly_consume(self, step: int, consumer: str, record: ConsumeRecord, lock_holder: str | None) -> None:
+        """ORD-1: an orderly consume step hands messages of a queue to ``consumer``'s listener
+        only while the broker's RebalanceLockManager lock of (group, queue) is ``consumer``'s
+        (``lock_holder``: the holder of an unexpired lock, None when there is none)."""
+        if not self.enabled or record.dropped or not record.offsets:
+            return
+        if lock_holder != consumer:
+            where = f"{record.mq.topic}:{record.mq.queue_id}"
+            self._fail("ORD-1", f"{consumer} consumed {where} offsets {list(record.offsets)} orderly while the "
+                                f"broker's lock of the queue is held by {lock_holder or 'nobody'}",
+                       step, f"{consumer}:{where}")
+
     def check_suspended(self, step: int, now: int, broker: "Broker") -> None:
         """PSH-2: no pull stays held by PullRequestHoldService more than SUSPEND_CAUSE_BOUND_MS
         while its queue has a message at or after the pull's offset (its cause is gone:

@@ -73,8 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         default=",".join(mutation_operators()),
                         help="comma list: " + ", ".join(mutation_operators()))
     parser.add_argument("--techniques", type=comma_list(None, "technique"), default="simulation,push,z3",
-                        help="comma list of simulation (POP), push, z3 (cross-checks), stateful, conformance, "
-                             "trace (TLC trace validation of the reference push runs)")
+                        help="comma list of simulation (POP), push, z3 (cross-checks), targeted (fixed "
+                             "configurations for locks, orderly push, failing listeners, boundaries), stateful, "
+                             "conformance, trace (TLC trace validation of the reference push runs)")
     parser.add_argument("--files", type=comma_list(None, "file"), default=DEFAULT_FILES,
                         help="comma list of files relative to reference/")
     parser.add_argument("--max-mutants", type=bounded_int(1, 10_000), default=100,

@@ -405,6 +405,9 @@ class PushDriver:
         floor = max(before.get(record.mq, -1),
                     self.broker.committed_offset(GROUP, record.mq.topic, record.mq.queue_id))
         self.checker.on_consume(record, self.step_no, floor, client.name)
+        if self.config.consume_orderly:
+            self.checker.on_orderly_consume(self.step_no, client.name, record,
+                                            self.broker.rebalance_locks.holder(GROUP, record.mq))
         if record.mq.topic == TOPIC and not record.dropped:
             ok = record.status in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT")
             self._handled[record.mq.queue_id].update(record.offsets if ok else record.sent_back)

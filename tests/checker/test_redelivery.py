@@ -138,3 +138,26 @@ def test_dup1_excuses_a_rebalance_move_another_consumer_and_a_floor_not_passed()
     checker.on_fault("dup_response")
     checker.on_consume(_record(0, (0,)), 5, 2, "c0")        # outside the assumptions
     assert not checker.violations and checker.excused_violations == 1
+
+
+def test_ord1_quiet_on_orderly_runs_of_the_correct_model_and_fails_on_its_mutant() -> None:
+    import attrs as _attrs
+
+    for mutant, expect in ((None, False), ("orderly-lock-skipped", True)):
+        fired: set[str] = set()
+        for seed in range(4):
+            config = _attrs.evolve(swarm_config(seed, "push"), consume_orderly=True)
+            result = run_scenario("develop", seed, 300, mode="push", config=config, mutant=mutant)
+            fired |= {v.property_id for v in result.violations}
+        assert ("ORD-1" in fired) is expect, (mutant, fired)
+
+
+def test_ord1_names_the_lock_holder() -> None:
+    checker = PushChecker("G", ("T",))
+    record = _record(0, (3,))
+    checker.on_orderly_consume(1, "c0", record, "c0")
+    assert not checker.violations
+    checker.on_orderly_consume(2, "c0", record, "c1")
+    assert [v.property_id for v in checker.violations] == ["ORD-1"] and "held by c1" in checker.violations[0].message
+    checker.on_orderly_consume(3, "c0", ConsumeRecord(record.mq, (), (), "NOT_LOCKED", None), None)
+    assert len(checker.violations) == 1  # nothing handed to the listener: nothing to judge
