@@ -112,6 +112,20 @@ class PushChecker:
             # The copy in %RETRY%group carries the obligation from here on.
             self.handled.add((mq.topic, mq.queue_id, offset))
 
+    def on_retry_copy(self, step: int, uniq: str | None, offset: int, reconsume_times: int,
+                      max_reconsume_times: int | None) -> None:
+        """RED-2 (push): a copy in %RETRY%group was made by consumerSendMsgBack from a stored
+        message with reconsumeTimes r < maxReconsumeTimes and carries r + 1, so it lies in
+        1..maxReconsumeTimes (no upper bound when ``max_reconsume_times`` is None: orderly)."""
+        if not self.enabled:
+            return
+        low_ok = reconsume_times >= 1
+        high_ok = max_reconsume_times is None or reconsume_times <= max_reconsume_times
+        if not (low_ok and high_ok):
+            bound = f"1..{max_reconsume_times}" if max_reconsume_times is not None else ">= 1"
+            self._fail("RED-2", f"the copy of {uniq} at {self.topics[1]} offset {offset} carries reconsumeTimes "
+                                f"{reconsume_times}, outside {bound}", step, f"retry:{offset}")
+
     def on_dead_letter(self, uniq: str | None) -> None:
         """The message went to %DLQ%group after maxReconsumeTimes: no longer owed to consumers."""
         if self.enabled and uniq is not None:

@@ -35,6 +35,7 @@ TOPIC = "TopicTest"
 GROUP = "GID_popverify_push"
 RETRY_TOPIC = "%RETRY%" + GROUP   # MixAll#getRetryTopic
 DLQ_TOPIC = "%DLQ%" + GROUP       # MixAll#getDLQTopic
+MAX_RECONSUME_TIMES = 16          # DefaultMQPushConsumer maxReconsumeTimes -1 → 16 (concurrent)
 DRAIN_ROUNDS = 800
 DRAIN_SLICE = 1000                # virtual ms per drain round
 # Quiet rounds before the drain calls it quiescent: longer than every wait a live consumer can
@@ -167,6 +168,11 @@ class PushDriver:
                 self._record(Action("drain"), drained)
         for msg in self.broker.store.snapshot_queue(DLQ_TOPIC, 0):
             self.checker.on_dead_letter(msg.uniq_key)
+        # ConsumeMessageConcurrentlyService#getMaxReconsumeTimes: 16 unless configured; orderly
+        # consumers pass Integer.MAX_VALUE, so only the lower bound applies to them.
+        limit = None if self.config.consume_orderly else MAX_RECONSUME_TIMES
+        for msg in self.broker.store.snapshot_queue(RETRY_TOPIC, 0):
+            self.checker.on_retry_copy(total, msg.uniq_key, msg.queue_offset, msg.reconsume_times, limit)
         self.checker.finish(drained, total)
         if self.config.drain and self.checker.enabled:
             live = [(c.name, c.consumer) for c in self.clients if c.consumer is not None]

@@ -161,3 +161,27 @@ def test_ord1_names_the_lock_holder() -> None:
     assert [v.property_id for v in checker.violations] == ["ORD-1"] and "held by c1" in checker.violations[0].message
     checker.on_orderly_consume(3, "c0", ConsumeRecord(record.mq, (), (), "NOT_LOCKED", None), None)
     assert len(checker.violations) == 1  # nothing handed to the listener: nothing to judge
+
+
+def test_red2_push_retry_copies_carry_a_count_in_range() -> None:
+    checker = PushChecker("G", ("T", "%RETRY%G"))
+    checker.on_retry_copy(9, "u", 0, 1, 16)
+    checker.on_retry_copy(9, "u", 1, 16, 16)
+    checker.on_retry_copy(9, "v", 2, 40, None)     # orderly: no upper bound
+    assert not checker.violations
+    checker.on_retry_copy(9, "w", 3, 0, 16)        # a send-back that did not count
+    checker.on_retry_copy(9, "x", 4, 17, 16)       # should have gone to the DLQ
+    assert [v.property_id for v in checker.violations] == ["RED-2", "RED-2"]
+
+
+def test_red2_push_kills_the_send_back_off_by_one_through_the_targeted_technique() -> None:
+    """consumerSendMsgBack without ``reconsumeTimes + 1`` (an AST off-by-one mutant): only the
+    failing-listener targeted scenario sends enough back for the copies to be judged."""
+    from popverify.verify import mutation
+
+    lines = (mutation.REFERENCE / "broker/send_back.py").read_text().splitlines()
+    site = next(s for s in mutation.sites(("off-by-one",), ("broker/send_back.py",))
+                if "reconsume_times=stored.reconsume_times + 1" in lines[s.line - 1])
+    result = mutation.run(("off-by-one",), ("broker/send_back.py",), 3, 1, 100, techniques=("targeted",))
+    killed = {m["mutant"]: m["by"] for m in result["mutants"] if m["killed"]}
+    assert killed.get(site.name) == ["targeted:RED-2"], result["mutants"]
