@@ -13,7 +13,8 @@ from typing import Any
 
 import attrs
 
-from reference.broker import ack_processor, buffer_merge, checkpoint, offset_manager, pull_processor, queue_lock, revive
+from reference.broker import (ack_processor, buffer_merge, checkpoint, offset_manager, pull_processor, queue_lock,
+                              revive, store)
 from reference.client import (consume_concurrently, offset_store, process_queue, pull_message_service,
                               rebalance_impl)
 
@@ -192,6 +193,18 @@ def _consume_request_twice() -> list[tuple[Any, str, Any]]:
              submit_consume_request)]
 
 
+def _batch_one_too_many() -> list[tuple[Any, str, Any]]:
+    original = store.MessageStore.get_message
+
+    def get_message(self: Any, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
+                    *args: Any, **kwargs: Any) -> Any:
+        # isTheBatchFull one message late, for consumers only (revive reads stay as they are)
+        bump = 0 if topic.startswith("rmq_sys_") else 1
+        return original(self, group, topic, queue_id, offset, max_msg_nums + bump, *args, **kwargs)
+
+    return [(store.MessageStore, "get_message", get_message)]
+
+
 def _orderly_lock_skipped() -> list[tuple[Any, str, Any]]:
     def lock(self: Any, mq: Any) -> bool:
         pq = self.process_queue_table.get(mq)
@@ -234,6 +247,8 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("DUP-1",), _consume_request_twice, "push"),
     Mutant("orderly-lock-skipped", "RebalanceImpl#lock reports the queue locked without LOCK_BATCH_MQ",
            ("ORD-1",), _orderly_lock_skipped, "push"),
+    Mutant("batch-one-too-many", "DefaultMessageStore#getMessage returns one message more than maxMsgNums",
+           ("BAT-1",), _batch_one_too_many),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",

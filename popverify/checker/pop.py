@@ -109,6 +109,12 @@ class PopChecker:
         rec.visible_at = deadline
         rec.deliver_epoch = self.epoch
 
+    def on_response_size(self, step: int, delivered: int, max_msg_nums: int) -> None:
+        """BAT-1: a POP response carries at most the request's maxMsgNums messages
+        (popMsgFromQueue asks each queue for what is left of it)."""
+        if self.enabled and delivered > max_msg_nums:
+            self._fail("BAT-1", f"a POP response carries {delivered} messages for maxMsgNums {max_msg_nums}", step)
+
     def on_ack(self, step: int, now: int, uniq: str, code: int, deadline: int) -> None:
         """An ack of the handle whose invisibility ends at ``deadline``; code is the response."""
         if not self.enabled or code != 0:

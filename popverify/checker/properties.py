@@ -60,6 +60,7 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
              frozenset({"consumer_crash", "restart", "dup_response", "lose_response", "expire"})),
     Property("ORD-1", "push, orderly: messages of a queue reach a consumer's listener only while that consumer holds "
                       "the broker's lock of the queue", frozenset({"restart"})),
+    Property("BAT-1", "a POP or pull response carries at most the request's maxMsgNums messages"),
     Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),
     Property("ALLOC-2", "each queue has exactly the sharing degree allocate4Pop defines"),

@@ -157,6 +157,13 @@ class PushChecker:
                 self._fail("PQ-2", f"ProcessQueue of {where}: msgSize {pq.msg_size} but held bodies total {size}",
                            step, where)
 
+    def on_pull_response_size(self, step: int, where: str, delivered: int, max_msg_nums: int) -> None:
+        """BAT-1 (push): a pull response carries at most the request's maxMsgNums
+        (pullBatchSize) messages (DefaultMessageStore#getMessage)."""
+        if self.enabled and delivered > max_msg_nums:
+            self._fail("BAT-1", f"a pull response for {where} carries {delivered} messages for maxMsgNums "
+                                f"{max_msg_nums}", step, where)
+
     def on_orderly_consume(self, step: int, consumer: str, record: ConsumeRecord, lock_holder: str | None) -> None:
         """ORD-1: an orderly consume step hands messages of a queue to ``consumer``'s listener
         only while the broker's RebalanceLockManager lock of (group, queue) is ``consumer``'s

@@ -72,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--operators", type=comma_list(mutation_operators(), "operator"),
                         default=",".join(mutation_operators()),
                         help="comma list: " + ", ".join(mutation_operators()))
-    parser.add_argument("--techniques", type=comma_list(None, "technique"), default="simulation,push,z3",
+    parser.add_argument("--techniques", type=comma_list(None, "technique"), default="simulation,push,z3,targeted",
                         help="comma list of simulation (POP), push, z3 (cross-checks), targeted (fixed "
                              "configurations for locks, orderly push, failing listeners, boundaries), stateful, "
                              "conformance, trace (TLC trace validation of the reference push runs)")

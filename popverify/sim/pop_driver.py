@@ -282,6 +282,7 @@ class PopDriver:
         assert result is not None
         self.coverage.add(f"pop:{rc.NAMES.get(result.code, result.code)}:{min(len(result.messages), 2)}")
         now = self.clock.now()
+        self.checker.on_response_size(self.step_no, len(result.messages), op.request.max_msg_nums)
         for popped in result.messages:
             uniq = popped.message.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "")
             deadline = result.pop_time + result.invisible_time

@@ -327,6 +327,7 @@ class PushDriver:
             self.coverage.add("pull:flow_control")
             return True
         response = self.broker.pull_message(header)
+        self._check_size(header, response)
         self.counts["pulled"] += 1
         if response is None:
             client.suspended.append(header)
@@ -339,9 +340,15 @@ class PushDriver:
                     code=None if response is None else response.code)
         return True
 
+    def _check_size(self, header: PullMessageRequestHeader, response: PullMessageResponse | None) -> None:
+        if response is not None:
+            self.checker.on_pull_response_size(self.step_no, f"{header.topic}:{header.queue_id}",
+                                               len(response.messages), header.max_msg_nums)
+
     def _do_hold(self) -> bool:
         woken = self.broker.pull_hold_step()
         for header, response in woken:
+            self._check_size(header, response)
             client = next((cl for cl in self.clients if any(h is header for h in cl.suspended)), None)
             if client is not None and client.consumer is not None:
                 client.suspended = [h for h in client.suspended if h is not header]
@@ -511,6 +518,7 @@ class PushDriver:
                     if header is None:
                         continue
                     response = self.broker.pull_message(header)
+                    self._check_size(header, response)
                     if response is None:
                         client.suspended.append(header)
                     else:

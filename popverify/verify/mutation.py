@@ -201,6 +201,19 @@ code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--hypothesis-profile=
 _finish({"pytest": int(code)})
 """
 
+# The model's unit tests (tests/broker, tests/client: behaviour pinned to the Java source line
+# by line). Every reference module is imported from the mutated tree first, so pytest's own
+# sys.path changes cannot bring the unmutated copy back.
+_UNIT = _PRELUDE + """
+import importlib, pkgutil
+import reference
+for info in pkgutil.walk_packages(reference.__path__, "reference."):
+    importlib.import_module(info.name)
+import pytest
+code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *sys.argv[2:]])
+_finish({"pytest": int(code)})
+"""
+
 _CONFORMANCE = _PRELUDE + """
 from popverify.conformance import run_checks
 out = {}
@@ -240,13 +253,15 @@ TECHNIQUES: dict[str, Technique] = {t.name: t for t in (
     Technique("push", _SIMULATE, lambda seeds, steps: ["push", str(seeds), str(steps)]),
     Technique("z3", _Z3, lambda seeds, steps: []),
     Technique("targeted", _TARGETED, lambda seeds, steps: []),
+    Technique("unit", _UNIT, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "tests" / d)
+                                                   for d in ("broker", "client")]),
     Technique("stateful", _STATEFUL, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "stateful_tests")]),
     Technique("conformance", _CONFORMANCE, lambda seeds, steps: [str(50 * seeds)]),
     # TLC replays the reference push runs (spec/trace-validation.md); a mutant is killed when
     # its runs stop being behaviours of PushConsumerOffsets.
     Technique("trace", _TRACE, lambda seeds, steps: [str(seeds)]),
 )}
-DEFAULT_TECHNIQUES = ("simulation", "push", "z3")
+DEFAULT_TECHNIQUES = ("simulation", "push", "z3", "targeted")
 
 
 def judge(technique: Technique, root: Path, seeds: int, steps: int, timeout: float = 600) -> dict[str, Any]:

@@ -54,11 +54,15 @@ SCENARIOS: tuple[Targeted, ...] = (
     Targeted("orderly-push", "push",
              attrs.evolve(ScenarioConfig.default_for("push"), queues=2, consumers=3, consume_orderly=True,
                           consume_fail_percent=30),
-             why="orderly listeners: LOCK_BATCH_MQ, RebalanceLockManager and ProcessQueue locks (ORD-1)"),
+             seeds=3, why="orderly listeners: LOCK_BATCH_MQ, RebalanceLockManager and ProcessQueue locks (ORD-1)"),
     Targeted("orderly-push-crash", "push",
              attrs.evolve(ScenarioConfig.default_for("push"), queues=2, consumers=2, consume_orderly=True,
                           faults=("consumer_crash",)),
              why="orderly with crashed lock holders: lock expiry and take-over"),
+    Targeted("push-retention", "push",
+             attrs.evolve(ScenarioConfig.default_for("push"), queues=2, consumers=2, faults=("expire", "consumer_crash")),
+             why="retention under push consumers: OFFSET_ILLEGAL, the 10 s offset fix-up and its persist, "
+                 "queues without a committed offset (F5)"),
     Targeted("failing-listeners", "push",
              attrs.evolve(ScenarioConfig.default_for("push"), queues=2, consumers=2, consume_fail_percent=90),
              why="most consumptions fail: consumerSendMsgBack, the retry topic's delay levels and reconsume "

@@ -185,3 +185,20 @@ def test_red2_push_kills_the_send_back_off_by_one_through_the_targeted_technique
     result = mutation.run(("off-by-one",), ("broker/send_back.py",), 3, 1, 100, techniques=("targeted",))
     killed = {m["mutant"]: m["by"] for m in result["mutants"] if m["killed"]}
     assert killed.get(site.name) == ["targeted:RED-2"], result["mutants"]
+
+
+def test_bat1_response_size() -> None:
+    checker = PopChecker("T", "G")
+    checker.on_response_size(0, 4, 4)
+    assert not checker.violations
+    checker.on_response_size(1, 5, 4)
+    assert [v.property_id for v in checker.violations] == ["BAT-1"]
+    push = PushChecker("G", ("T",))
+    push.on_pull_response_size(0, "T:0", 32, 32)
+    push.on_pull_response_size(1, "T:0", 33, 32)
+    assert [v.property_id for v in push.violations] == ["BAT-1"]
+    from popverify.sim.scenario import ScenarioConfig
+
+    for mutant, expect in ((None, False), ("batch-one-too-many", True)):
+        result = run_scenario("develop", 0, 200, config=ScenarioConfig(max_msg_nums=1), mutant=mutant)
+        assert ("BAT-1" in {v.property_id for v in result.violations}) is expect, (mutant, result.violations)
