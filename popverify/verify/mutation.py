@@ -336,7 +336,8 @@ def sample_per_operator(found: list[Site], per_operator: int) -> list[Site]:
 
 def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, seeds: int, steps: int,
         progress: Callable[[str], None] = lambda _: None,
-        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES, per_operator: int | None = None) -> dict[str, Any]:
+        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES, per_operator: int | None = None,
+        only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Mutation score per technique over the first ``max_mutants`` sites (with
     ``per_operator``, first a sample of at most that many sites of each operator, evenly
     spaced in file order, so a slow run still sees every operator).
@@ -351,6 +352,11 @@ def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, se
     if unknown:
         raise ValueError(f"unknown technique(s) {sorted(unknown)}; known: {', '.join(TECHNIQUES)}")
     chosen = sites(operators, files)
+    if only is not None:  # re-judge named mutants (e.g. the survivors of an earlier run)
+        unknown = set(only) - {s.name for s in chosen}
+        if unknown:
+            raise ValueError(f"no such mutation site(s) among the operators and files: {', '.join(sorted(unknown))}")
+        chosen = [s for s in chosen if s.name in set(only)]
     if per_operator is not None:
         chosen = sample_per_operator(chosen, per_operator)
     chosen = chosen[:max_mutants]

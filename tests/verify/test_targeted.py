@@ -30,3 +30,23 @@ def test_targeted_kills_the_orderly_skip_lock_that_swarm_runs_miss() -> None:
     entry = result["mutants"][0]
     assert entry["mutant"] == site.name and entry["killed"], entry
     assert "targeted:ORD-1" in entry["by"]
+
+
+def test_unit_technique_judges_code_no_campaign_loads() -> None:
+    """client/pop_consumer.py is loaded by no scenario technique ("n/a"); the model's unit tests,
+    run on the mutated tree, kill its off-by-one mutants."""
+    result = mutation.run(("off-by-one",), ("client/pop_consumer.py",), 1, 1, 50, techniques=("unit", "simulation"))
+    entry = result["mutants"][0]
+    assert entry["techniques"]["simulation"] == {"result": "n/a"}
+    assert entry["techniques"]["unit"]["result"] == "killed" and entry["by"] == ["unit:pytest=1"], entry
+
+
+def test_sites_option_rejudges_only_the_named_mutants() -> None:
+    from popverify.cli import main
+
+    found = mutation.sites(("off-by-one",), ("broker/revive.py",))
+    pick = found[-1].name
+    result = mutation.run(("off-by-one",), ("broker/revive.py",), 100, 1, 50, techniques=("simulation",),
+                          only=(pick,))
+    assert [m["mutant"] for m in result["mutants"]] == [pick]
+    assert main(["mutate", "--files", "broker/revive.py", "--sites", "broker/revive.py:1:0:off-by-one"]) == 2
