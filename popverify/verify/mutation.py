@@ -202,7 +202,8 @@ _finish({"pytest": int(code)})
 """
 
 # The model's unit tests (tests/broker, tests/client: behaviour pinned to the Java source line
-# by line). Every reference module is imported from the mutated tree first, so pytest's own
+# by line) and the attribution tests (tests/findings/test_attribution.py, not the slow campaign:
+# they judge the mechanism-switch code only attribution's re-runs execute). Every reference module is imported from the mutated tree first, so pytest's own
 # sys.path changes cannot bring the unmutated copy back.
 _UNIT = _PRELUDE + """
 import importlib, pkgutil
@@ -210,7 +211,7 @@ import reference
 for info in pkgutil.walk_packages(reference.__path__, "reference."):
     importlib.import_module(info.name)
 import pytest
-code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *sys.argv[2:]])
+code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-m", "not slow", *sys.argv[2:]])
 _finish({"pytest": int(code)})
 """
 
@@ -254,7 +255,7 @@ TECHNIQUES: dict[str, Technique] = {t.name: t for t in (
     Technique("z3", _Z3, lambda seeds, steps: []),
     Technique("targeted", _TARGETED, lambda seeds, steps: []),
     Technique("unit", _UNIT, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "tests" / d)
-                                                   for d in ("broker", "client")]),
+                                                   for d in ("broker", "client", "findings/test_attribution.py")]),
     Technique("stateful", _STATEFUL, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "stateful_tests")]),
     Technique("conformance", _CONFORMANCE, lambda seeds, steps: [str(50 * seeds)]),
     # TLC replays the reference push runs (spec/trace-validation.md); a mutant is killed when
