@@ -13,8 +13,10 @@ from typing import Any
 
 import attrs
 
-from reference.broker import ack_processor, buffer_merge, checkpoint, offset_manager, queue_lock, revive
-from reference.client import offset_store, process_queue, pull_message_service
+from reference.broker import (ack_processor, buffer_merge, checkpoint, offset_manager, pull_processor, queue_lock,
+                              revive, store)
+from reference.client import (consume_concurrently, offset_store, process_queue, pull_message_service,
+                              rebalance_impl)
 
 
 @attrs.frozen
@@ -153,6 +155,67 @@ def _pq_size_leak() -> list[tuple[Any, str, Any]]:
     return [(process_queue.ProcessQueue, "remove_message", remove_message)]
 
 
+def _revive_twice() -> list[tuple[Any, str, Any]]:
+    original = revive.PopReviveService.revive_retry
+
+    def revive_retry(self: Any, point: Any, msg: Any, msg_offset: int) -> None:
+        original(self, point, msg, msg_offset)
+        original(self, point, msg, msg_offset)  # two copies in the retry topic for one abandoned delivery
+
+    return [(revive.PopReviveService, "revive_retry", revive_retry)]
+
+
+def _revive_keeps_reconsume_times() -> list[tuple[Any, str, Any]]:
+    original = revive.PopReviveService.revive_retry
+
+    def revive_retry(self: Any, point: Any, msg: Any, msg_offset: int) -> None:
+        # reviveRetry without "reconsumeTimes + 1": the copy carries its source's count.
+        original(self, point, attrs.evolve(msg, reconsume_times=msg.reconsume_times - 1), msg_offset)
+
+    return [(revive.PopReviveService, "revive_retry", revive_retry)]
+
+
+def _pull_notify_dropped() -> list[tuple[Any, str, Any]]:
+    def notify_message_arriving(self: Any, topic: str, queue_id: int) -> None:
+        return None  # held pulls are answered only by checkHoldRequest
+
+    return [(pull_processor.PullRequestHoldService, "notify_message_arriving", notify_message_arriving)]
+
+
+def _consume_request_twice() -> list[tuple[Any, str, Any]]:
+    original = consume_concurrently.ConsumeMessageConcurrentlyService.submit_consume_request
+
+    def submit_consume_request(self: Any, msgs: Any, pq: Any, mq: Any, dispatch_to_consume: bool) -> None:
+        original(self, msgs, pq, mq, dispatch_to_consume)
+        original(self, list(msgs), pq, mq, dispatch_to_consume)  # every batch handed to the listener twice
+
+    return [(consume_concurrently.ConsumeMessageConcurrentlyService, "submit_consume_request",
+             submit_consume_request)]
+
+
+def _batch_one_too_many() -> list[tuple[Any, str, Any]]:
+    original = store.MessageStore.get_message
+
+    def get_message(self: Any, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
+                    *args: Any, **kwargs: Any) -> Any:
+        # isTheBatchFull one message late, for consumers only (revive reads stay as they are)
+        bump = 0 if topic.startswith("rmq_sys_") else 1
+        return original(self, group, topic, queue_id, offset, max_msg_nums + bump, *args, **kwargs)
+
+    return [(store.MessageStore, "get_message", get_message)]
+
+
+def _orderly_lock_skipped() -> list[tuple[Any, str, Any]]:
+    def lock(self: Any, mq: Any) -> bool:
+        pq = self.process_queue_table.get(mq)
+        if pq is not None:
+            pq.locked = True
+            pq.last_lock_timestamp = self._now()
+        return True  # RebalanceImpl#lock believes it holds the queue without asking the broker
+
+    return [(rebalance_impl.RebalancePushImpl, "lock", lock)]
+
+
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("ack-wrong-bit", "an ack marks the bit of the next message of its checkpoint",
            ("CKM-1", "NSR-1"), _ack_wrong_bit),
@@ -174,6 +237,18 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("PSH-1",), _pull_stops_when_idle, "push"),
     Mutant("offset-never-updated", "RemoteBrokerOffsetStore#updateOffset drops the consumed offset",
            ("PRG-3",), _offset_never_updated, "push"),
+    Mutant("revive-twice", "reviveRetry puts two copies of an un-acked message into the retry topic",
+           ("RED-1",), _revive_twice),
+    Mutant("revive-keeps-reconsume-times", "reviveRetry copies reconsumeTimes without adding one",
+           ("RED-2",), _revive_keeps_reconsume_times),
+    Mutant("pull-notify-dropped", "notifyMessageArriving does not answer held pulls (only their time-out does)",
+           ("PSH-2",), _pull_notify_dropped, "push"),
+    Mutant("consume-request-twice", "ConsumeMessageConcurrentlyService submits every batch twice",
+           ("DUP-1",), _consume_request_twice, "push"),
+    Mutant("orderly-lock-skipped", "RebalanceImpl#lock reports the queue locked without LOCK_BATCH_MQ",
+           ("ORD-1",), _orderly_lock_skipped, "push"),
+    Mutant("batch-one-too-many", "DefaultMessageStore#getMessage returns one message more than maxMsgNums",
+           ("BAT-1",), _batch_one_too_many),
     Mutant("early-revive", "a checkpoint's revive time ignores the invisible time",
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",

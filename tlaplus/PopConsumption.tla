@@ -286,4 +286,19 @@ OFF_2 == [][offset' >= offset \/ restarts' > restarts]_vars
 
 \* ALO-2 (liveness): once production stops, every stored message is eventually acked for good.
 ALO_2 == <>[](\A x \in low..(len - 1) : x \in acked)
+
+\* A checkpoint is done once revived, or once every message under it is acked (its revive
+\* re-sends nothing and PopReviveService's offset may pass it).
+Done(c) == c.revived \/ AllAcked(c)
+
+\* PRG-2 (revive progress, liveness): under weak fairness of the progress actions only --
+\* popping, acking, storing buffered CKs, reviving, the commit scan and time -- every
+\* checkpoint is eventually done for good (faults, production and changeInvisibleTime have no
+\* fairness: they may happen or not).
+PRG_2 == <>[](\A c \in cks : ~c.buf /\ Done(c))
+
+\* PRG-1 (consumer-offset progress, liveness): the committed offset eventually reaches the
+\* queue's end for good (with BufferMerge through scanCommitOffset; after a restart's rollback
+\* by reading again).
+PRG_1 == <>[](offset = len)
 =============================================================================

@@ -31,6 +31,17 @@ class MessageRecord:
     visible_at: int = -1        # end of the current invisibility (latest pop or changeInvisibleTime)
     clean_ack_epoch: int = -1   # restart epoch of an ack that came before its deadline; -1 none
     deliver_epoch: int = -1     # restart epoch of the latest delivery
+    # RED-1: every delivery's current deadline and whether a clean ack ended it.
+    handles: list["Handle"] = attrs.Factory(list)
+
+
+@attrs.define
+class Handle:
+    """One delivery of a message (RED-1): its (possibly changed) deadline; clean once a clean
+    ack ended it. A delivery whose deadline passed without a clean ack is *abandoned*."""
+
+    deadline: int
+    clean: bool = False
 
 
 @attrs.define
@@ -50,6 +61,11 @@ class PopChecker:
     faults_seen: set[str] = attrs.Factory(set)
     excused_violations: int = 0
     end_step: int = -1
+    # RED-2: reconsumeTimes the copy at (retry queue, retry offset) must carry -- its source's
+    # plus one (PopReviveService#reviveRetry) -- and what each delivered position carried.
+    _expected_rt: dict[tuple[int, int], tuple[str, int]] = attrs.Factory(dict)
+    _delivered_rt: dict[tuple[str, int, int], int] = attrs.Factory(dict)
+    _red1_reported: set[str] = attrs.Factory(set)
 
     def _fail(self, pid: str, message: str, step: int) -> None:
         if self.faults_seen & PROPERTIES[pid].excluded_faults:
@@ -69,13 +85,20 @@ class PopChecker:
         self.messages[uniq] = MessageRecord(queue_id, offset, self.incarnation)
         self.by_offset[(queue_id, offset)] = uniq
 
-    def on_deliver(self, step: int, now: int, uniq: str, deadline: int) -> None:
-        """A delivery of ``uniq`` popped at ``now`` and invisible until ``deadline``."""
+    def on_deliver(self, step: int, now: int, uniq: str, deadline: int,
+                   position: tuple[str, int, int] | None = None, reconsume_times: int | None = None) -> None:
+        """A delivery of ``uniq`` popped at ``now`` and invisible until ``deadline``; with
+        ``position`` (topic, queue, offset) and the delivered copy's ``reconsume_times``,
+        RED-2 is checked too."""
         if not self.enabled:
             return
+        if position is not None and reconsume_times is not None:
+            self._check_reconsume_times(step, uniq, position, reconsume_times)
         rec = self.messages.get(uniq)
         if rec is None:
             return  # a message of a deleted incarnation's key space: nothing to hold it to
+        self._check_bounded_redelivery(step, now, uniq, rec)
+        rec.handles.append(Handle(deadline))
         if rec.clean_ack_epoch == self.epoch and uniq not in self.excused:
             self._fail("NSR-1", f"message {uniq} (queue {rec.queue_id} offset {rec.offset}) delivered again "
                                 f"after an ack before its invisibility deadline", step)
@@ -85,6 +108,12 @@ class PopChecker:
         rec.deliveries += 1
         rec.visible_at = deadline
         rec.deliver_epoch = self.epoch
+
+    def on_response_size(self, step: int, delivered: int, max_msg_nums: int) -> None:
+        """BAT-1: a POP response carries at most the request's maxMsgNums messages
+        (popMsgFromQueue asks each queue for what is left of it)."""
+        if self.enabled and delivered > max_msg_nums:
+            self._fail("BAT-1", f"a POP response carries {delivered} messages for maxMsgNums {max_msg_nums}", step)
 
     def on_ack(self, step: int, now: int, uniq: str, code: int, deadline: int) -> None:
         """An ack of the handle whose invisibility ends at ``deadline``; code is the response."""
@@ -96,22 +125,74 @@ class PopChecker:
         rec.acked = True
         if now < deadline:
             rec.clean_ack_epoch = self.epoch
+            handle = self._handle(rec, deadline)
+            if handle is not None:
+                handle.clean = True
 
-    def on_change_invisible(self, uniq: str, code: int, new_deadline: int) -> None:
+    def on_change_invisible(self, uniq: str, code: int, new_deadline: int, old_deadline: int | None = None) -> None:
+        """A changeInvisibleTime answered ``code`` on the handle whose deadline was
+        ``old_deadline`` (the latest delivery when not given)."""
         if not self.enabled or code != 0:
             return
         rec = self.messages.get(uniq)
         if rec is not None:
             rec.visible_at = new_deadline
+            handle = self._handle(rec, old_deadline)
+            if handle is not None:
+                handle.deadline = new_deadline
 
-    def on_revive(self, step: int, uniq: str | None, queue_id: int, offset: int, normal: bool) -> None:
+    @staticmethod
+    def _handle(rec: MessageRecord, deadline: int | None) -> Handle | None:
+        """The delivery of ``rec`` not yet cleanly acked with that deadline (None: the latest)."""
+        if deadline is None:
+            return rec.handles[-1] if rec.handles else None
+        return next((h for h in rec.handles if h.deadline == deadline and not h.clean), None)
+
+    def _check_bounded_redelivery(self, step: int, now: int, uniq: str, rec: MessageRecord) -> None:
+        """RED-1: the n-th redelivery of a message needs n earlier deliveries of it abandoned
+        (deadline reached with no clean ack): consumers that ack in time see it once."""
+        earlier = len(rec.handles)
+        if earlier == 0 or uniq in self.excused or uniq in self._red1_reported:
+            return
+        abandoned = sum(1 for h in rec.handles if not h.clean and h.deadline <= now)
+        if earlier > abandoned:
+            self._red1_reported.add(uniq)
+            clean = sum(h.clean for h in rec.handles)
+            self._fail("RED-1", f"message {uniq} (queue {rec.queue_id} offset {rec.offset}) delivered for the "
+                                f"{earlier + 1}. time with only {abandoned} earlier deliveries abandoned "
+                                f"(bound K = {abandoned}; {clean} cleanly acked, "
+                                f"{earlier - abandoned - clean} still invisible)", step)
+
+    def _check_reconsume_times(self, step: int, uniq: str, position: tuple[str, int, int], rt: int) -> None:
+        """RED-2: a copy from the consumed topic carries reconsumeTimes 0; a revived copy in the
+        retry topic carries its source's reconsumeTimes + 1 (the count a client's DLQ decision
+        and the redelivery bound rest on)."""
+        topic, qid, offset = position
+        self._delivered_rt[position] = rt
+        if topic == self.topic:
+            expected: int | None = 0
+        else:
+            source = self._expected_rt.get((qid, offset))
+            expected = None if source is None else source[1]
+        if expected is not None and rt != expected and uniq not in self.excused:
+            self._fail("RED-2", f"message {uniq} delivered from {topic}:{qid}:{offset} with reconsumeTimes {rt}, "
+                                f"expected {expected}", step)
+
+    def on_revive(self, step: int, uniq: str | None, queue_id: int, offset: int, normal: bool,
+                  copy: tuple[str, int, int] | None = None) -> None:
         """Revive copied the message at (queue, offset) of its CK's topic into the retry topic.
 
         ``normal`` says the CK was of the consumed topic (not of its retry topic); without a
-        UNIQ_KEY the message is then found by its position.
+        UNIQ_KEY the message is then found by its position. ``copy`` is (CK topic, retry
+        queue, retry offset) of the new copy (RED-2).
         """
         if not self.enabled:
             return
+        if copy is not None:
+            ck_topic, retry_qid, retry_offset = copy
+            source = 0 if normal else self._delivered_rt.get((ck_topic, queue_id, offset))
+            if source is not None:
+                self._expected_rt[(retry_qid, retry_offset)] = (uniq or "", source + 1)
         key = uniq if uniq is not None else (self.by_offset.get((queue_id, offset)) if normal else None)
         rec = self.messages.get(key) if key is not None else None
         if rec is None:

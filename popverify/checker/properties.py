@@ -48,6 +48,19 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                       "bound and an empty ProcessQueue"),
     Property("PRG-3", "push: after the drain, each queue held by a live consumer has its committed offset at its max "
                       "offset", frozenset({"expire"})),
+    Property("RED-1", "bounded redelivery: a message delivered n+1 times had n earlier deliveries abandoned (deadline "
+                      "reached without a clean ack); consumers that ack in time see it once",
+             frozenset({"restart", "delete_recreate"})),
+    Property("RED-2", "a redelivered copy carries reconsumeTimes one more than the copy it was made from (0 in the "
+                      "consumed topic); push copies past maxReconsumeTimes go to the DLQ"),
+    Property("PSH-2", "push: a pull is suspended only while its queue has no message at or after its offset, and "
+                      "stays suspended at most 1 s of virtual time once one arrives"),
+    Property("DUP-1", "push: no message is consumed successfully again at an offset below the committed offset, "
+                      "unless a crash, restart, rebalance move, duplicated/lost response or retention explains it",
+             frozenset({"consumer_crash", "restart", "dup_response", "lose_response", "expire"})),
+    Property("ORD-1", "push, orderly: messages of a queue reach a consumer's listener only while that consumer holds "
+                      "the broker's lock of the queue", frozenset({"restart"})),
+    Property("BAT-1", "a POP or pull response carries at most the request's maxMsgNums messages"),
     Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),
     Property("ALLOC-2", "each queue has exactly the sharing degree allocate4Pop defines"),

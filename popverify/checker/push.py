@@ -41,6 +41,14 @@ class PushChecker:
     faults_seen: set[str] = attrs.Factory(set)
     excused_violations: int = 0
     _reported: set[tuple[str, str]] = attrs.Factory(set)
+    # DUP-1: (topic, qid, offset) → (consumer, its holding generation of the queue) when it was
+    # consumed successfully; a rebalance of that consumer adding or removing the queue (a new
+    # ProcessQueue) starts a new generation.
+    _consumed_at: dict[tuple[str, int, int], tuple[str, int]] = attrs.Factory(dict)
+    _generation: dict[tuple[str, str, int], int] = attrs.Factory(dict)
+    # PSH-2: held pull (by identity) → virtual time it was first seen held with a message
+    # at or after its offset.
+    _cause_gone_since: dict[tuple, int] = attrs.Factory(dict)
 
     def _fail(self, pid: str, message: str, step: int, key: str) -> None:
         if (pid, key) in self._reported:
@@ -69,12 +77,33 @@ class PushChecker:
             if topic == self.topics[0] and qid == queue_id and offset < below:
                 self.excused.add(uniq)
 
-    def on_consume(self, record: ConsumeRecord) -> None:
-        """One consume step: the listener's status applied to a batch (or a dropped queue)."""
+    def on_rebalance(self, consumer: str, changed: Iterable["MessageQueue"]) -> None:
+        """``consumer``'s rebalance added or removed these queues: what it consumes there from
+        now on may legitimately start again from the committed offset (DUP-1)."""
+        if not self.enabled:
+            return
+        for mq in changed:
+            key = (consumer, mq.topic, mq.queue_id)
+            self._generation[key] = self._generation.get(key, 0) + 1
+
+    def on_consume(self, record: ConsumeRecord, step: int = -1, floor: int | None = None,
+                   consumer: str = "") -> None:
+        """One consume step of ``consumer``: the listener's status applied to a batch (or a
+        dropped queue). ``floor`` is the larger of the broker's committed offset and the
+        consumer's own offset table entry for the queue just before the step (DUP-1)."""
         if not self.enabled or record.dropped:
             return
         mq = record.mq
         if record.status in CONSUMED_STATUSES:
+            holder = (consumer, self._generation.get((consumer, mq.topic, mq.queue_id), 0))
+            for offset in record.offsets:
+                key = (mq.topic, mq.queue_id, offset)
+                if floor is not None and offset < floor and self._consumed_at.get(key) == holder:
+                    self._fail("DUP-1", f"{consumer} consumed {mq.topic}:{mq.queue_id} offset {offset} successfully "
+                                        f"again below the committed offset {floor}, holding the queue throughout "
+                                        f"(no rebalance move, crash, restart or lost/duplicated response since)",
+                               step, f"{mq.topic}:{mq.queue_id}:{offset}")
+                self._consumed_at[key] = holder
             for offset, uniq in zip(record.offsets, record.uniq_keys):
                 self.handled.add((mq.topic, mq.queue_id, offset))
                 if uniq is not None:
@@ -82,6 +111,20 @@ class PushChecker:
         for offset in record.sent_back:
             # The copy in %RETRY%group carries the obligation from here on.
             self.handled.add((mq.topic, mq.queue_id, offset))
+
+    def on_retry_copy(self, step: int, uniq: str | None, offset: int, reconsume_times: int,
+                      max_reconsume_times: int | None) -> None:
+        """RED-2 (push): a copy in %RETRY%group was made by consumerSendMsgBack from a stored
+        message with reconsumeTimes r < maxReconsumeTimes and carries r + 1, so it lies in
+        1..maxReconsumeTimes (no upper bound when ``max_reconsume_times`` is None: orderly)."""
+        if not self.enabled:
+            return
+        low_ok = reconsume_times >= 1
+        high_ok = max_reconsume_times is None or reconsume_times <= max_reconsume_times
+        if not (low_ok and high_ok):
+            bound = f"1..{max_reconsume_times}" if max_reconsume_times is not None else ">= 1"
+            self._fail("RED-2", f"the copy of {uniq} at {self.topics[1]} offset {offset} carries reconsumeTimes "
+                                f"{reconsume_times}, outside {bound}", step, f"retry:{offset}")
 
     def on_dead_letter(self, uniq: str | None) -> None:
         """The message went to %DLQ%group after maxReconsumeTimes: no longer owed to consumers."""
@@ -114,6 +157,48 @@ class PushChecker:
                 self._fail("PQ-2", f"ProcessQueue of {where}: msgSize {pq.msg_size} but held bodies total {size}",
                            step, where)
 
+    def on_pull_response_size(self, step: int, where: str, delivered: int, max_msg_nums: int) -> None:
+        """BAT-1 (push): a pull response carries at most the request's maxMsgNums
+        (pullBatchSize) messages (DefaultMessageStore#getMessage)."""
+        if self.enabled and delivered > max_msg_nums:
+            self._fail("BAT-1", f"a pull response for {where} carries {delivered} messages for maxMsgNums "
+                                f"{max_msg_nums}", step, where)
+
+    def on_orderly_consume(self, step: int, consumer: str, record: ConsumeRecord, lock_holder: str | None) -> None:
+        """ORD-1: an orderly consume step hands messages of a queue to ``consumer``'s listener
+        only while the broker's RebalanceLockManager lock of (group, queue) is ``consumer``'s
+        (``lock_holder``: the holder of an unexpired lock, None when there is none)."""
+        if not self.enabled or record.dropped or not record.offsets:
+            return
+        if lock_holder != consumer:
+            where = f"{record.mq.topic}:{record.mq.queue_id}"
+            self._fail("ORD-1", f"{consumer} consumed {where} offsets {list(record.offsets)} orderly while the "
+                                f"broker's lock of the queue is held by {lock_holder or 'nobody'}",
+                       step, f"{consumer}:{where}")
+
+    def check_suspended(self, step: int, now: int, broker: "Broker") -> None:
+        """PSH-2: no pull stays held by PullRequestHoldService more than SUSPEND_CAUSE_BOUND_MS
+        while its queue has a message at or after the pull's offset (its cause is gone:
+        notifyMessageArriving should have answered it)."""
+        if not self.enabled:
+            return
+        seen: set[tuple] = set()
+        for held in broker.pull_hold.held_requests():
+            header = held.header
+            if broker.max_offset(header.topic, header.queue_id) <= header.queue_offset:
+                continue
+            key = (header.client_id, header.request_id, header.topic, header.queue_id, held.suspend_timestamp)
+            seen.add(key)
+            since = self._cause_gone_since.setdefault(key, now)
+            if now - since > SUSPEND_CAUSE_BOUND_MS:
+                where = f"{header.topic}:{header.queue_id}"
+                self._fail("PSH-2", f"a pull of {where} at offset {header.queue_offset} (held since "
+                                    f"{held.suspend_timestamp}) is still suspended {now - since} ms after its queue "
+                                    f"reached max offset {broker.max_offset(header.topic, header.queue_id)}",
+                           step, f"{where}:{header.queue_offset}")
+        for gone in set(self._cause_gone_since) - seen:
+            del self._cause_gone_since[gone]
+
     def _check_offset(self, step: int, broker: "Broker", who: str, topic: str, qid: int, offset: int) -> None:
         if offset <= 0:
             return
@@ -135,3 +220,9 @@ class PushChecker:
             if uniq in self.excused or self.consumed.get(uniq, 0) > 0:
                 continue
             self._fail("ALO-3", f"message {uniq} (queue {qid} offset {offset}) was never consumed", end_step, uniq)
+
+
+# PSH-2's bound: the model answers a held pull on the put itself (ReputMessageService →
+# PullRequestHoldService#notifyMessageArriving runs within milliseconds in Java); 1 s leaves
+# room for the reput lag without letting PullRequestHoldService's 5 s check loop stand in.
+SUSPEND_CAUSE_BOUND_MS = 1000

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         result = mutation.run(operators, files, args.max_mutants, args.seeds, args.steps,
                               lambda m: print(f"[mutate] {m}", file=sys.stderr, flush=True),
                               techniques=args.techniques,
-                              per_operator=args.per_operator)
+                              per_operator=args.per_operator, only=args.sites)
     except ValueError as err:
         raise UsageError(str(err)) from err
     if args.out is not None:
@@ -72,15 +72,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--operators", type=comma_list(mutation_operators(), "operator"),
                         default=",".join(mutation_operators()),
                         help="comma list: " + ", ".join(mutation_operators()))
-    parser.add_argument("--techniques", type=comma_list(None, "technique"), default="simulation,push,z3",
-                        help="comma list of simulation (POP), push, z3 (cross-checks), stateful, conformance, "
-                             "trace (TLC trace validation of the reference push runs)")
+    parser.add_argument("--techniques", type=comma_list(None, "technique"), default="simulation,push,z3,targeted",
+                        help="comma list of simulation (POP), push, z3 (cross-checks), targeted (fixed "
+                             "configurations for locks, orderly push, failing listeners, boundaries), stateful, "
+                             "conformance, trace (TLC trace validation of the reference push runs)")
     parser.add_argument("--files", type=comma_list(None, "file"), default=DEFAULT_FILES,
                         help="comma list of files relative to reference/")
     parser.add_argument("--max-mutants", type=bounded_int(1, 10_000), default=100,
                         help="mutate at most this many sites (file order; 1..10000)")
     parser.add_argument("--per-operator", type=bounded_int(1, 10_000), default=None,
                         help="sample at most this many sites per operator, evenly spaced (1..10000; default: all)")
+    parser.add_argument("--sites", type=comma_list(None, "site"), default=None,
+                        help="comma list of mutant ids (FILE:LINE:COL:OPERATOR, as printed) to judge only those "
+                             "(e.g. an earlier run's survivors); each must be a site of --operators in --files")
     parser.add_argument("--seeds", type=bounded_int(1, 1_000), default=3, help="simulation seeds per profile (1..1000)")
     parser.add_argument("--steps", type=bounded_int(1, 100_000), default=300, help="1..100000")
     parser.add_argument("--out", type=output_dir, default=None,

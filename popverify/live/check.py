@@ -30,7 +30,7 @@ from popverify.live.history import Op, parse_handle
 from popverify.live.workload import GROUP, TOPIC
 from popverify.checker.violation import Violation
 
-OBSERVABLE = ("ALO-1", "ALO-2", "NSR-1", "INV-1")
+OBSERVABLE = ("ALO-1", "ALO-2", "NSR-1", "INV-1", "RED-1")
 NOT_OBSERVABLE = ("OFF-1", "OFF-2", "CKM-1")
 
 

@@ -143,6 +143,18 @@ class MessagePopped(Event):
     invisible_time: int
     handle: str
     redelivery: bool = ghost(False)
+    reconsume_times: int = ghost(0)
+
+
+@attrs.frozen
+class PopAnswered(Event):
+    """A POP response reached its consumer: how many messages, of how many asked (BAT-1)."""
+
+    TYPE: ClassVar[str] = "pop_answer"
+    TRACED: ClassVar[bool] = False
+    consumer: str
+    delivered: int
+    max_msg_nums: int
 
 
 @attrs.frozen
@@ -172,6 +184,7 @@ class InvisibleTimeChanged(Event):
     handle: str
     new_deadline: int = ghost(0)
     renewed: bool = ghost(False)
+    old_deadline: int | None = ghost(None)
 
 
 @attrs.frozen
@@ -286,6 +299,20 @@ class Consumed(Event):
     sent_back: list[int]
     dropped: bool
     record: Any = ghost(None)   # reference.client.consume_api.ConsumeRecord
+    floor: int | None = ghost(None)     # max(client offset before the step, broker's committed): DUP-1
+    orderly: bool = ghost(False)
+    lock_holder: str | None = ghost(None)  # the broker's queue lock holder (orderly): ORD-1
+
+
+@attrs.frozen
+class PullSized(Event):
+    """The broker answered a pull with ``delivered`` messages of ``max_msg_nums`` asked (BAT-1)."""
+
+    TYPE: ClassVar[str] = "pull_size"
+    TRACED: ClassVar[bool] = False
+    queue: str
+    delivered: int
+    max_msg_nums: int
 
 
 @attrs.frozen
@@ -307,13 +334,17 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
         if isinstance(event, MessageStored):
             checker.on_produce(event.uniq or "", event.queue, event.offset)
         elif isinstance(event, MessagePopped):
-            checker.on_deliver(step, now, event.uniq, event.pop_time + event.invisible_time)
+            checker.on_deliver(step, now, event.uniq, event.pop_time + event.invisible_time,
+                               (event.topic, event.queue, event.offset), event.reconsume_times)
+        elif isinstance(event, PopAnswered):
+            checker.on_response_size(step, event.delivered, event.max_msg_nums)
         elif isinstance(event, Acked):
             checker.on_ack(step, now, event.uniq, event.code, event.deadline)
         elif isinstance(event, InvisibleTimeChanged):
-            checker.on_change_invisible(event.uniq, event.code, event.new_deadline)
+            checker.on_change_invisible(event.uniq, event.code, event.new_deadline, event.old_deadline)
         elif isinstance(event, Revived):
-            checker.on_revive(step, event.uniq, event.queue, event.offset, event.normal)
+            checker.on_revive(step, event.uniq, event.queue, event.offset, event.normal,
+                              (event.topic, 0, event.retry_offset))  # reviveRetry writes queue 0
         elif isinstance(event, BrokerRestarted):
             checker.on_restart()
         elif isinstance(event, Expired):
@@ -331,7 +362,11 @@ def push_checker_subscriber(checker: PushChecker) -> Subscriber:
         if isinstance(event, MessageStored):
             checker.on_produce(event.uniq or "", event.queue, event.offset)
         elif isinstance(event, Consumed):
-            checker.on_consume(event.record)
+            checker.on_consume(event.record, step, event.floor, event.consumer)
+            if event.orderly:
+                checker.on_orderly_consume(step, event.consumer, event.record, event.lock_holder)
+        elif isinstance(event, PullSized):
+            checker.on_pull_response_size(step, event.queue, event.delivered, event.max_msg_nums)
         elif isinstance(event, Expired):
             checker.on_expire(event.topic, event.queue, event.below)
         elif isinstance(event, FaultInjected):

@@ -30,7 +30,7 @@ from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, Arg, clock_jump_
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
-                                  MessagePopped, MessageStored, PopBegun, Revived, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
+                                  MessagePopped, MessageStored, PopAnswered, PopBegun, Revived, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
@@ -186,6 +186,7 @@ class PopWorld:
         result = op.result
         assert result is not None
         self.coverage.add(f"pop:{rc.NAMES.get(result.code, result.code)}:{min(len(result.messages), 2)}")
+        self.publish(PopAnswered(consumer.name, len(result.messages), op.request.max_msg_nums))
         for popped in result.messages:
             uniq = popped.message.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, "")
             deadline = result.pop_time + result.invisible_time
@@ -197,7 +198,8 @@ class PopWorld:
             retry = popped.ack_topic != TOPIC
             self.coverage.add(f"deliver:{'retry' if retry else 'normal'}")
             self.publish(MessagePopped(consumer.name, uniq, popped.ack_topic, popped.queue_id, popped.queue_offset,
-                                       result.pop_time, result.invisible_time, popped.extra_info, redelivery))
+                                       result.pop_time, result.invisible_time, popped.extra_info, redelivery,
+                                       popped.message.reconsume_times))
 
     def ack_index(self, c: int, index: int) -> bool:
         """Consumer ``c`` acks the message it holds at ``index`` (modulo how many it holds)."""
@@ -239,13 +241,14 @@ class PopWorld:
         result = self.broker.change_invisible_time(GROUP, held.ack_topic, held.queue_id, held.offset,
                                                    held.extra_info, invisible_time)
         new_deadline = result.pop_time + result.invisible_time
+        old_deadline = held.deadline
         renewed = result.code == rc.SUCCESS and result.extra_info is not None
         if renewed:
             held.extra_info = result.extra_info
             held.deadline = new_deadline
         self.coverage.add(f"change_invisible:{rc.NAMES.get(result.code, result.code)}")
         self.publish(InvisibleTimeChanged(consumer.name, held.uniq, result.code, invisible_time, held.extra_info,
-                                          new_deadline, renewed))
+                                          new_deadline, renewed, old_deadline))
         return True
 
     def _settle_requests(self, until: int, stalled: PopOperation | None = None) -> None:

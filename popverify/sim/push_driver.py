@@ -22,7 +22,7 @@ from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, clock_jump_draw,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
-                                  ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, Rebalanced,
+                                  ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, PullSized, Rebalanced,
                                   ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
 from reference.broker import response_code as rc
 from reference.broker.broker import Broker
@@ -41,6 +41,7 @@ TOPIC = "TopicTest"
 GROUP = "GID_popverify_push"
 RETRY_TOPIC = "%RETRY%" + GROUP   # MixAll#getRetryTopic
 DLQ_TOPIC = "%DLQ%" + GROUP       # MixAll#getDLQTopic
+MAX_RECONSUME_TIMES = 16          # DefaultMQPushConsumer maxReconsumeTimes -1 → 16 (concurrent)
 DRAIN_ROUNDS = 800
 DRAIN_SLICE = 1000                # virtual ms per drain round
 # Quiet rounds before the drain calls it quiescent: longer than every wait a live consumer can
@@ -107,6 +108,7 @@ class PushWorld:
         pqs = [(name, mq, pq) for name, consumer in live
                for mq, pq in sorted(consumer.process_queue_table.items(), key=lambda kv: (kv[0].topic, kv[0].queue_id))]
         self.checker.check_state(step, self.broker, tables, pqs)
+        self.checker.check_suspended(step, self.clock.now(), self.broker)
 
     def cover_step(self, kind: str, applied: bool) -> None:
         """Coverage signal: a coarse abstract state and each queue's state (spec/fuzzing.md)."""
@@ -137,6 +139,11 @@ class PushWorld:
             self.check_state(step)
         for msg in self.broker.store.snapshot_queue(DLQ_TOPIC, 0):
             self.checker.on_dead_letter(msg.uniq_key)
+        # ConsumeMessageConcurrentlyService#getMaxReconsumeTimes: 16 unless configured; orderly
+        # consumers pass Integer.MAX_VALUE, so only the lower bound applies to them.
+        limit = None if self.config.consume_orderly else MAX_RECONSUME_TIMES
+        for msg in self.broker.store.snapshot_queue(RETRY_TOPIC, 0):
+            self.checker.on_retry_copy(step, msg.uniq_key, msg.queue_offset, msg.reconsume_times, limit)
         self.checker.finish(drained, step)
         if self.config.drain and self.checker.enabled:
             live = [(c.name, c.consumer) for c in self.clients if c.consumer is not None]
@@ -159,7 +166,8 @@ class PushWorld:
         client.consumer.start()
         # start() ends with rebalanceImmediately: the new member takes its queues at once (the
         # others learn of it from NOTIFY_CONSUMER_IDS_CHANGED, i.e. their next rebalance).
-        client.consumer.do_rebalance()
+        result = client.consumer.do_rebalance()
+        self.checker.on_rebalance(client.name, result.added + result.removed)
 
     def start(self, c: int) -> bool:
         """Consumer slot ``c`` starts a consumer if none runs there."""
@@ -203,6 +211,7 @@ class PushWorld:
             return False
         client, consumer = live
         result = consumer.do_rebalance()
+        self.checker.on_rebalance(client.name, result.added + result.removed)
         self.coverage.add(f"rebalance:+{min(len(result.added), 2)}:-{min(len(result.removed), 2)}")
         self.publish(Rebalanced(client.name, [f"{mq.topic}:{mq.queue_id}" for mq in result.added],
                                 [f"{mq.topic}:{mq.queue_id}" for mq in result.removed]))
@@ -223,6 +232,7 @@ class PushWorld:
             self.coverage.add("pull:flow_control")
             return True
         response = self.broker.pull_message(header)
+        self._answered(header, response)
         if response is None:
             client.suspended.append(header)
             self.coverage.add("pull:suspended")
@@ -237,12 +247,19 @@ class PushWorld:
         """PullRequestHoldService wakes the suspended pulls it can answer."""
         woken = self.broker.pull_hold_step()
         for header, response in woken:
+            self._answered(header, response)
             client = next((cl for cl in self.clients if any(h is header for h in cl.suspended)), None)
             if client is not None and client.consumer is not None:
                 client.suspended = [h for h in client.suspended if h is not header]
                 client.inbox.append((header, response))
         self.coverage.add(f"hold:{min(len(woken), 2)}")
         return bool(woken)
+
+    def _answered(self, header: PullMessageRequestHeader, response: PullMessageResponse | None) -> None:
+        """The broker answered a pull (BAT-1 checks the size against maxMsgNums)."""
+        if response is not None:
+            self.publish(PullSized(f"{header.topic}:{header.queue_id}", len(response.messages),
+                                   header.max_msg_nums))
 
     def _take_response(self, c: int, index: int) -> tuple[Client, DefaultMQPushConsumer,
                                                            PullMessageRequestHeader, PullMessageResponse | None] | None:
@@ -292,10 +309,11 @@ class PushWorld:
         if live is None or not live[1].has_consume_pending():
             return False
         client, consumer = live
+        before = dict(consumer.offset_store.offset_table)
         record = consumer.consume_step(self._status(fail))
         if record is None:
             return False
-        self._on_record(client, record)
+        self._on_record(client, record, before)
         return True
 
     def _status(self, fail: bool) -> ConsumeConcurrentlyStatus | ConsumeOrderlyStatus:
@@ -303,7 +321,12 @@ class PushWorld:
             return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT if fail else ConsumeOrderlyStatus.SUCCESS
         return ConsumeConcurrentlyStatus.RECONSUME_LATER if fail else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    def _on_record(self, client: Client, record: ConsumeRecord) -> None:
+    def _on_record(self, client: Client, record: ConsumeRecord, before: dict[MessageQueue, int]) -> None:
+        """Publish one consume step; ``before`` is the consumer's offset table just before it
+        (DUP-1 compares with it and the broker's committed offset)."""
+        floor = max(before.get(record.mq, -1),
+                    self.broker.committed_offset(GROUP, record.mq.topic, record.mq.queue_id))
+        holder = self.broker.rebalance_locks.holder(GROUP, record.mq) if self.config.consume_orderly else None
         ok = record.status in SUCCESS_STATUSES
         if record.mq.topic == TOPIC and not record.dropped:
             self._handled[record.mq.queue_id].update(record.offsets if ok else record.sent_back)
@@ -313,7 +336,8 @@ class PushWorld:
                           f":{'commit' if record.committed_offset is not None else 'nocommit'}")
         self.publish(Consumed(client.name, f"{record.mq.topic}:{record.mq.queue_id}", list(record.offsets),
                               list(record.uniq_keys), record.status, record.committed_offset,
-                              list(record.sent_back), record.dropped, record))
+                              list(record.sent_back), record.dropped, record, floor,
+                              self.config.consume_orderly, holder))
 
     def persist(self, c: int) -> bool:
         """Consumer ``c`` persists its offsets (persistConsumerOffset)."""
@@ -374,13 +398,15 @@ class PushWorld:
             moved = False
             for client in self.clients:
                 if client.consumer is not None:
-                    client.consumer.do_rebalance()
+                    result = client.consumer.do_rebalance()
+                    self.checker.on_rebalance(client.name, result.added + result.removed)
             for client in self.clients:
                 if client.consumer is not None:
                     moved |= self._drain_client(client, client.consumer)
             self.clock.advance(DRAIN_SLICE)
             self.broker.timer_step()
             self.broker.offset_flush_step()
+            self.checker.check_suspended(self.coverage.step, self.clock.now(), self.broker)
             busy = moved or bool(self.broker.timer_pending())
             quiet = 0 if busy else quiet + 1
             if quiet >= QUIET_ROUNDS:
@@ -399,6 +425,7 @@ class PushWorld:
             if header is None:
                 continue
             response = self.broker.pull_message(header)
+            self._answered(header, response)
             if response is None:
                 client.suspended.append(header)
             else:
@@ -409,11 +436,12 @@ class PushWorld:
             moved |= response is not None and bool(response.messages)
             consumer.on_pull_response(header, response)
         while consumer.has_consume_pending():
+            before = dict(consumer.offset_store.offset_table)
             record = consumer.consume_step(self._status(False))
             if record is None:
                 break
             moved = True
-            self._on_record(client, record)
+            self._on_record(client, record, before)
         consumer.timer_step()
         consumer.persist_consumer_offset()
         return moved

@@ -166,6 +166,16 @@ for profile in ("v5.0", "develop"):
 _finish(out)
 """
 
+# Hand-chosen configurations aimed at the code swarm runs rarely judge (popverify/verify/targeted.py).
+_TARGETED = _PRELUDE + """
+from popverify.verify.targeted import run_all
+try:
+    out = run_all()
+except Exception as err:  # the verdict of a run that raised is the exception's type
+    out = {"crash": type(err).__name__}
+_finish(out)
+"""
+
 _Z3 = _PRELUDE + """
 from proofs.catalog import ALL
 out = {}
@@ -187,6 +197,20 @@ sys.path.insert(0, sys.argv[1])
 # variant on purpose ("catches") say nothing about this mutant and are left out.
 code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "--hypothesis-profile=mutation", "-k", "not catches",
                     sys.argv[2]])
+_finish({"pytest": int(code)})
+"""
+
+# The model's unit tests (tests/broker, tests/client: behaviour pinned to the Java source line
+# by line) and the attribution tests (tests/findings/test_attribution.py, not the slow campaign:
+# they judge the mechanism-switch code only attribution's re-runs execute). Every reference module is imported from the mutated tree first, so pytest's own
+# sys.path changes cannot bring the unmutated copy back.
+_UNIT = _PRELUDE + """
+import importlib, pkgutil
+import reference
+for info in pkgutil.walk_packages(reference.__path__, "reference."):
+    importlib.import_module(info.name)
+import pytest
+code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", "-m", "not slow", *sys.argv[2:]])
 _finish({"pytest": int(code)})
 """
 
@@ -228,13 +252,16 @@ TECHNIQUES: dict[str, Technique] = {t.name: t for t in (
     Technique("simulation", _SIMULATE, lambda seeds, steps: ["pop", str(seeds), str(steps)]),
     Technique("push", _SIMULATE, lambda seeds, steps: ["push", str(seeds), str(steps)]),
     Technique("z3", _Z3, lambda seeds, steps: []),
+    Technique("targeted", _TARGETED, lambda seeds, steps: []),
+    Technique("unit", _UNIT, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "tests" / d)
+                                                   for d in ("broker", "client", "findings/test_attribution.py")]),
     Technique("stateful", _STATEFUL, lambda seeds, steps: [str(Path(__file__).resolve().parents[2] / "stateful_tests")]),
     Technique("conformance", _CONFORMANCE, lambda seeds, steps: [str(50 * seeds)]),
     # TLC replays the reference push runs (spec/trace-validation.md); a mutant is killed when
     # its runs stop being behaviours of PushConsumerOffsets.
     Technique("trace", _TRACE, lambda seeds, steps: [str(seeds)]),
 )}
-DEFAULT_TECHNIQUES = ("simulation", "push", "z3")
+DEFAULT_TECHNIQUES = ("simulation", "push", "z3", "targeted")
 
 
 def judge(technique: Technique, root: Path, seeds: int, steps: int, timeout: float = 600) -> dict[str, Any]:
@@ -309,7 +336,8 @@ def sample_per_operator(found: list[Site], per_operator: int) -> list[Site]:
 
 def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, seeds: int, steps: int,
         progress: Callable[[str], None] = lambda _: None,
-        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES, per_operator: int | None = None) -> dict[str, Any]:
+        techniques: tuple[str, ...] = DEFAULT_TECHNIQUES, per_operator: int | None = None,
+        only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Mutation score per technique over the first ``max_mutants`` sites (with
     ``per_operator``, first a sample of at most that many sites of each operator, evenly
     spaced in file order, so a slow run still sees every operator).
@@ -324,6 +352,11 @@ def run(operators: tuple[str, ...], files: tuple[str, ...], max_mutants: int, se
     if unknown:
         raise ValueError(f"unknown technique(s) {sorted(unknown)}; known: {', '.join(TECHNIQUES)}")
     chosen = sites(operators, files)
+    if only is not None:  # re-judge named mutants (e.g. the survivors of an earlier run)
+        unknown = set(only) - {s.name for s in chosen}
+        if unknown:
+            raise ValueError(f"no such mutation site(s) among the operators and files: {', '.join(sorted(unknown))}")
+        chosen = [s for s in chosen if s.name in set(only)]
     if per_operator is not None:
         chosen = sample_per_operator(chosen, per_operator)
     chosen = chosen[:max_mutants]

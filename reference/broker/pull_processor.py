@@ -148,6 +148,10 @@ class PullRequestHoldService:
         ready, self._ready = self._ready, []
         return ready
 
+    def held_requests(self) -> list[HeldPull]:
+        """Every held pull, by topic@queueId then arrival (inspection: spec/properties.md PSH-2)."""
+        return [request for key in sorted(self._held) for request in self._held[key]]
+
     def held_count(self) -> int:
         """How many pulls are held (inspection)."""
         return sum(len(v) for v in self._held.values())

@@ -19,7 +19,7 @@ def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None
     assert naive.trace == ({"c": 2, "q": 1, "s": 0},)
     assert results["MCPopConsumption_small"].result == "ok"  # develop: safety and ALO_2 liveness
     assert results["MCPushConsumerOffsets_small"].result == "ok"  # OFF_3 and ALO_3 liveness
-    assert results["MCPopConsumption_merge_small"].result == "ok"  # buffer merge: scanCommitOffset path
+    assert results["MCPopConsumption_merge_small"].result == "ok"  # buffer merge: scanCommitOffset path, PRG_1/PRG_2
     assert results["MCPopConsumption_restart_small"].result == "ok"  # a restart loses the buffer, not a message
     f1 = results["MCPopConsumption_seedera"]
     assert f1.result == "expected-violation" and f1.violated == "OFF_1"  # v5.0: finding F1
@@ -127,3 +127,38 @@ def test_update_readme_replaces_the_rows_of_the_models_run_and_keeps_the_others(
 def test_a_model_that_runs_past_its_timeout_is_reported_not_raised() -> None:
     result = run_model(TLAPLUS / "MCPopConsumption_small.cfg", timeout=0.5)
     assert result.result == "timeout" and "--timeout" in result.output_tail
+
+
+def _merge_one_message(tmp_path: Path, spec: str, properties: str) -> Path:
+    """MCPopConsumption_merge_small with one message and a consumer crash (so only revive can
+    finish a checkpoint), the type invariant and only ``properties`` checked, over ``spec``."""
+    (tmp_path / "PopConsumption.tla").write_text(spec)
+    cfg = tmp_path / "MCPopConsumption_merge_small.cfg"
+    text = (TLAPLUS / "MCPopConsumption_merge_small.cfg").read_text()
+    for old in ("PROPERTIES OFF_2 ALO_2 PRG_1 PRG_2", "Msgs = 2  MaxTime = 3", "MaxCrash = 0",
+                "INVARIANTS TypeOK OFF_1 CKM_1"):
+        assert old in text, old
+    cfg.write_text(text.replace("PROPERTIES OFF_2 ALO_2 PRG_1 PRG_2", properties)
+                   .replace("Msgs = 2  MaxTime = 3", "Msgs = 1  MaxTime = 3").replace("MaxCrash = 0", "MaxCrash = 1")
+                   .replace("INVARIANTS TypeOK OFF_1 CKM_1", "INVARIANTS TypeOK"))
+    return cfg
+
+
+def test_revive_progress_needs_fairness_of_revive(tmp_path: Path) -> None:
+    """PRG_2 can fail: without weak fairness of Revive a due checkpoint may wait forever."""
+    spec = (TLAPLUS / "PopConsumption.tla").read_text()
+    broken = spec.replace("    /\\ WF_vars(\\E c \\in cks : Revive(c))\n", "")
+    assert broken != spec
+    result = run_model(_merge_one_message(tmp_path, broken, "PROPERTIES PRG_2"))
+    assert result.result == "violation" and result.violated == "temporal" and result.trace
+
+
+def test_offset_progress_fails_when_scan_commit_offset_never_commits(tmp_path: Path) -> None:
+    """PRG_1 can fail: the commit-queue-stuck mutant of the Python model, in the spec."""
+    spec = (TLAPLUS / "PopConsumption.tla").read_text()
+    # CommitScan never enabled: reads still advance through the queued nextBeginOffsets (so the
+    # state space stays finite), the committed offset never does.
+    broken = spec.replace("CommitScan ==\n    /\\ oq # <<>>\n", "CommitScan ==\n    /\\ FALSE /\\ oq # <<>>\n")
+    assert broken != spec
+    result = run_model(_merge_one_message(tmp_path, broken, "PROPERTIES PRG_1"))
+    assert result.result == "violation" and result.violated == "temporal" and result.trace
