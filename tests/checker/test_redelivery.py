@@ -11,7 +11,7 @@ from popverify.checker.push import PushChecker
 from popverify.sim.scenario import run_scenario
 from reference.client.allocation import MessageQueue
 from reference.client.consume_api import ConsumeRecord
-from spark_fuzz.runs import swarm_config
+from popverify.fuzz.rows import swarm_config
 
 NEW = ("RED-1", "RED-2", "PSH-2", "DUP-1")
 
