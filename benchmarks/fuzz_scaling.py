@@ -32,21 +32,21 @@ def main() -> None:
 
     start = time.perf_counter()
     for seed, _, _ in jobs:
-        run_row("develop", args.mode, seed, args.steps, None, 0)
+        run_row("v5.5", args.mode, seed, args.steps, None, 0)
     figures["plain_loop_runs_per_s"] = args.runs / (time.perf_counter() - start)
 
     for cores in (1, 2):
         session = spark_session(f"local[{cores}]")
         warm_up(session, cores * 8)
         start = time.perf_counter()
-        run_round(session, jobs, "develop", args.mode, args.steps, None, 0, cores * 8)
+        run_round(session, jobs, "v5.5", args.mode, args.steps, None, 0, cores * 8)
         figures[f"local{cores}_runs_per_s"] = args.runs / (time.perf_counter() - start)
         session.stop()
     figures["scaling_efficiency_2_cores"] = figures["local2_runs_per_s"] / (2 * figures["local1_runs_per_s"])
     figures["spark_local1_vs_plain_loop"] = figures["local1_runs_per_s"] / figures["plain_loop_runs_per_s"]
 
     with tempfile.TemporaryDirectory() as folder:
-        guided = campaign("develop", args.mode, args.runs, args.steps, Path(folder), master="local[2]", rounds=4,
+        guided = campaign("v5.5", args.mode, args.runs, args.steps, Path(folder), master="local[2]", rounds=4,
                           compare_blind=True)
     figures["coverage_guided_4_rounds"] = guided["coverage"]
     figures["coverage_blind_same_runs"] = guided["blind_baseline"]["coverage"]

@@ -25,7 +25,7 @@ CONSUMERS = st.integers(0, 1)
 class PopBrokerMachine(RuleBasedStateMachine):
     """Machine 1: a POP broker with buffer merge and revive under consumers and faults."""
 
-    profile = "develop"
+    profile = "v5.5"
     merge = False
     handles = Bundle("handles")
 
@@ -151,7 +151,7 @@ class PopBrokerMachineV50(PopBrokerMachine):
     profile = "v5.0"
 
 
-TestPopBrokerDevelop = PopBrokerMachine.TestCase
+TestPopBrokerV55 = PopBrokerMachine.TestCase
 TestPopBrokerV50 = PopBrokerMachineV50.TestCase
 
 
@@ -159,7 +159,7 @@ class MergeEquivalenceMachine(RuleBasedStateMachine):
     """Machine 2: buffer merge on and off, same inputs: same deliveries, same ack answers,
     and in the end every message delivered and acked by both."""
 
-    profile = "develop"
+    profile = "v5.5"
 
     @initialize()
     def start(self) -> None:

@@ -80,7 +80,7 @@ class PopDriver:
 
     def __init__(self, profile: str, seed: int, config: ScenarioConfig, check: bool, record_trace: bool) -> None:
         prof = get_profile(profile)
-        self.profile = profile
+        self.profile = prof.name  # canonical, also when called with an alias such as "develop"
         self.seed = seed
         self.config = config
         self.clock = VirtualClock()
@@ -144,6 +144,10 @@ class PopDriver:
             return Action(kind, (rng.next_int(cfg.queues), 1 + rng.next_int(3)))
         if kind == "clock_jump":
             return Action(kind, (30_000 + rng.next_int(90_000),))
+        if kind == "store_put_fail":  # H3 (issue 16): the next 1..2 consumption-path puts fail
+            return Action(kind, (1 + rng.next_int(2),))
+        if kind == "scan_stall":  # H3 (issue 16): one buffer scan takes 1..5 s
+            return Action(kind, (1000 + rng.next_int(4001),))
         return Action(kind)
 
     # -- running -----------------------------------------------------------------------------
@@ -485,6 +489,29 @@ class PopDriver:
         self.counts["stalls"] += 1
         self._pass_time(ms, stalled=op)
         self._event("stall", consumer=self._consumer(c).name, ms=ms, pop_time=op.pop_time, now=self.clock.now())
+        return True
+
+    # H3 (issue 16): store put failures (reference/broker/put_failure.py) ------------------
+    def _do_store_put_fail(self, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) puts of the consumption path (CK, ACK,
+        revive retry); what each processor does with it is the model's (spec/broker.md)."""
+        if not 1 <= count <= 2:
+            return False
+        self.checker.on_fault("store_put_fail")
+        self.broker.put_faults.arm(count)
+        self._event("store_put_fail", count=count)
+        return True
+
+    def _do_scan_stall(self, ms: int) -> bool:
+        """One PopBufferMergeService scan takes ``ms`` (1..5 s: GC pause, slow disk); past
+        popCkStayBufferTimeOut - 1000 ms the buffer stops serving until it is empty. The scan's
+        work is done at its start, then the time passes (approximation, spec/broker.md)."""
+        if not 1000 <= ms <= 5000:
+            return False
+        self.checker.on_fault("scan_stall")
+        self.broker.buffer_merge_scan(elapsed_ms=ms)
+        self._event("scan_stall", ms=ms, serving=self.broker.buffer_merge.serving)
+        self._pass_time(ms)
         return True
 
     # -- drain -------------------------------------------------------------------------------

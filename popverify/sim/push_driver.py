@@ -68,7 +68,7 @@ class PushDriver:
 
     def __init__(self, profile: str, seed: int, config: ScenarioConfig, check: bool, record_trace: bool) -> None:
         prof = get_profile(profile)
-        self.profile = profile
+        self.profile = prof.name  # canonical, also when called with an alias such as "develop"
         self.prof = prof
         self.seed = seed
         self.config = config

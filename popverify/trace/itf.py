@@ -139,15 +139,16 @@ def run_spec(doc: dict[str, Any]) -> dict[str, Any]:
     integer, or a schedule beyond the bounds above."""
     from popverify.mutants import MUTANTS
     from popverify.sim.scenario import MODES
-    from reference.common.profile import PROFILE_NAMES
+    from reference.common.profile import PROFILE_ALIASES, PROFILE_NAMES, canonical_profile
 
     meta = doc["#meta"]["popverify"]
     for key in ("profile", "mode", "seed", "config", "schedule"):
         if key not in meta:
             raise TraceError(f"trace metadata is incomplete: no {key}")
     profile, mode, seed, mutant = meta["profile"], meta["mode"], meta["seed"], meta.get("mutant")
-    if not isinstance(profile, str) or profile not in PROFILE_NAMES:
+    if not isinstance(profile, str) or (profile not in PROFILE_NAMES and profile not in PROFILE_ALIASES):
         raise TraceError(f"trace names an unknown profile {_short(profile)}; known: {', '.join(PROFILE_NAMES)}")
+    profile = canonical_profile(profile)  # traces written before the rename say "develop"
     if not isinstance(mode, str) or mode not in MODES:
         raise TraceError(f"trace names an unknown mode {_short(mode)}; known: {', '.join(MODES)}")
     if mutant is not None and (not isinstance(mutant, str) or mutant not in MUTANTS):

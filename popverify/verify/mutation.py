@@ -154,7 +154,7 @@ from popverify.sim.scenario import FAULTS, PUSH_FAULTS, ScenarioConfig, run_scen
 from reference.common.javalang import JavaRandom
 mode, seeds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 out = {}
-for profile in ("v5.0", "develop"):
+for profile in ("v5.0", "v5.5"):
     for seed in range(seeds):
         try:
             # The swarm draw of the verify campaign: features and faults vary by seed.

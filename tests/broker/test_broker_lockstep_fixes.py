@@ -10,7 +10,7 @@ from tests.broker.conftest import make_broker
 from tests.broker.test_broker_ack_revive import INV, popped, run_revive
 
 
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_revive_creating_the_retry_topic_commits_its_offset_zero(profile):
     """PopReviveService#addRetryTopicIfNoExit -> initPopRetryOffset: commitOffset(group,
     retryTopic, 0, 0) when the group has no offset there (5.0.0 and 5.5.0)."""
@@ -34,7 +34,7 @@ def test_restart_starts_ck_message_number_again():
     assert b.pop(PopRequest("T", "G", queue_id=0, max_msg_nums=1, invisible_time=INV)).result.revive_qid == 0
 
 
-@pytest.mark.parametrize("profile, expected", [("v5.0", "ascending"), ("develop", "descending")])
+@pytest.mark.parametrize("profile, expected", [("v5.0", "ascending"), ("v5.5", "descending")])
 def test_pop_of_all_queues_visits_them_in_the_release_order(profile, expected):
     """5.0.0 visits (randomQ + i) % n; 5.5.0's popMsgFromTopic visits
     ((priorityOrderAsc ? n - 1 - i : i) + randomQ) % n with priorityOrderAsc true by default."""
