@@ -9,13 +9,13 @@ import attrs
 
 from popverify.args import bounded_int, output_file, profile_name
 from popverify.errors import UsageError
-from popverify.sim.scenario import FAULTS, MODES, PUSH_FAULTS, ScenarioConfig, run_scenario
+from popverify.sim.scenario import ALL_POP_FAULTS, MODES, PUSH_FAULTS, ScenarioConfig, run_scenario
 from reference.common.profile import LATEST_PROFILE, PROFILE_NAMES
 
 
 def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
     """``--faults restart,expire`` → a tuple of the mode's fault names (``all`` for every one)."""
-    known = PUSH_FAULTS if mode == "push" else FAULTS
+    known = PUSH_FAULTS if mode == "push" else ALL_POP_FAULTS
     if not text:
         return ()
     if text == "all":
@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--buffer-merge", choices=("on", "off"), default=None,
                         help="POP: enablePopBufferMerge (RocketMQ's default, off)")
     parser.add_argument("--faults", default=None,
-                        help=f"comma list of faults, or 'all'; pop: {', '.join(FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
+                        help=f"comma list of faults, or 'all'; pop: {', '.join(ALL_POP_FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
     parser.add_argument("--orderly", action="store_true", help="push: an orderly listener (ConsumeMessageOrderlyService)")
     parser.add_argument("--fail-percent", type=bounded_int(0, 100), default=None,
                         help="push: how often the listener asks to reconsume later, in percent (default 20)")

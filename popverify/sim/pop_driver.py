@@ -27,8 +27,8 @@ from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.model_error import MODEL_ERROR, ModelError, call_model, check_arguments
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.scenario import (Action, Coverage, FAULT_WEIGHT, FAULTS, POP_ACTIONS, RunResult, ScenarioConfig,
-                                    Violation)
+from popverify.sim.scenario import (ALL_POP_FAULTS, Action, Coverage, FAULT_WEIGHT, POP_ACTIONS, RunResult,
+                                    ScenarioConfig, Violation)
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
 from reference.broker.broker import Broker
@@ -225,7 +225,7 @@ class PopDriver:
         if error is not None:
             self._model_error(error)
             return False
-        if ok and action.kind in FAULTS:
+        if ok and action.kind in ALL_POP_FAULTS:
             self.counts["faults"] += 1
         self.coverage.add(f"action:{action.kind}:{'ok' if ok else 'skip'}")
         return bool(ok)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from popverify.checker.expectations import expected_signature, is_unexpected
 from popverify.findings import campaign as findings_campaign
 from popverify.findings.attribution import FINDINGS, Signature, attribute, keeps_signature, present, removed
-from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from popverify.sim.scenario import LATE_FAULTS, Action, ScenarioConfig, run_scenario
 from reference.common.profile import get_profile
 from spark_fuzz.runs import swarm_config
 
@@ -51,9 +52,16 @@ KNOWN_RUNS = [
 ]
 
 
+def _known_config(seed: int, mode: str) -> ScenarioConfig:
+    """The seed's swarm configuration as those sweeps drew it: the faults added by issue 16
+    (LATE_FAULTS) are drawn after every other field, so dropping them gives it back exactly."""
+    config = swarm_config(seed, mode)
+    return attrs.evolve(config, faults=tuple(f for f in config.faults if f not in LATE_FAULTS))
+
+
 @pytest.mark.parametrize("profile, mode, seed, steps, key", KNOWN_RUNS)
 def test_each_switch_removes_exactly_its_finding(profile: str, mode: str, seed: int, steps: int, key: str) -> None:
-    result = run_scenario(profile, seed, steps, mode=mode, config=swarm_config(seed, mode))
+    result = run_scenario(profile, seed, steps, mode=mode, config=_known_config(seed, mode))
     sig = Signature.parse(key)
     assert sig in attribute(result)
     assert expected_signature(profile, sig) and not is_unexpected(profile, sig.property_id, 1, sig)

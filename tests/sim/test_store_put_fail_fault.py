@@ -7,14 +7,14 @@ import attrs
 
 from popverify.checker.properties import PROPERTIES
 from popverify.sim.pop_driver import PopDriver
-from popverify.sim.scenario import FAULTS, LATE_FAULTS, POP_ACTIONS, POP_ALWAYS, ScenarioConfig
+from popverify.sim.scenario import ALL_POP_FAULTS, FAULTS, LATE_FAULTS, POP_ACTIONS, POP_ALWAYS, ScenarioConfig
 from reference.common.javalang import JavaRandom
 
 
 def _draw_before_issue_16(rng: JavaRandom) -> ScenarioConfig:
     """ScenarioConfig.draw as it was before store_put_fail existed (same order of draws)."""
     actions = tuple(a for a in POP_ACTIONS if a in POP_ALWAYS or rng.next_int(10) < 8)
-    chosen = tuple(f for f in FAULTS if f not in LATE_FAULTS and rng.next_int(10) < 3)
+    chosen = tuple(f for f in FAULTS if rng.next_int(10) < 3)
     return ScenarioConfig(queues=1 + rng.next_int(4), consumers=1 + rng.next_int(3),
                           invisible_time=1000 * (1 + rng.next_int(60)), max_msg_nums=1 + rng.next_int(8),
                           enable_pop_buffer_merge=rng.next_boolean(), actions=actions, faults=chosen,
@@ -29,6 +29,12 @@ def test_swarm_draw_keeps_every_earlier_field_and_draws_the_fault_in_about_30_pe
         assert attrs.evolve(new, faults=tuple(f for f in new.faults if f not in LATE_FAULTS)) == old
         with_fault += "store_put_fail" in new.faults
     assert 60 <= with_fault <= 120
+
+
+def test_the_older_fault_list_is_unchanged_for_its_users() -> None:
+    # verify's campaign and mutation runs, simulate --faults all of earlier versions, use FAULTS
+    assert FAULTS == ("restart", "expire", "delete_recreate", "clock_jump", "stall")
+    assert ALL_POP_FAULTS == FAULTS + ("store_put_fail", "scan_stall")
 
 
 def test_explicit_faults_are_taken_as_given() -> None:
