@@ -23,12 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from popverify.coverage import jacoco, nonlive, replay  # noqa: E402
 from popverify.coverage.measure import measure_profile  # noqa: E402
+from popverify.args import profile_name  # noqa: E402
 from popverify.coverage.targets import RELEASES  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--profile", choices=tuple(RELEASES), default="v5.0")
+    parser.add_argument("--profile", type=profile_name, default="v5.0")
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--harness", choices=("conformance", "lockstep", "all"), default="conformance")
     parser.add_argument("--schedules", type=int, default=10)

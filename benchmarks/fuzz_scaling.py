@@ -31,7 +31,7 @@ def main() -> None:
     parser.add_argument("--mode", choices=("pop", "push"), default="pop")
     args = parser.parse_args()
     jobs = [Job(s) for s in range(args.runs)]
-    task = RoundTask("develop", args.mode, args.steps, None, 0)
+    task = RoundTask("v5.5", args.mode, args.steps, None, 0)
     figures: dict[str, float] = {}
 
     start = time.perf_counter()
@@ -51,7 +51,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         spark = SparkExecutor(spark_session("local[2]"))
-        guided = campaign("develop", args.mode, args.runs, args.steps, Path(folder), spark, rounds=4,
+        guided = campaign("v5.5", args.mode, args.runs, args.steps, Path(folder), spark, rounds=4,
                           compare_blind=True)
     figures["coverage_guided_4_rounds"] = guided["coverage"]
     figures["coverage_blind_same_runs"] = guided["blind_baseline"]["coverage"]

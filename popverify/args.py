@@ -157,3 +157,17 @@ def spark_master(text: str) -> str:
 def _show(text: str) -> str:
     """A value quoted for an error message, cut short when huge."""
     return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def profile_name(text: str) -> str:
+    """A model profile (``v5.0``, ``v5.5``) or an old alias (``develop`` = ``v5.5``), returned
+    under its canonical name: the CLI's one place where aliases are resolved."""
+    from reference.common.profile import canonical_profile
+
+    try:
+        return canonical_profile(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+profile_name.__name__ = "profile"

@@ -116,8 +116,8 @@ def _cross_check_commit(n: int) -> int:
     rnd = random.Random(5)
     for _ in range(n):
         offsets = ConsumerOffsetManager(5000, 0)
-        service = PopBufferMergeService(BrokerConfig.for_profile("develop"), lambda: 0, offsets, QueueLockManager(),
-                                        lambda ck, q: 0, lambda m: None, lambda a: "")
+        service = PopBufferMergeService(BrokerConfig.for_profile("v5.5"), lambda: 0, offsets, QueueLockManager(),
+                                        lambda ck, q: 0, lambda m, site: True, lambda a: "")
         start = rnd.randrange(0, 1000)
         done_flags, nexts = [], []
         offset = start

@@ -65,7 +65,7 @@ class EngineRules:
 class PopBrokerMachine(EngineRules, RuleBasedStateMachine):
     """Machine 1: a POP broker with buffer merge and revive under consumers and faults."""
 
-    profile = "develop"
+    profile = "v5.5"
     merge = False
     handles = Bundle("handles")
 
@@ -160,7 +160,7 @@ class PopBrokerMachineV50(PopBrokerMachine):
     profile = "v5.0"
 
 
-TestPopBrokerDevelop = PopBrokerMachine.TestCase
+TestPopBrokerV55 = PopBrokerMachine.TestCase
 TestPopBrokerV50 = PopBrokerMachineV50.TestCase
 
 
@@ -168,7 +168,7 @@ class MergeEquivalenceMachine(EngineRules, RuleBasedStateMachine):
     """Machine 2: buffer merge on and off, same inputs: same deliveries, same ack answers,
     and in the end every message delivered and acked by both."""
 
-    profile = "develop"
+    profile = "v5.5"
 
     @initialize()
     def start(self) -> None:

@@ -24,7 +24,7 @@ CONSUMERS = st.integers(0, 2)
 class PushConsumerMachine(RuleBasedStateMachine):
     """Three consumer slots of one group on a 3-queue topic."""
 
-    profile = "develop"
+    profile = "v5.5"
     responses = Bundle("responses")
 
     @initialize(orderly=st.booleans())

@@ -35,6 +35,6 @@ def test_strings_order_and_hash_like_java() -> None:
 
 
 def test_profiles_known_and_unknown() -> None:
-    assert {get_profile(n).name for n in PROFILE_NAMES} == {"v5.0", "develop"}
+    assert {get_profile(n).name for n in PROFILE_NAMES} == {"v5.0", "v5.5"}
     with pytest.raises(ValueError, match="known profiles"):
         get_profile("v4.9")

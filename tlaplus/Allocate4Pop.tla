@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Broker-side rebalance of RocketMQ POP consumption:                      *)
 (* QueryAssignmentProcessor#allocate4Pop with AllocateMessageQueueAveragely *)
-(* (rocketmq-all-5.0.0 and develop are identical here).                    *)
+(* (rocketmq-all-5.0.0 and v5.5 are identical here).                    *)
 (*                                                                         *)
 (* Queues and clients are their indexes in the sorted lists doLoadBalance  *)
 (* builds (0..Q-1, 0..C-1). Every (Q, C, S) within the bounds is an initial *)

@@ -20,7 +20,7 @@
 (*  - once now >= popTime + invisibleTime, revive copies every unacked      *)
 (*    message into the retry topic (reviveMsgFromCk), except that v5.0      *)
 (*    skips a message stored after the CK's popTime ("ck from last          *)
-(*    epoch", finding F1); develop removed that check;                      *)
+(*    epoch", finding F1); v5.5 removed that check;                      *)
 (*  - the consumer pops and acks retry copies; it may crash, losing the     *)
 (*    handles it holds.                                                     *)
 (*                                                                          *)
@@ -59,12 +59,12 @@ CONSTANTS
     Invisible,      \* invisibleTime of every POP
     MaxCrash,       \* how often the consumer may crash
     MaxCi,          \* how many changeInvisibleTime calls a behaviour may make
-    Profile,        \* "v5.0" or "develop"
+    Profile,        \* "v5.0" or "v5.5"
     BufferMerge,    \* enablePopBufferMerge
     MaxRestart,     \* how often the broker may restart
     MaxExpire       \* how many of the oldest messages retention may delete
 
-ASSUME Profile \in {"v5.0", "develop"} /\ Invisible >= 1 /\ BufferMerge \in BOOLEAN /\ MaxRestart \in Nat
+ASSUME Profile \in {"v5.0", "v5.5"} /\ Invisible >= 1 /\ BufferMerge \in BOOLEAN /\ MaxRestart \in Nat
        /\ MaxExpire \in Nat
 
 VARIABLES

@@ -10,7 +10,7 @@
 (*    model's, with retention); reading the offset from the broker also     *)
 (*    puts it in the client's offset table (RemoteBrokerOffsetStore#        *)
 (*    readOffset), and a queue without one is answered 0 (always on v5.0,  *)
-(*    only once message 0 exists on develop: ConsumerManageProcessor#       *)
+(*    only once message 0 exists on v5.5: ConsumerManageProcessor#       *)
 (*    queryConsumerOffset);                                                 *)
 (*  - a pull puts the next message into its ProcessQueue; a pull finding    *)
 (*    nothing new while the ProcessQueue is empty moves the client offset   *)
@@ -40,7 +40,7 @@ EXTENDS Integers, FiniteSets, TLC
 
 CONSTANTS Consumers, Msgs, MaxCrash, MaxRebalance, Profile
 
-ASSUME Profile \in {"v5.0", "develop"}
+ASSUME Profile \in {"v5.0", "v5.5"}
 
 VARIABLES
     alive,        \* alive[c]

@@ -22,16 +22,17 @@ class Property:
 PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("ALO-1", "every stored, unexpired message of a live topic is eventually delivered"),
     Property("ALO-2", "every such message is eventually acked when consumers ack everything"),
+    # store_put_fail: a refused ACK put is answered SUCCESS and lost (spec/broker.md)
     Property("NSR-1", "a message acked before its invisibility deadline is not delivered again",
-             frozenset({"restart", "delete_recreate"})),
+             frozenset({"restart", "delete_recreate", "store_put_fail"})),
     Property("INV-1", "a popped message is not delivered again before its (possibly changed) invisible time",
-             frozenset({"restart", "delete_recreate"})),
+             frozenset({"restart", "delete_recreate", "store_put_fail"})),
     Property("OFF-1", "a committed offset never passes a message neither acked, revived nor under a live checkpoint",
              frozenset({"delete_recreate"})),
     Property("OFF-2", "committed offsets never move backwards",
              frozenset({"restart", "delete_recreate"})),
     Property("CKM-1", "revive re-sends only messages not acked before their deadline",
-             frozenset({"restart", "delete_recreate"})),
+             frozenset({"restart", "delete_recreate", "store_put_fail"})),
     Property("ALO-3", "push: every stored, unexpired message is eventually consumed, across consumer crash, "
                       "restart and rebalance"),
     Property("OFF-3", "push: a committed offset (broker or client) never passes a message neither consumed nor "

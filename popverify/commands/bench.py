@@ -7,7 +7,8 @@ import json
 import platform
 import time
 
-from popverify.args import bounded_int
+from popverify.args import bounded_int, profile_name
+from reference.common.profile import LATEST_PROFILE
 from popverify.errors import UsageError
 from popverify.sim.scenario import ScenarioConfig, run_scenario
 
@@ -43,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("bench", help="measure simulated steps per second per core")
-    parser.add_argument("--profile", default="develop", choices=("v5.0", "develop"))
+    parser.add_argument("--profile", default=LATEST_PROFILE, type=profile_name,
+                        help="v5.0 or v5.5 (develop is an alias of v5.5)")
     parser.add_argument("--steps", type=bounded_int(1, MAX_STEPS), default=5000, help=f"steps per run (1..{MAX_STEPS:,})")
     parser.add_argument("--runs", type=bounded_int(1, MAX_RUNS), default=5, help=f"runs per measurement (1..{MAX_RUNS})")
     parser.add_argument("--json", action="store_true")

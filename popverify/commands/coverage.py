@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from popverify.conformance.lockstep import RELEASES
+from popverify.args import profile_name
 from popverify.errors import UsageError
 
 PROFILES = tuple(RELEASES)
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("coverage", help="line/branch coverage of RocketMQ's consumption path under the model's runs")
-    parser.add_argument("--profile", choices=PROFILES, default=None,
+    parser.add_argument("--profile", type=profile_name, default=None,
                         help="measure one profile (default all: " + ", ".join(f"{p} on rocketmq {r}" for p, r in RELEASES.items()) + ")")
     parser.add_argument("--harness", choices=HARNESSES, default="all",
                         help="conformance: the non-live checks; lockstep: schedules on the broker's classes; all (default)")

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from popverify.args import bounded_float, bounded_int, output_dir, spark_master
+from popverify.args import bounded_float, bounded_int, output_dir, profile_name, spark_master
 from popverify.errors import UsageError
 from popverify.fuzz import ENGINES
 from popverify.sim.scenario import MODES
@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("fuzz", help="run a swarm fuzz campaign on Spark (local mode by default) or the plain loop")
-    parser.add_argument("--profile", choices=("v5.0", "develop"), required=True)
+    parser.add_argument("--profile", type=profile_name, required=True,
+                        help="v5.0 or v5.5 (develop is an alias of v5.5)")
     parser.add_argument("--runs", type=bounded_int(1, MAX_RUNS), default=1000,
                         help=f"runs in the campaign (1..{MAX_RUNS:,}; a resume counts the runs already done)")
     parser.add_argument("--mode", choices=tuple(MODES), default="pop")

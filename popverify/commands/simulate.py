@@ -7,15 +7,15 @@ import sys
 
 import attrs
 
-from popverify.args import bounded_int, output_file
+from popverify.args import bounded_int, output_file, profile_name
 from popverify.errors import UsageError
-from popverify.sim.scenario import FAULTS, MODES, PUSH_FAULTS, ScenarioConfig, run_scenario
-from reference.common.profile import PROFILE_NAMES
+from popverify.sim.scenario import ALL_POP_FAULTS, MODES, PUSH_FAULTS, ScenarioConfig, run_scenario
+from reference.common.profile import LATEST_PROFILE, PROFILE_NAMES
 
 
 def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
     """``--faults restart,expire`` → a tuple of the mode's fault names (``all`` for every one)."""
-    known = PUSH_FAULTS if mode == "push" else FAULTS
+    known = PUSH_FAULTS if mode == "push" else ALL_POP_FAULTS
     if not text:
         return ()
     if text == "all":
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("simulate", help="run one deterministic scenario and check every property")
-    parser.add_argument("--profile", choices=PROFILE_NAMES, default="develop")
+    parser.add_argument("--profile", type=profile_name, default=LATEST_PROFILE,
+                        help=", ".join(PROFILE_NAMES) + " (develop is an alias of v5.5; default %(default)s)")
     parser.add_argument("--mode", choices=tuple(MODES), default="pop")
     parser.add_argument("--seed", type=bounded_int(-2 ** 63, 2 ** 63 - 1), default=0, help="a 64-bit integer")
     parser.add_argument("--steps", type=bounded_int(0, MAX_STEPS), default=1000, help=f"0..{MAX_STEPS:,}")
@@ -77,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--buffer-merge", choices=("on", "off"), default=None,
                         help="POP: enablePopBufferMerge (RocketMQ's default, off)")
     parser.add_argument("--faults", default=None,
-                        help=f"comma list of faults, or 'all'; pop: {', '.join(FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
+                        help=f"comma list of faults, or 'all'; pop: {', '.join(ALL_POP_FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
     parser.add_argument("--orderly", action="store_true", help="push: an orderly listener (ConsumeMessageOrderlyService)")
     parser.add_argument("--fail-percent", type=bounded_int(0, 100), default=None,
                         help="push: how often the listener asks to reconsume later, in percent (default 20)")

@@ -16,13 +16,14 @@ from popverify.args import bounded_int, comma_list, output_dir, spark_master
 from popverify.errors import UsageError
 from popverify.fuzz import ENGINES
 from popverify.tools import PROJECT_ROOT, ToolError, run_child
+from reference.common.profile import PROFILE_NAMES
 
 MAX_RUNS = 1_000_000   # fuzz runs per campaign (README "Bounds")
 MAX_STEPS = 100_000    # steps per fuzz run
 TECHNIQUES = ("tlc", "trace", "z3", "fuzz", "stateful", "conformance")
 LIVE_DURATION_S = (10, 600)
 MODES = ("pop", "push")
-PROFILES = ("v5.0", "develop")
+PROFILES = PROFILE_NAMES
 
 
 def _progress(message: str) -> None:
@@ -61,7 +62,7 @@ def cfg_properties(cfg: Path) -> tuple[str, ...]:
 
 
 def cfg_profile(cfg: Path) -> str | None:
-    """The model's ``Profile`` constant ("v5.0" / "develop"), None for a profile-free spec."""
+    """The model's ``Profile`` constant ("v5.0" / "v5.5"), None for a profile-free spec."""
     import re
 
     found = re.search(r'Profile\s*=\s*"([^"]+)"', cfg.read_text(encoding="utf-8"))

@@ -192,7 +192,7 @@ def check_formats(h: Harness, rnd: random.Random, cases: int, profile: str) -> l
                            bit_map=wire["bm"], num=to_byte(wire["n"]),
                            queue_id=to_byte(q) if cfg.ck_queue_id_is_byte else q, topic=wire["t"], cid=wire["c"],
                            revive_offset=wire["ro"], broker_name=wire["bn"])
-        if cfg.ck_has_reput_times:  # develop's record (5.5.0): rePutTimes and suspend
+        if cfg.ck_has_reput_times:  # v5.5's record (5.5.0): rePutTimes and suspend
             ck.re_put_times, ck.suspend = wire["rp"], wire["sp"]
         for d in diffs:
             ck.add_diff(d)

@@ -15,7 +15,7 @@ from reference.common.profile import RELEASES
 CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
 HARNESS_SOURCE = CONFORMANCE_DIR / "harness" / "src" / "main" / "java" / "popverify" / "conformance" / "Harness.java"
 # RocketMQ release -> model profile, the inverse of reference.common.profile.RELEASES: 5.0.0 is
-# the seed-era tag; 5.5.0 the newest release complete on Central, what `develop` stands for.
+# the seed-era tag; 5.5.0 the newest release complete on Central, what `v5.5` stands for.
 VERSIONS: dict[str, str] = {release: profile for profile, release in RELEASES.items()}
 
 

@@ -25,10 +25,11 @@ class Row:
     java_class: str | None
     method: str | None
     measured: Measured | None
+    unreached: tuple[str, ...] = ()  # methods of a whole-class target none of whose lines ran
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "side": self.side, "class": self.java_class, "method": self.method,
-                "present": self.measured is not None,
+                "present": self.measured is not None, "unreached_methods": list(self.unreached),
                 "line": None if self.measured is None else self.measured.line.to_json(),
                 "branch": None if self.measured is None else self.measured.branch.to_json()}
 
@@ -46,7 +47,8 @@ def rows(report: Report, targets: Sequence[Target] = TARGETS) -> list[Row]:
             else:
                 # a method the class lacks reads 0 of 0, never silently the whole class
                 measured = report.methods.get((present, target.method), Measured(Counter(), Counter()))
-        out.append(Row(target.label, target.side, present, target.method, measured))
+        unreached = report.unreached.get(present, ()) if present is not None and target.method is None else ()
+        out.append(Row(target.label, target.side, present, target.method, measured, unreached))
     return out
 
 

@@ -82,9 +82,10 @@ def short_campaign(out: Path, profile: str, runs: int, steps: int) -> Path:
     return out
 
 
-# Faults of the model's schedules the lockstep harness has no counterpart for (store retention
-# and topic deletion are not driven on the real store; confirm reports them out of scope).
-UNSUPPORTED_FAULTS = frozenset({"expire", "delete_recreate"})
+# Faults of the model's schedules the lockstep harness has no counterpart for (store retention,
+# topic deletion, refused puts and a slow buffer scan are not driven on the real store;
+# confirm reports them out of scope).
+UNSUPPORTED_FAULTS = frozenset({"expire", "delete_recreate", "store_put_fail", "scan_stall"})
 MAX_INSERTED_STEPS = 256  # pop_steps inserted to finish one POP: far above any POP's store reads
 
 
@@ -97,7 +98,8 @@ class Adapted:
       runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step`` actions
       of its consumer are inserted before any other action;
     - a long-polling POP is sent without pollTime (a parked POP is out of the harness's scope);
-    - ``expire`` and ``delete_recreate`` are dropped (no counterpart on the real store).
+    - ``expire``, ``delete_recreate``, ``store_put_fail`` and ``scan_stall`` are dropped (no
+      counterpart on the real store).
 
     What was changed is counted; ``len`` is the number of actions handed out so far."""
 

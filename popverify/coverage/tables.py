@@ -22,7 +22,7 @@ def _cell(counter: dict[str, Any] | None) -> str:
 
 
 def _ordered(profiles: dict[str, Any]) -> list[str]:
-    """Profile names in the order of RELEASES (v5.0 before develop), unknown ones after."""
+    """Profile names in the order of RELEASES (v5.0 before v5.5), unknown ones after."""
     return sorted(profiles, key=lambda p: (list(RELEASES).index(p) if p in RELEASES else len(RELEASES), p))
 
 
@@ -40,6 +40,18 @@ def markdown(profiles: dict[str, dict[str, Any]]) -> str:
             cells += [_cell(row and row["line"]), _cell(row and row["branch"])]
         lines.append(f"| {label} | {side} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def unreached_markdown(profiles: dict[str, dict[str, Any]], side: str = "broker") -> str:
+    """Per ``side`` class and profile, the methods none of whose lines ran (a list, one line
+    per class and profile); empty when nothing was recorded."""
+    lines = []
+    for name in _ordered(profiles):
+        for row in profiles[name].get("classes", []):
+            methods = row.get("unreached_methods")
+            if row["side"] == side and methods:
+                lines.append(f"- {row['label']} ({name}, {profiles[name]['release']}): " + ", ".join(methods))
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def sources_line(profile: dict[str, Any]) -> str:
@@ -74,6 +86,12 @@ def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command:
     if spec_json.is_file():
         merged = json.loads(spec_json.read_text(encoding="utf-8"))
     merged["jacoco"] = result["jacoco"]
+    # figures recorded under an old profile name (develop) are the canonical profile's
+    from reference.common.profile import PROFILE_ALIASES
+    for alias, canonical in PROFILE_ALIASES.items():
+        if alias in merged["profiles"]:
+            old = merged["profiles"].pop(alias)
+            merged["profiles"].setdefault(canonical, {**old, "profile": canonical})
     for name, profile in result["profiles"].items():
         merged["profiles"][name] = {**_stable(profile), "command": command}
     spec_json.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -87,4 +105,7 @@ def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command:
     body = f"JaCoCo {merged['jacoco']}. What ran:\n\n{runs}\n\n{markdown(merged['profiles'])}"
     if stops:
         body += f"\nWhere lockstep replays stopped (first divergence or out-of-scope step):\n\n{stops}\n"
+    unreached = unreached_markdown(merged["profiles"])
+    if unreached:
+        body += f"\nBroker methods never entered (`name:firstLine` in the release's source):\n\n{unreached}"
     spec_md.write_text(head + START + "\n" + body + END + tail, encoding="utf-8")

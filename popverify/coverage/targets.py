@@ -12,7 +12,7 @@ import attrs
 
 # Model profile -> the RocketMQ release whose jars are measured: the lockstep harness's table
 # (one place for it), 5.0.0 for v5.0 and 5.5.0, the newest release complete on Maven Central
-# (issue 16), for develop.
+# (issue 16), for v5.5.
 from popverify.conformance.lockstep import RELEASES
 
 __all__ = ["RELEASES", "TARGETS", "Target"]

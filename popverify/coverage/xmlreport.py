@@ -57,6 +57,8 @@ class Report:
 
     classes: dict[str, Measured]
     methods: dict[tuple[str, str], Measured]
+    # per class, the methods with code none of which ran, as "name:firstLine" (source order)
+    unreached: dict[str, tuple[str, ...]] = attrs.Factory(dict)
 
 
 def parse(xml_path: Path) -> Report:
@@ -69,12 +71,18 @@ def parse(xml_path: Path) -> Report:
         raise ToolError(f"{xml_path} is not a JaCoCo XML report (root <{root.tag}>)")
     classes: dict[str, Measured] = {}
     methods: dict[tuple[str, str], Measured] = {}
+    unreached: dict[str, tuple[str, ...]] = {}
     for package in root.iter("package"):
         for cls in package.findall("class"):
             name = cls.get("name", "")
             classes[name] = _counters(cls)
+            never: list[tuple[int, str]] = []
             for method in cls.findall("method"):
                 key = (name, method.get("name", ""))
                 measured = _counters(method)
                 methods[key] = methods[key] + measured if key in methods else measured
-    return Report(classes, methods)
+                if measured.line.total > 0 and measured.line.covered == 0:
+                    line = int(method.get("line", "0") or 0)
+                    never.append((line, f"{key[1]}:{line}"))
+            unreached[name] = tuple(label for _, label in sorted(never))
+    return Report(classes, methods, unreached)

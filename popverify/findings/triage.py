@@ -27,7 +27,7 @@ EXPLANATIONS: dict[str, str] = {
     "F1": "v5.0's PopReviveService#reviveMsgFromCk skips a message whose storeTimestamp is after the CK's popTime "
           "('skip ck from last epoch'); a message put between PopMessageProcessor#processRequest taking popTime "
           "and popMsgFromQueue reading the queue is popped under such a CK, and if that delivery is never acked it is "
-          "never revived while the consumer offset has passed it. develop removed the check.",
+          "never revived while the consumer offset has passed it. v5.5 removed the check.",
     "F2": "ChangeInvisibleTimeProcessor#processRequest accepts a handle whose invisible time has passed: the CK it "
           "acks may already have been revived, so the message lives twice (the revived copy in the retry topic and "
           "the new CK); a clean ack of the new handle does not stop the copy (spec/findings/F2.md).",

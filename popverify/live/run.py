@@ -27,14 +27,15 @@ from popverify.live.push import PushConsumer, build_push_client, wait_quiet_push
 from popverify.live.report import write_report
 from popverify.live.revive_kill import run_revive_kill
 from popverify.tools import ToolError
+from reference.common.profile import LATEST_PROFILE, RELEASES
 from popverify.live.workload import GROUP, QUIET_S, TOPIC, Behaviour, Producer
 
 QUEUES = 4
 RESTART_TRIES = 2
 CONSUMER_READY_S = 30.0
 # Release -> the model profile whose expectations it is compared with (spec/expectations.json).
-PROFILES = {"5.0.0": "v5.0"}
-DEFAULT_PROFILE = "develop"
+PROFILES = {release: profile for profile, release in RELEASES.items()}
+DEFAULT_PROFILE = LATEST_PROFILE
 
 
 @attrs.frozen

@@ -29,6 +29,7 @@ from popverify.sim.domain import DomainReach, boundaries
 from popverify.sim.events import Event, FaultInjected, ModelErrorRaised, Subscriber
 from popverify.trace.schedule import Action
 from reference.common.clock import VirtualClock
+from reference.common.profile import get_profile
 from reference.common.javalang import JavaRandom
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class Engine:
         self.domain = domain
         if domain is not None:
             domain.declare(mode.name, mode.actions)
-        self.profile = profile
+        self.profile = get_profile(profile).name  # canonical, also when called with an alias ("develop")
         self.seed = seed
         self.config = config
         self.rng = JavaRandom(seed)

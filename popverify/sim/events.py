@@ -218,6 +218,23 @@ class Stalled(Event):
     now: int
 
 
+@attrs.frozen
+class PutFailuresArmed(Event):
+    """The store will refuse the next ``count`` puts of the consumption path (a fault)."""
+
+    TYPE: ClassVar[str] = "store_put_fail"
+    count: int
+
+
+@attrs.frozen
+class ScanStalled(Event):
+    """One PopBufferMergeService scan took ``ms``; ``serving`` is the buffer's flag after it."""
+
+    TYPE: ClassVar[str] = "scan_stall"
+    ms: int
+    serving: bool
+
+
 # -- push ------------------------------------------------------------------------------------
 @attrs.frozen
 class ConsumerStarted(Event):

@@ -30,7 +30,7 @@ from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, Arg, clock_jump_
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
-                                  MessagePopped, MessageStored, PopAnswered, PopBegun, Revived, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
+                                  MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
 from reference.broker import response_code as rc
 from reference.broker.ack_processor import AckEntry
@@ -370,6 +370,26 @@ class PopWorld:
         self.publish(Stalled(self.consumer(c).name, ms, op.pop_time, self.clock.now()))
         return True
 
+    def store_put_fail(self, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) puts of the consumption path (CK, ACK,
+        revive retry); what each processor does with it is the model's (spec/broker.md)."""
+        if not 1 <= count <= 2:
+            return False
+        self.broker.put_faults.arm(count)
+        self.publish(PutFailuresArmed(count))
+        return True
+
+    def scan_stall(self, ms: int) -> bool:
+        """One PopBufferMergeService scan takes ``ms`` (1..5 s: GC pause, slow disk); past
+        popCkStayBufferTimeOut - 1000 ms the buffer stops serving until it is empty. The scan's
+        work is done at its start, then the time passes (approximation, spec/broker.md)."""
+        if not 1000 <= ms <= 5000:
+            return False
+        self.broker.buffer_merge_scan(elapsed_ms=ms)
+        self.publish(ScanStalled(ms, self.broker.buffer_merge.serving))
+        self.pass_time(ms)
+        return True
+
     # -- drain -------------------------------------------------------------------------------
     def drain(self) -> bool:
         """Consumers pop and ack everything while time and services run; True at quiescence."""
@@ -450,6 +470,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("delete_recreate", "delete_recreate"),
     fault("clock_jump", "clock_jump", (millis("ms"),), clock_jump_draw),
     fault("stall", "stall", (index("c"), Arg("ms")), _stall_draw),
+    # issue 16's faults (LATE_FAULTS in scenario.py: drawn after every other config field)
+    fault("store_put_fail", "store_put_fail", (Arg("count", int, 1, 2),), lambda rng, w: (1 + rng.next_int(2),)),
+    fault("scan_stall", "scan_stall", (Arg("ms", int, 1000, 5000),), lambda rng, w: (1000 + rng.next_int(4001),)),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

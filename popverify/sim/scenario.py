@@ -34,7 +34,14 @@ MODES: dict[str, Mode] = {"pop": POP_MODE, "push": PUSH_MODE}
 # push_driver.py): action kinds with their default weights, fault kinds, and the kinds every
 # swarm configuration keeps. Faults are separate so swarm testing can switch them on and off.
 POP_ACTIONS: dict[str, int] = POP_MODE.weights()
-FAULTS: tuple[str, ...] = POP_MODE.kinds(fault=True)
+# Faults added by issue 16, kept apart so that every user of FAULTS (verify's campaign and
+# mutation runs, their expectations) runs as before: store_put_fail (the store refuses puts,
+# reference/broker/put_failure.py) and scan_stall (a slow PopBufferMergeService scan: the
+# buffer stops serving). The swarm draw decides them after every other field, so earlier
+# seeds keep their configurations; `--faults` and explicit configurations take them too.
+LATE_FAULTS: tuple[str, ...] = ("store_put_fail", "scan_stall")
+ALL_POP_FAULTS: tuple[str, ...] = POP_MODE.kinds(fault=True)
+FAULTS: tuple[str, ...] = tuple(f for f in ALL_POP_FAULTS if f not in LATE_FAULTS)
 POP_ALWAYS: frozenset[str] = POP_MODE.always()
 # Push mode: producers, push consumers joining and leaving, their pull / consume / persist
 # steps, and the faults of the push path (spec/push.md). Names shared with POP mean the same.
@@ -108,7 +115,7 @@ class ScenarioConfig:
         if not 0 <= self.domain_bias <= 100:
             raise ValueError("domain_bias must be in 0..100")
         bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS]
-        bad += [f for f in self.faults if f not in FAULTS and f not in PUSH_FAULTS]
+        bad += [f for f in self.faults if f not in ALL_POP_FAULTS and f not in PUSH_FAULTS]
         if bad:
             raise ValueError(f"unknown action or fault kinds: {bad}")
 
@@ -118,11 +125,15 @@ class ScenarioConfig:
         if mode == "push":
             return cls.draw_push(rng, faults)
         actions = tuple(a for a in POP_ACTIONS if a in POP_ALWAYS or rng.next_int(10) < 8)
-        chosen = tuple(faults) if faults is not None else tuple(f for f in FAULTS if rng.next_int(10) < 3)
-        return cls(queues=1 + rng.next_int(4), consumers=1 + rng.next_int(3),
-                   invisible_time=1000 * (1 + rng.next_int(60)), max_msg_nums=1 + rng.next_int(8),
-                   enable_pop_buffer_merge=rng.next_boolean(), actions=actions, faults=chosen,
-                   services_on_period=rng.next_int(4) != 0)
+        chosen = tuple(faults) if faults is not None else \
+            tuple(f for f in FAULTS if rng.next_int(10) < 3)
+        queues, consumers = 1 + rng.next_int(4), 1 + rng.next_int(3)
+        invisible_time, max_msg_nums = 1000 * (1 + rng.next_int(60)), 1 + rng.next_int(8)
+        merge, on_period = rng.next_boolean(), rng.next_int(4) != 0
+        if faults is None:
+            chosen += tuple(f for f in LATE_FAULTS if rng.next_int(10) < 3)
+        return cls(queues=queues, consumers=consumers, invisible_time=invisible_time, max_msg_nums=max_msg_nums,
+                   enable_pop_buffer_merge=merge, actions=actions, faults=chosen, services_on_period=on_period)
 
     @classmethod
     def draw_push(cls, rng: JavaRandom, faults: Sequence[str] | None = None) -> "ScenarioConfig":

@@ -22,6 +22,7 @@ import attrs
 
 from popverify.tlc.runner import TLAPLUS, run_model
 from popverify.trace.itf import TraceError, read_trace
+from reference.common.profile import canonical_profile
 
 SPEC = "PushConsumerOffsets"
 TRACE_SPEC = "PushConsumerOffsetsTrace"
@@ -31,7 +32,7 @@ TOPIC = "TopicTest"
 OUT_OF_SCOPE = {"restart": "a broker restart", "expire": "retention (expire)"}
 # Reference runs validated by CI and by ``popverify verify``: seeds per profile, the in-scope
 # faults, 300 steps.
-REFERENCE_SEEDS = {"v5.0": (3, 11), "develop": (7, 13)}
+REFERENCE_SEEDS = {"v5.0": (3, 11), "v5.5": (7, 13)}
 REFERENCE_FAULTS = ("consumer_crash", "lose_response", "dup_response", "clock_jump")
 REFERENCE_STEPS = 300
 QUIET = ("produce", "advance", "clock_jump", "hold", "lose_response", "dup_response", "drain")
@@ -296,7 +297,10 @@ def validate_trace(path: Path, workers: int = 1, queues: Iterable[int] | None = 
     doc = read_trace(path)
     logs = project(doc)
     wanted = set(queues) if queues is not None else None
-    profile = doc["#meta"]["popverify"]["profile"]
+    try:  # traces written before profiles were named after releases say "develop"
+        profile = canonical_profile(doc["#meta"]["popverify"]["profile"])
+    except ValueError as err:
+        raise TraceError(str(err)) from None
     verdicts = tuple(validate_log(log, profile, workers, tlaplus) for log in logs
                      if wanted is None or log.queue in wanted)
     return ValidationResult(str(path), SPEC, profile, verdicts)

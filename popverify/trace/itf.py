@@ -143,7 +143,7 @@ def trace_spec(doc: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
     64-bit integer, or a schedule beyond the bounds above. The config's fields are checked by
     the simulator (popverify/sim/scenario.py#run_spec)."""
     from popverify.mutants import MUTANTS
-    from reference.common.profile import PROFILE_NAMES
+    from reference.common.profile import PROFILE_ALIASES, PROFILE_NAMES, canonical_profile
 
     MODES = tuple(modes)
     meta = doc["#meta"]["popverify"]
@@ -151,8 +151,9 @@ def trace_spec(doc: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
         if key not in meta:
             raise TraceError(f"trace metadata is incomplete: no {key}")
     profile, mode, seed, mutant = meta["profile"], meta["mode"], meta["seed"], meta.get("mutant")
-    if not isinstance(profile, str) or profile not in PROFILE_NAMES:
+    if not isinstance(profile, str) or (profile not in PROFILE_NAMES and profile not in PROFILE_ALIASES):
         raise TraceError(f"trace names an unknown profile {short(profile)}; known: {', '.join(PROFILE_NAMES)}")
+    profile = canonical_profile(profile)  # traces written before the rename say "develop"
     if not isinstance(mode, str) or mode not in MODES:
         raise TraceError(f"trace names an unknown mode {short(mode)}; known: {', '.join(MODES)}")
     if mutant is not None and (not isinstance(mutant, str) or mutant not in MUTANTS):

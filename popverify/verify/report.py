@@ -1,7 +1,7 @@
 """summary.json and a self-contained report.html (inline CSS, no network assets).
 
 The matrix has one row per property ID and one column per technique cell; techniques that
-depend on the profile have a v5.0 and a develop column side by side.
+depend on the profile have a v5.0 and a v5.5 column side by side.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 
 from popverify.checker.expectations import expected
 from popverify.checker.properties import PROPERTIES
+from reference.common.profile import PROFILE_NAMES
 
-PROFILES = ("v5.0", "develop")
+PROFILES = PROFILE_NAMES
 MODES = ("pop", "push")
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #bbb;padding:.3em .6em;font-size:.9em;vertical-align:top}th{background:#eee}
@@ -30,7 +31,7 @@ CONFORMANCE_PROPERTIES: dict[str, tuple[str, ...]] = {
 
 
 def columns() -> list[str]:
-    """Matrix columns, profile-dependent techniques with v5.0 and develop side by side."""
+    """Matrix columns, profile-dependent techniques with v5.0 and v5.5 side by side."""
     cols = [f"tlc/{profile}" for profile in PROFILES] + ["z3"]
     cols += [f"fuzz {mode}/{profile}" for mode in MODES for profile in PROFILES]
     cols += ["stateful"] + [f"conformance/{profile}" for profile in PROFILES]
@@ -99,7 +100,7 @@ def matrix(summary: dict[str, Any]) -> dict[str, dict[str, dict[str, str]]]:
                     state = "passed" if machine["failed"] == 0 else "failed"
                     cells[pid]["stateful"] = {"state": state, "text": f"{state}: {module}"}
     for check in tech.get("conformance", {}).get("checks", []):
-        profile = "v5.0" if str(check.get("version", "")).startswith("5.0") else "develop"
+        profile = "v5.0" if str(check.get("version", "")).startswith("5.0") else "v5.5"
         column = f"conformance/{profile}"
         for pid in _conformance_properties(check["name"]):
             unexplained = check["disagreements"] - check.get("explained", 0)

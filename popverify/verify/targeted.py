@@ -70,7 +70,7 @@ SCENARIOS: tuple[Targeted, ...] = (
 )
 
 
-def run_all(profiles: tuple[str, ...] = ("v5.0", "develop")) -> dict[str, list[str]]:
+def run_all(profiles: tuple[str, ...] = ("v5.0", "v5.5")) -> dict[str, list[str]]:
     """Every targeted scenario on every profile and seed: key ``name/profile/seed`` → the
     sorted property ids violated (or ``crash:Type`` when the run itself raised)."""
     from popverify.sim.scenario import run_scenario

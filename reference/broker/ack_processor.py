@@ -110,7 +110,9 @@ def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int 
     assert invisible_time is not None
     msg = MessageExt(topic=broker.revive_topic, queue_id=revive_qid, body=broker.ack_json(ack).encode(), tags=ACK_TAG,
                      deliver_time_ms=to_long(ack.pop_time + invisible_time), born_timestamp=broker.clock.now())
-    broker.put_revive_message(msg)
+    # A store put failure is only logged ("put ack msg error", AckMessageProcessor:209 at 5.0.0,
+    # handlePutMessageResult:397 at 5.5.0): the answer stays SUCCESS and the ack is lost.
+    broker.put_revive_message(msg, "ack")
 
 
 def batch_ack(broker: "Broker", group: str, entries: list[AckEntry]) -> list[int]:
@@ -164,5 +166,5 @@ def batch_ack(broker: "Broker", group: str, entries: list[AckEntry]) -> list[int
         msg = MessageExt(topic=broker.revive_topic, queue_id=revive_qid, body=batch_msg.to_json().encode(),
                          tags=BATCH_ACK_TAG, deliver_time_ms=to_long(pop_time + invisible_time),
                          born_timestamp=broker.clock.now())
-        broker.put_revive_message(msg)
+        broker.put_revive_message(msg, "ack")  # a failed put is only logged (handlePutMessageResult)
     return [rc.SUCCESS for _ in entries]

@@ -33,6 +33,7 @@ from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation, PopRequest
 from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
 from reference.broker.pull_processor import PullMessageProcessor, PullRequestHoldService
+from reference.broker.put_failure import StorePutFaults
 from reference.broker.queue_lock import QueueLockManager
 from reference.broker.send_back import consumer_send_msg_back, send_message_back_as_normal_message
 from reference.broker.revive import PopReviveService, RevivedMessage
@@ -87,6 +88,8 @@ class Broker:
         self._uniq_seq = 0
         self._op_seq = 0
         self.restarts = 0
+        # Store put failures (a fault the driver arms; reference/broker/put_failure.py).
+        self.put_faults = StorePutFaults()
         self._start_memory_services()
 
     def _start_memory_services(self) -> None:
@@ -98,12 +101,15 @@ class Broker:
                                                 self.store.get_max_offset_in_queue)
         self.queue_locks = QueueLockManager()
         self.buffer_merge = PopBufferMergeService(self.config, self.clock.now, self.offsets, self.queue_locks,
-                                                  self.put_ck_message, self.put_revive_message, self.ack_json)
+                                                  self.put_ck_message, self.put_revive_message, self.ack_json,
+                                                  topic_exists=self.topics.__contains__,
+                                                  group_exists=self.groups.__contains__)
         self.pop_polling = PopLongPollingService(self)
         self._ops: list[PopOperation] = []
         self.revive_services = [
             PopReviveService(qid, self.revive_topic, self.config, self.clock.now, self.store, self.timer, self.offsets,
-                             self._normal_topic_exists, self.groups.__contains__, self._ensure_retry_topic)
+                             self._normal_topic_exists, self.groups.__contains__, self._ensure_retry_topic,
+                             put_faults=self.put_faults, put_ck=self.put_ck_message)
             for qid in range(self.config.revive_queue_num)
         ]
 
@@ -201,7 +207,7 @@ class Broker:
         return ack_message(self, group, topic, queue_id, offset, extra_info)
 
     def batch_ack(self, group: str, entries: list[AckEntry]) -> list[int]:
-        """BATCH_ACK_MESSAGE (develop profile); one code per entry."""
+        """BATCH_ACK_MESSAGE (v5.5 profile); one code per entry."""
         return batch_ack(self, group, entries)
 
     def change_invisible_time(self, group: str, topic: str, queue_id: int, offset: int, extra_info: str | None,
@@ -210,9 +216,10 @@ class Broker:
         return change_invisible_time(self, group, topic, queue_id, offset, extra_info, invisible_time)
 
     # -- background steps -----------------------------------------------------------------------
-    def buffer_merge_scan(self) -> None:
-        """One PopBufferMergeService scan (Java: every 5 ms)."""
-        self.buffer_merge.scan()
+    def buffer_merge_scan(self, elapsed_ms: int = 0) -> None:
+        """One PopBufferMergeService scan (Java: every 5 ms); ``elapsed_ms`` is how long it took
+        (a slow scan stops the buffer's serving, PopBufferMergeService#scan)."""
+        self.buffer_merge.scan(elapsed_ms)
 
     def revive_step(self, queue_id: int) -> list[RevivedMessage]:
         """One round of the revive service of revive queue ``queue_id``."""
@@ -262,16 +269,21 @@ class Broker:
         """The ACK message body in this profile's JSON form."""
         return ack.to_json(self.config.ack_json_short_names)
 
-    def put_revive_message(self, msg: MessageExt) -> None:
-        """Put into the revive topic: through the timer when it carries a deliver time."""
+    def put_revive_message(self, msg: MessageExt, site: str = "ack") -> bool:
+        """Put into the revive topic: through the timer when it carries a deliver time. False
+        when the store refuses the put (a store put failure at ``site``): nothing is written."""
         msg.topic = self.revive_topic
+        if self.put_faults.take(site):
+            return False
         if msg.deliver_time_ms > 0:
             self.timer.put(msg)
         else:
             self.store.put_message(msg)
+        return True
 
-    def put_ck_message(self, ck: PopCheckPoint, revive_qid: int) -> int:
-        """buildCkMsg + put: delivered at reviveTime - 1 s; returns a non-negative marker offset.
+    def put_ck_message(self, ck: PopCheckPoint, revive_qid: int, site: str = "buffer_ck") -> int:
+        """buildCkMsg + put: delivered at reviveTime - 1 s; returns a non-negative marker offset,
+        or -1 when the store refused the put.
 
         With the timer the real put result's logicsOffset is the timer topic's; the model
         returns the timer sequence number (only its sign matters to the buffer).
@@ -279,7 +291,8 @@ class Broker:
         msg = MessageExt(topic=self.revive_topic, queue_id=revive_qid,
                          body=ck.to_json(self.config.ck_has_reput_times).encode(), tags=CK_TAG,
                          deliver_time_ms=ck.revive_time - ACK_TIME_INTERVAL, born_timestamp=self.clock.now())
-        self.put_revive_message(msg)
+        if not self.put_revive_message(msg, site):
+            return -1
         return self._ck_message_number
 
     def _on_put(self, msg: MessageExt) -> None:

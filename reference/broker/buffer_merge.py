@@ -33,6 +33,12 @@ from reference.common.javalang import LONG_MAX, concurrent_hash_map_order
 BUFFER_TABLE_SIZE = 32768
 
 
+# PopBufferMergeService: countOfSecond30 and countOfMinute1 scans of 5 ms, and minute5.
+GARBAGE_SCAN_PERIOD_MS = 30 * 1000
+COUNTER_RESET_PERIOD_MS = 60 * 1000
+GARBAGE_UNUSED_MS = 5 * 60 * 1000
+
+
 @attrs.define(slots=True, eq=False)
 class PopCheckPointWrapper:
     """PopCheckPointWrapper: a CK, its acked bits and what has been written to the store."""
@@ -74,18 +80,29 @@ class PopBufferMergeService:
 
     def __init__(self, config: BrokerConfig, now: Callable[[], int], offsets: ConsumerOffsetManager,
                  locks: QueueLockManager, put_ck: Callable[[PopCheckPoint, int], int],
-                 put_revive: Callable[[MessageExt], None], ack_json: Callable[[AckMsg], str]) -> None:
+                 put_revive: Callable[[MessageExt, str], bool], ack_json: Callable[[AckMsg], str], *,
+                 topic_exists: Callable[[str], bool] | None = None,
+                 group_exists: Callable[[str], bool] | None = None) -> None:
         self._cfg = config
         self._now = now
         self._offsets = offsets
         self._locks = locks
-        self._put_ck = put_ck  # writes the CK message, returns its revive queue offset
+        self._put_ck = put_ck  # writes the CK message, returns its revive queue offset (-1: put failed)
         self._put_revive = put_revive
         self._ack_json = ack_json
         self.buffer: dict[str, PopCheckPointWrapper] = {}
         self.commit_offsets: dict[str, deque[PopCheckPointWrapper]] = {}
         self.counter = 0
         self.serving = True
+        # QueueWithTime#time of each commit-offset queue: popTime of the last CK put in it.
+        self.commit_offset_times: dict[str, int] = {}
+        self._topic_exists = topic_exists or (lambda topic: True)
+        self._group_exists = group_exists or (lambda group: True)
+        # Java counts scans (one every 5 ms): scanGarbage every countOfSecond30 = 6000 scans,
+        # counter.set(buffer.size()) every countOfMinute1 = 12000. The model's scans are not one
+        # per 5 ms (the driver runs them per service slice), so the counts are read as time.
+        self._next_garbage_scan = now() + GARBAGE_SCAN_PERIOD_MS
+        self._next_counter_reset = now() + COUNTER_RESET_PERIOD_MS
 
     # -- adding -------------------------------------------------------------------------
     def add_ck(self, point: PopCheckPoint, revive_queue_id: int, revive_queue_offset: int, next_begin_offset: int) -> bool:
@@ -177,10 +194,19 @@ class PopBufferMergeService:
     def clear_offset_queue(self, lock_key: str) -> None:
         """clearOffsetQueue (consumer offset reset)."""
         self.commit_offsets.pop(lock_key, None)
+        self.commit_offset_times.pop(lock_key, None)
 
     # -- scanning -------------------------------------------------------------------------
-    def scan(self) -> None:
-        """One scan pass (PopBufferMergeService#scan) followed by scanCommitOffset."""
+    def scan(self, elapsed_ms: int = 0) -> None:
+        """One pass of the service thread: scan (CKs and acks to the store, scanCommitOffset),
+        the periodic counter reset and scanGarbage, and the serving flag.
+
+        ``elapsed_ms``: how long this scan took (0: the model's scans take no time; the
+        ``scan_stall`` fault passes a GC pause or slow disk). A scan longer than
+        popCkStayBufferTimeOut - 1000 ms stops the service ("scan stop, because eclipse too
+        long", PopBufferMergeService#scan, 5.0.0:297-299, 5.5.0:339-341): while not serving,
+        addCk and addAk refuse and every buffered CK is stored at the next scan; serving comes
+        back once the buffer and the commit-offset queues are empty (run, 5.0.0:107-109)."""
         now = self._now()
         # `buffer.entrySet().iterator()` of `new ConcurrentHashMap<>(1024 * 16)` (32768 bins on
         # Java 8..17): bin order, not insertion order; it decides the order CKs and ACKs reach
@@ -208,14 +234,40 @@ class PopBufferMergeService:
                     continue
                 for i in range(point.num):
                     if get_bit(w.bits, i) and not get_bit(w.to_store_bits, i):
-                        self._put_ack_to_store(w, i)
-                        w.to_store_bits = set_bit(w.to_store_bits, i)
+                        # a failed put leaves the bit for the next scan (putAckToStore false)
+                        if self._put_ack_to_store(w, i):
+                            w.to_store_bits = set_bit(w.to_store_bits, i)
                 if is_ck_done_for_finish(w) and w.ck_stored:
                     del self.buffer[key]
                     self.counter -= 1
         self.scan_commit_offset()
+        if elapsed_ms > self._cfg.pop_ck_stay_buffer_time_out - 1000:
+            self.serving = False
+        end = self._now()
+        if end >= self._next_counter_reset:  # scanTimes >= countOfMinute1: counter.set(buffer.size())
+            self.counter = len(self.buffer)
+            self._next_counter_reset = end + COUNTER_RESET_PERIOD_MS
+        if end >= self._next_garbage_scan:  # run(): scanTimes % countOfSecond30 == 0
+            self.scan_garbage()
+            self._next_garbage_scan = end + GARBAGE_SCAN_PERIOD_MS
         if not self.serving and not self.buffer and not any(self.commit_offsets.values()):
             self.serving = True
+
+    def scan_garbage(self) -> None:
+        """scanGarbage (5.0.0:181-212, 5.5.0:188-218): drop the commit-offset queue of a
+        ``topic@group@queueId`` whose topic or group no longer exists, or whose last CK was
+        popped more than 5 minutes ago -- even when it still holds pops whose offsets are not
+        committed (their nextBeginOffsets are then never committed by the buffer)."""
+        now = self._now()
+        for key in list(self.commit_offsets):
+            parts = key.split("@")
+            if len(parts) != 3:
+                continue
+            topic, cid = parts[0], parts[1]
+            stale = now - self.commit_offset_times.get(key, now) > GARBAGE_UNUSED_MS
+            if not self._topic_exists(topic) or not self._group_exists(cid) or stale:
+                del self.commit_offsets[key]
+                self.commit_offset_times.pop(key, None)
 
     def scan_commit_offset(self) -> int:
         """scanCommitOffset: per queue, commit offsets of the leading pops that are safe."""
@@ -253,6 +305,7 @@ class PopBufferMergeService:
 
     def _put_offset_queue(self, w: PopCheckPointWrapper) -> None:
         self.commit_offsets.setdefault(w.lock_key, deque()).append(w)
+        self.commit_offset_times[w.lock_key] = w.ck.pop_time  # queue.setTime(popTime)
 
     def _check_queue_ok(self, w: PopCheckPointWrapper) -> bool:
         q = self.commit_offsets.get(w.lock_key)
@@ -262,19 +315,26 @@ class PopBufferMergeService:
         """putCkToStore: write the CK message once; remember where it went."""
         if w.revive_queue_offset >= 0:
             return
-        w.revive_queue_offset = self._put_ck(w.ck, w.revive_queue_id)
+        offset = self._put_ck(w.ck, w.revive_queue_id)
+        if offset < 0:
+            # put ck to store fail (5.0.0 and 5.5.0 putCkToStore): reviveQueueOffset stays -1,
+            # ckStored false; scan puts it again, scanCommitOffset waits for it.
+            return
+        w.revive_queue_offset = offset
         w.ck_stored = True
 
-    def _put_ack_to_store(self, w: PopCheckPointWrapper, index: int) -> None:
-        """putAckToStore: an ACK message for bit ``index``, delivered at the CK's revive time.
+    def _put_ack_to_store(self, w: PopCheckPointWrapper, index: int) -> bool:
+        """putAckToStore: an ACK message for bit ``index``, delivered at the CK's revive time;
+        False when the store refused the put.
 
         Java does not set brokerName on this AckMsg (it stays null).
         """
         point = w.ck
         ack = AckMsg(point.ack_offset_by_index(index), point.start_offset, point.cid or "", point.topic or "",
                      point.queue_id, point.pop_time, None)
-        self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=self._ack_json(ack).encode(),
-                                    tags=ACK_TAG, deliver_time_ms=point.revive_time, born_timestamp=self._now()))
+        return self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=self._ack_json(ack).encode(),
+                                           tags=ACK_TAG, deliver_time_ms=point.revive_time, born_timestamp=self._now()),
+                                "buffer_ack")
 
     def live_wrappers(self) -> list[PopCheckPointWrapper]:
         """Buffered CKs (inspection; do not mutate)."""

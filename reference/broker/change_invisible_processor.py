@@ -67,7 +67,11 @@ def change_invisible_time(broker: "Broker", group: str, topic: str, queue_id: in
                        topic=topic, queue_id=to_byte(queue_id) if broker.config.ck_queue_id_is_byte else queue_id,
                        broker_name=broker_name)
     ck.add_diff(0)
-    broker.put_ck_message(ck, revive_qid)
+    if broker.put_ck_message(ck, revive_qid, "change_invisible_ck") < 0:
+        # "change Invisible, put new ck error" (5.0.0 processRequest:103-109; 5.5.0
+        # appendCheckPointThenAckOrigin completes false, processRequestAsync:183): SYSTEM_ERROR,
+        # the old handle is not acked and stays valid.
+        return ChangeInvisibleResult(rc.SYSTEM_ERROR)
     try:
         # ackOrigin (5.0.0 and 5.5.0) calls addAk before ExtraInfoUtil.getInvisibleTime.
         old_ack, _, _ = parse_ack(group, topic, queue_id, offset, extra_info, with_invisible_time=False)

@@ -101,9 +101,9 @@ class PopCheckPoint:
     revive_offset: int = 0
     queue_offset_diff: list[int] | None = None
     broker_name: str | None = None
-    re_put_times: str | None = None  # develop only
-    # develop (5.5.0) only: "nack without inc reconsume times" (PopCheckPoint#suspend, JSONField
-    # "sp"). A primitive boolean, so fastjson2 writes "sp":false on every develop checkpoint.
+    re_put_times: str | None = None  # v5.5 only
+    # v5.5 (5.5.0) only: "nack without inc reconsume times" (PopCheckPoint#suspend, JSONField
+    # "sp"). A primitive boolean, so fastjson2 writes "sp":false on every v5.5 checkpoint.
     suspend: bool = False
 
     @property
@@ -112,7 +112,7 @@ class PopCheckPoint:
         return to_long(self.pop_time + self.invisible_time)
 
     def parse_re_put_times(self) -> int:
-        """parseRePutTimes (develop): 0 when unset, Integer.parseInt of the text, and
+        """parseRePutTimes (v5.5): 0 when unset, Integer.parseInt of the text, and
         Byte.MAX_VALUE (127) for any text parseInt rejects (the catch swallows it)."""
         if self.re_put_times is None:
             return 0
@@ -136,7 +136,7 @@ class PopCheckPoint:
     def to_json(self, with_reput_times: bool = False, with_suspend: bool | None = None) -> str:
         """JSON.toJSONString(ck) as the profile's release writes it.
 
-        ``with_reput_times`` selects the develop (5.5.0) record, which has both "rp" and "sp";
+        ``with_reput_times`` selects the v5.5 (5.5.0) record, which has both "rp" and "sp";
         ``with_suspend`` overrides the latter (default: same as ``with_reput_times``), for a
         release that has one field without the other.
         """
@@ -201,12 +201,12 @@ class AckMsg:
         return build_ck_merge_key(self.topic, self.consumer_group, self.queue_id, self.start_offset, self.pop_time)
 
     def to_json(self, short_names: bool) -> str:
-        """JSON.toJSONString(ackMsg): bean names on v5.0, JSONField short names on develop."""
+        """JSON.toJSONString(ackMsg): bean names on v5.0, JSONField short names on v5.5."""
         return _dump(_ack_fields(self, short_names))
 
     @classmethod
     def from_json(cls, text: str, short_names: bool = True) -> "AckMsg":
-        """JSON.parseObject(body, AckMsg.class). With ``short_names`` (develop: JSONField names
+        """JSON.parseObject(body, AckMsg.class). With ``short_names`` (v5.5: JSONField names
         with the bean names as alternateNames) either style is read; without (5.0.0: no
         JSONField on AckMsg) only the bean names, so a short-named body parses to defaults."""
         data = json.loads(text)
@@ -229,7 +229,7 @@ class AckMsg:
 
 @attrs.frozen
 class BatchAckMsg:
-    """store/pop/BatchAckMsg (develop): AckMsg plus ackOffsetList ("aol")."""
+    """store/pop/BatchAckMsg (v5.5): AckMsg plus ackOffsetList ("aol")."""
 
     ack_offset_list: tuple[int, ...]
     start_offset: int

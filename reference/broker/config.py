@@ -1,6 +1,7 @@
 """BrokerConfig / MessageStoreConfig values the model reads, per profile.
 
-Every v5.0 vs develop difference is a field here (see spec/profiles.md); code never tests
+Every difference between releases (v5.0, v5.5) is a field here, set per profile in
+RELEASE_SWITCHES (see spec/profiles.md); code never tests
 the profile name.
 """
 
@@ -38,16 +39,16 @@ class BrokerConfig:
     flush_consumer_offset_interval: int = 1000 * 5
     # PopMessageProcessor: maxMsgNums limit
     pop_max_msg_nums: int = 32
-    # Retry-first rule: v5.0 `randomQ % 5 == 0`; develop `randomQ < popFromRetryProbability`.
+    # Retry-first rule: v5.0 `randomQ % 5 == 0`; v5.5 `randomQ < popFromRetryProbability`.
     retry_first_by_probability: bool = False
     pop_from_retry_probability: int = 20
-    # develop adds BATCH_ACK_MESSAGE (AckMessageProcessor#processBatchAck); v5.0 lacks it.
+    # v5.5 adds BATCH_ACK_MESSAGE (AckMessageProcessor#processBatchAck); v5.0 lacks it.
     supports_batch_ack: bool = False
-    # AckMsg JSON: develop annotates short names ("ao", "so", ...); v5.0 uses bean names.
+    # AckMsg JSON: v5.5 annotates short names ("ao", "so", ...); v5.0 uses bean names.
     ack_json_short_names: bool = False
-    # PopCheckPoint gains "rp" (rePutTimes) on develop; null is omitted by fastjson anyway.
+    # PopCheckPoint gains "rp" (rePutTimes) on v5.5; null is omitted by fastjson anyway.
     ck_has_reput_times: bool = False
-    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on develop.
+    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on v5.5.
     ck_queue_id_is_byte: bool = True
     # MessageStoreConfig: nextOffsetCorrection inputs
     broker_role_slave: bool = False
@@ -55,7 +56,7 @@ class BrokerConfig:
     # DefaultMessageStore MAX_PULL_MSG_SIZE
     max_pull_msg_size: int = 128 * 1024 * 1024
     # PopReviveService#reviveMsgFromCk "skip ck from last epoch" (popTime < storeTimestamp):
-    # present at rocketmq-all-5.0.0, gone on develop.
+    # present at rocketmq-all-5.0.0, gone on v5.5.
     revive_skips_last_epoch: bool = True
     # Timer wheel precision (TimerMessageStore timerPrecisionMs): deliveries happen at the
     # slot, i.e. deliver time rounded down to a multiple of it.
@@ -64,7 +65,7 @@ class BrokerConfig:
     auto_create_subscription_group: bool = True
     # ConsumerManageProcessor#queryConsumerOffset for a group without an offset on a queue whose
     # min offset is 0: v5.0 answers 0 unless offset 0 is on disk (never, in the model);
-    # develop answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
+    # v5.5 answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
     query_offset_zero_needs_message: bool = False
     # -- mechanism switches (popverify/findings/attribution.py): each True reproduces the Java
     # behaviour behind one known finding (spec/properties.md#known-findings); False removes
@@ -88,7 +89,7 @@ class BrokerConfig:
     # a deleted topic's queues survives and getPopOffset of the re-created queue starts at its
     # stale nextBeginOffset; False drops those queues with the topic.
     delete_topic_keeps_buffer_offsets: bool = True
-    # --- H2: RocketMQ 5.5.0 switches (develop follows 5.5.0; Java lines in spec/profiles.md) ---
+    # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False
     # AckMessageProcessor: 5.0.0 calls addAk before ExtraInfoUtil.getInvisibleTime (a buffered
@@ -119,26 +120,43 @@ class BrokerConfig:
     # on 5.5.0 (popverify confirm: `.response.messages[0].topic`).
     pop_retry_answers_request_topic: bool = False
     # --- end H2 switches ---
+    # --- H3 (issue 16): features modelled from the coverage gaps (spec/profiles.md) ---
+    # PopReviveService#reviveRetry when the retry-topic put fails: 5.0.0 throws and the round
+    # ends uncommitted (PopReviveService:115-117, run:466); 5.5.0 returns false and rePutCK
+    # writes a one-message CK per failed offset (reviveMsgFromCk:578-590, rePutCK:608).
+    revive_retry_failure_reputs_ck: bool = False
+    # --- end H3 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
-        """The configuration of profile ``name`` ("v5.0" or "develop")."""
-        if name == "develop":
-            return cls(
-                profile=name,
-                retry_first_by_probability=True,
-                supports_batch_ack=True,
-                ack_json_short_names=True,
-                ck_has_reput_times=True,
-                ck_queue_id_is_byte=False,
-                revive_skips_last_epoch=False,
-                query_offset_zero_needs_message=True,
-                change_invisible_max_offset_exclusive=True,
-                ack_parses_invisible_time_first=True,
-                buffer_merge_key_conflict_guard=True,
-                pop_init_offset_55=True,
-                batch_ack_as_batch_ack_msg=True,
-                pop_queue_order_desc=True,
-                pop_retry_answers_request_topic=True,
-            )
-        return cls(profile=name)
+        """The configuration of profile ``name``, a canonical name of
+        reference.common.profile.PROFILE_NAMES (aliases are resolved by get_profile);
+        ValueError otherwise."""
+        if name not in RELEASE_SWITCHES:
+            raise ValueError(f"unknown profile {name!r} for BrokerConfig; known: {', '.join(RELEASE_SWITCHES)}")
+        return cls(profile=name, **RELEASE_SWITCHES[name])
+
+
+# Profile -> the BrokerConfig fields whose value at that release differs from the defaults
+# above (rocketmq-all-5.0.0). Adding a release: copy the newest entry, change what the new
+# release changed (Java lines in spec/profiles.md).
+RELEASE_SWITCHES: dict[str, dict[str, object]] = {
+    "v5.0": {},
+    "v5.5": {
+        "retry_first_by_probability": True,
+        "supports_batch_ack": True,
+        "ack_json_short_names": True,
+        "ck_has_reput_times": True,
+        "ck_queue_id_is_byte": False,
+        "revive_skips_last_epoch": False,
+        "query_offset_zero_needs_message": True,
+        "change_invisible_max_offset_exclusive": True,
+        "ack_parses_invisible_time_first": True,
+        "buffer_merge_key_conflict_guard": True,
+        "pop_init_offset_55": True,
+        "batch_ack_as_batch_ack_msg": True,
+        "pop_queue_order_desc": True,
+        "revive_retry_failure_reputs_ck": True,
+        "pop_retry_answers_request_topic": True,
+    },
+}

@@ -27,7 +27,7 @@ MASTER_ID = 0
 
 def response_code_of(status: GetMessageStatus, queue_offset: int) -> int:
     """PullMessageProcessor#processRequest: the response code of a getMessage status (5.0 and
-    develop agree). NO_MESSAGE_IN_QUEUE is PULL_OFFSET_MOVED unless the request asked for
+    v5.5 agree). NO_MESSAGE_IN_QUEUE is PULL_OFFSET_MOVED unless the request asked for
     offset 0 -- a consumer asking offset 0 of an empty queue just waits."""
     if status is GetMessageStatus.FOUND:
         return rc.SUCCESS

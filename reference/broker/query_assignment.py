@@ -23,7 +23,7 @@ def allocate_for_more_clients(current_cid: str, mq_all: Sequence[MessageQueue],
 
 def allocate4pop(strategy: Strategy, group: str, client_id: str, mq_all: Sequence[MessageQueue],
                  cid_all: Sequence[str], pop_share_queue_num: int) -> list[MessageQueue]:
-    """QueryAssignmentProcessor#allocate4Pop (identical at v5.0 and develop).
+    """QueryAssignmentProcessor#allocate4Pop (identical at v5.0 and v5.5).
 
     - popShareQueueNum <= 0 or >= C - 1: every client gets every queue, as queueId -1.
     - C <= Q: the client's own allocation plus those of the next popShareQueueNum clients

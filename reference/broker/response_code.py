@@ -1,7 +1,7 @@
 """RocketMQ response codes the broker model returns (ResponseCode / RemotingSysResponseCode).
 
 Values are those of org.apache.rocketmq.common.protocol.ResponseCode at rocketmq-all-5.0.0
-(the same numbers on develop). Note the real clash: NO_MESSAGE, POLLING_FULL and
+(the same numbers on v5.5). Note the real clash: NO_MESSAGE, POLLING_FULL and
 POLLING_TIMEOUT reuse 208..210 next to the ACL codes (209/210) -- kept as Java declares them.
 """
 

@@ -21,6 +21,7 @@ from reference.broker.keys import (ACK_TAG, BATCH_ACK_TAG, ACK_TIME_INTERVAL, CK
                                    build_ck_merge_key, build_pop_retry_topic, is_retry_topic, parse_normal_topic)
 from reference.broker.message import PROPERTY_FIRST_POP_TIME, MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
+from reference.broker.put_failure import StorePutFaults
 from reference.broker.store import GetMessageStatus, MessageStore
 from reference.broker.timer import TimerService
 
@@ -38,6 +39,16 @@ class ConsumeReviveObj:
     def gen_sort_list(self) -> list[PopCheckPoint]:
         """CKs by revive-queue offset (genSortList)."""
         return sorted(self.map.values(), key=lambda ck: ck.revive_offset)
+
+
+# PopReviveService#ckRewriteIntervalsInSeconds (5.5.0:69): rePutCK's invisible-time extensions.
+CK_REWRITE_INTERVALS_S: tuple[int, ...] = (10, 20, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800,
+                                           3600, 7200)
+
+
+class ReviveRetryFailed(Exception):
+    """5.0.0 reviveRetry: ``throw new Exception("reviveQueueId=..., revive error")`` when the
+    retry-topic put fails; PopReviveService#run catches it and the round ends there."""
 
 
 @attrs.frozen
@@ -58,7 +69,8 @@ class PopReviveService:
     def __init__(self, queue_id: int, revive_topic: str, config: BrokerConfig, now: Callable[[], int],
                  store: MessageStore, timer: TimerService, offsets: ConsumerOffsetManager,
                  topic_exists: Callable[[str], bool], group_exists: Callable[[str], bool],
-                 ensure_retry_topic: Callable[[str, str], None]) -> None:
+                 ensure_retry_topic: Callable[[str, str], None], *, put_faults: StorePutFaults | None = None,
+                 put_ck: Callable[[PopCheckPoint, int, str], int] | None = None) -> None:
         self.queue_id = queue_id
         self.revive_topic = revive_topic
         self._cfg = config
@@ -69,6 +81,10 @@ class PopReviveService:
         self._topic_exists = topic_exists
         self._group_exists = group_exists
         self._ensure_retry_topic = ensure_retry_topic
+        self._put_faults = put_faults if put_faults is not None else StorePutFaults()
+        self._put_ck = put_ck  # buildCkMsg + messageStore.putMessage (rePutCK, 5.5.0)
+        self.re_put_cks: list[PopCheckPoint] = []  # CKs rePutCK wrote (inspection)
+        self._failed_retries: list[int] = []  # 5.5.0: offsets of this CK whose retry put failed
         self.revive_offset = offsets.query_offset(REVIVE_GROUP, revive_topic, queue_id)
         self.should_run = True
         self.last_round: ConsumeReviveObj | None = None
@@ -79,7 +95,13 @@ class PopReviveService:
         obj = ConsumeReviveObj()
         self.consume_revive_message(obj)
         before = len(self.revived)
-        self.merge_and_revive(obj)
+        try:
+            self.merge_and_revive(obj)
+        except ReviveRetryFailed:
+            # 5.0.0 PopReviveService#run: `catch (Throwable e)` logs "revive error"; the CKs
+            # revived before the failure stay revived, the revive offset is not committed, so
+            # the next round reads them again and re-sends their messages.
+            pass
         self.last_round = obj
         return self.revived[before:]
 
@@ -187,6 +209,7 @@ class PopReviveService:
         Epoch skip: a message stored after the CK's popTime belongs to a re-created queue
         (its offsets restarted), so it is not the message this CK popped.
         """
+        self._failed_retries = []
         for j in range(point.num):
             if get_bit(point.bit_map, j):
                 continue
@@ -196,11 +219,16 @@ class PopReviveService:
                 continue
             # v5.0 "skip ck from last epoch": a message stored after popTime is taken as a
             # re-created queue's. It also matches a message put between the request's popTime
-            # and its queue read, which is then never revived (spec/broker.md). develop
+            # and its queue read, which is then never revived (spec/broker.md). v5.5
             # dropped the check.
             if self._cfg.revive_skips_last_epoch and point.pop_time < msg.store_timestamp:
                 continue
             self.revive_retry(point, msg, msg_offset)
+        # 5.5.0 reviveMsgFromCk's whenComplete (PopReviveService:584-590): after every message of
+        # the CK was tried, one rePutCK per failed offset, in order.
+        failed, self._failed_retries = self._failed_retries, []
+        for msg_offset in failed:
+            self.re_put_ck(point, msg_offset)
 
     def revive_retry(self, point: PopCheckPoint, msg: MessageExt, msg_offset: int) -> None:
         """reviveRetry: put a copy in the retry topic, reconsumeTimes + 1, FIRST_POP_TIME set once."""
@@ -214,8 +242,33 @@ class PopReviveService:
         inner = MessageExt(topic=retry_topic, queue_id=0, body=msg.body, tags=msg.tags, properties=props,
                            reconsume_times=msg.reconsume_times + 1, born_timestamp=msg.born_timestamp)
         self._ensure_retry_topic(retry_topic, point.cid or "")
+        if self._put_faults.take("revive_retry"):
+            # the store refused the retry message (appendMessageResult not PUT_OK)
+            if not self._cfg.revive_retry_failure_reputs_ck:
+                raise ReviveRetryFailed(f"reviveQueueId={self.queue_id}, revive error")
+            self._failed_retries.append(msg_offset)  # rePutCK once the CK's futures completed
+            return
         stored = self._store.put_message(inner)
         self.revived.append(RevivedMessage(topic, point.queue_id, msg_offset, retry_topic, stored.queue_offset,
                                            msg.uniq_key))
 
 
+
+    def re_put_ck(self, old: PopCheckPoint, msg_offset: int) -> None:
+        """rePutCK (5.5.0 PopReviveService:608-635): a one-message CK for the offset whose
+        revive failed, same popTime, rePutTimes + 1, its invisible time extended by
+        ckRewriteIntervalsInSeconds[rePutTimes] s once the old CK's revive time has passed, put
+        with messageStore.putMessage (result unchecked: a second failure loses it). With
+        skipWhenCKRePutReachMaxTimes (default false) a CK past the last interval is dropped;
+        the model keeps the default."""
+        re_put_times = old.parse_re_put_times()
+        ck = PopCheckPoint(bit_map=0, num=1, pop_time=old.pop_time, invisible_time=old.invisible_time,
+                           start_offset=msg_offset, cid=old.cid, topic=old.topic, queue_id=old.queue_id,
+                           broker_name=old.broker_name, re_put_times=str(re_put_times + 1))
+        ck.add_diff(0)
+        if old.revive_time <= self._now():
+            index = min(re_put_times, len(CK_REWRITE_INTERVALS_S) - 1)
+            ck.invisible_time = old.invisible_time + CK_REWRITE_INTERVALS_S[index] * 1000
+        self.re_put_cks.append(ck)
+        if self._put_ck is not None:
+            self._put_ck(ck, self.queue_id, "reput_ck")

@@ -1,7 +1,7 @@
 """DefaultMQPushConsumer / ClientConfig values the model reads, per profile.
 
 Defaults are those of DefaultMQPushConsumer and ClientConfig at rocketmq-all-5.0.0; a
-difference on develop is a field set in ``for_profile`` (spec/profiles.md).
+difference on v5.5 is a field set in ``for_profile`` (spec/profiles.md).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class ClientConfig:
     unlock_delay_time_mills: int = 20_000
     # ConsumeMessageOrderlyService.MAX_TIME_CONSUME_CONTINUOUSLY
     max_time_consume_continuously: int = 60_000
-    # ProcessQueue: develop resets msgSize to 0 when msgCount drops to 0 (removeMessage,
+    # ProcessQueue: v5.5 resets msgSize to 0 when msgCount drops to 0 (removeMessage,
     # commit); rocketmq-all-5.0.0 only subtracts (found by `popverify conformance` vs 5.3.3).
     pq_reset_size_when_empty: bool = False
     # mechanism switch for F5 (popverify/findings/attribution.py): a queue whose offset query
@@ -59,7 +59,17 @@ class ClientConfig:
 
     @classmethod
     def for_profile(cls, name: str) -> "ClientConfig":
-        """The configuration of profile ``name`` ("v5.0" or "develop")."""
-        if name == "develop":
-            return cls(profile=name, pq_reset_size_when_empty=True)
-        return cls(profile=name)
+        """The configuration of profile ``name``, a canonical name of
+        reference.common.profile.PROFILE_NAMES (aliases are resolved by get_profile);
+        ValueError otherwise."""
+        if name not in RELEASE_SWITCHES:
+            raise ValueError(f"unknown profile {name!r} for ClientConfig; known: {', '.join(RELEASE_SWITCHES)}")
+        return cls(profile=name, **RELEASE_SWITCHES[name])
+
+
+# Profile -> the ClientConfig fields that differ from the defaults above (rocketmq-all-5.0.0)
+# at that release (spec/profiles.md).
+RELEASE_SWITCHES: dict[str, dict[str, object]] = {
+    "v5.0": {},
+    "v5.5": {"pq_reset_size_when_empty": True},
+}

@@ -42,7 +42,7 @@ class ProcessQueue:
 
     def __init__(self, now: Callable[[], int], reset_size_when_empty: bool = False) -> None:
         self._now = now
-        # develop (5.1+): msgSize is reset to 0 whenever msgCount reaches 0 in removeMessage
+        # v5.5 (5.1+): msgSize is reset to 0 whenever msgCount reaches 0 in removeMessage
         # or commit, which repairs the drift the re-put oddity causes (ClientConfig switch).
         self._reset_size_when_empty = reset_size_when_empty
         self.msg_tree_map: dict[int, PulledMessage] = {}          # TreeMap: iterate sorted

@@ -1,10 +1,16 @@
-"""Profiles: which RocketMQ code the model follows, as data (config values and switches).
+"""Profiles: which RocketMQ release the model follows, as data (config values and switches).
 
-``v5.0`` is the release tag rocketmq-all-5.0.0 (commit f3e113cb1f) that the seeds quote,
-defects included; ``develop`` follows rocketmq-broker 5.5.0 (the newest release complete on
-Maven Central; the name is kept until the profiles are renamed after releases). The code
-paths are shared: every difference between the two is a field of BrokerConfig or
-ClientConfig, documented in spec/profiles.md.
+A profile is named after the release it follows: ``v5.0`` is the release tag
+rocketmq-all-5.0.0 (commit f3e113cb1f) that the seeds quote, defects included; ``v5.5`` is
+rocketmq 5.5.0, the newest release complete on Maven Central, read from its ``-sources.jar``
+artifacts. The code paths are shared: every difference between releases is a field of
+BrokerConfig or ClientConfig (their ``RELEASE_SWITCHES`` tables), documented in
+spec/profiles.md together with what one edits to add a later release.
+
+``develop`` was the name of the 5.5.0 profile before profiles were named after releases; it is
+kept only as an alias, resolved here (``canonical_profile``), so that old traces, campaign
+folders and command lines keep working. Everything the model records (traces, reports,
+campaign manifests) carries the canonical name.
 """
 
 from __future__ import annotations
@@ -14,17 +20,36 @@ import attrs
 from reference.broker.config import BrokerConfig
 from reference.client.config import ClientConfig
 
-PROFILE_NAMES: tuple[str, ...] = ("v5.0", "develop")
+# The profiles, oldest release first (tables and reports keep this order).
+PROFILE_NAMES: tuple[str, ...] = ("v5.0", "v5.5")
 
 # The RocketMQ release whose Maven Central jars each profile is confirmed against
 # (conformance, lockstep, coverage, live); one table for every technique.
-RELEASES: dict[str, str] = {"v5.0": "5.0.0", "develop": "5.5.0"}
+RELEASES: dict[str, str] = {"v5.0": "5.0.0", "v5.5": "5.5.0"}
 
-# The commits each profile follows, for reports and traces.
+# The code each profile follows, for reports and traces.
 PROFILE_COMMITS: dict[str, str] = {
     "v5.0": "f3e113cb1f98ced8327e7c97bfb5a623950339ef (rocketmq-all-5.0.0)",
-    "develop": "rocketmq-broker 5.5.0 (Maven Central; profile name kept as develop)",
+    "v5.5": "rocketmq 5.5.0 (Maven Central -sources.jar, April 2026)",
 }
+
+# Old profile names -> canonical names. Resolved only by canonical_profile.
+PROFILE_ALIASES: dict[str, str] = {"develop": "v5.5"}
+
+# The newest profile: the default of commands that take one profile.
+LATEST_PROFILE: str = PROFILE_NAMES[-1]
+
+
+def canonical_profile(name: str) -> str:
+    """The canonical profile name for ``name`` (a profile name or an alias such as
+    ``develop``); ValueError naming the known profiles otherwise."""
+    if name in PROFILE_NAMES:
+        return name
+    if isinstance(name, str) and name in PROFILE_ALIASES:
+        return PROFILE_ALIASES[name]
+    known = ", ".join(PROFILE_NAMES)
+    aliases = ", ".join(f"{a} = {c}" for a, c in PROFILE_ALIASES.items())
+    raise ValueError(f"unknown profile {name!r}; known profiles: {known} (aliases: {aliases})")
 
 
 @attrs.frozen
@@ -37,7 +62,8 @@ class Profile:
 
 
 def get_profile(name: str) -> Profile:
-    """The profile called ``name``; ValueError naming the known ones otherwise."""
-    if name not in PROFILE_NAMES:
-        raise ValueError(f"unknown profile {name!r}; known profiles: {', '.join(PROFILE_NAMES)}")
-    return Profile(name=name, broker=BrokerConfig.for_profile(name), client=ClientConfig.for_profile(name))
+    """The profile called ``name`` (or an alias of it), under its canonical name; ValueError
+    naming the known ones otherwise."""
+    canonical = canonical_profile(name)
+    return Profile(name=canonical, broker=BrokerConfig.for_profile(canonical),
+                   client=ClientConfig.for_profile(canonical))

@@ -108,15 +108,15 @@ def test_batch_ack_by_profile():
     msgs = popped(b)
     entries = [AckEntry(m.ack_topic, m.queue_id, m.queue_offset, m.extra_info) for m in msgs]
     assert b.batch_ack("G", entries) == [rc.REQUEST_CODE_NOT_SUPPORTED] * 3
-    # entry by entry (the model's batch ack before develop followed 5.5.0's BatchAckMsg)
-    d = make_broker("develop", batch_ack_as_batch_ack_msg=False)
+    # entry by entry (the model's batch ack before v5.5 followed 5.5.0's BatchAckMsg)
+    d = make_broker("v5.5", batch_ack_as_batch_ack_msg=False)
     msgs = popped(d)
     entries = [AckEntry(m.ack_topic, m.queue_id, m.queue_offset, m.extra_info) for m in msgs]
     entries.append(AckEntry("T", 0, 0, "bad"))
     assert d.batch_ack("G", entries) == [rc.SUCCESS] * 3 + [rc.SYSTEM_ERROR]
     assert run_revive(d) == []
     # 5.5.0: the client parses every handle before sending; a bad one fails the whole call
-    d = make_broker("develop")
+    d = make_broker("v5.5")
     msgs = popped(d)
     entries = [AckEntry(m.ack_topic, m.queue_id, m.queue_offset, m.extra_info) for m in msgs]
     assert d.batch_ack("G", entries + [AckEntry("T", 0, 0, "bad")]) == [rc.SYSTEM_ERROR] * 4

@@ -32,7 +32,7 @@ def _revive_all(b, ms: int = INV + 6000) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 @pytest.mark.parametrize("field", ["group", "topic", "queue_id", "offset", "extra_info"])
 def test_null_ack_header_field_is_system_error_and_writes_nothing(profile: str, field: str) -> None:
     """AckMessageRequestHeader: every field @CFNotNull (javap of rocketmq-common 5.0.0 /
@@ -121,13 +121,13 @@ def test_v50_unbuffered_ack_with_bad_invisible_time_is_system_error() -> None:
 
 def test_develop_parses_invisible_time_before_add_ak() -> None:
     """5.5.0 AckMessageProcessor#appendAck parses invisibleTime (line 219) before addAk (286)."""
-    b = make_broker("develop", enable_pop_buffer_merge=True)
+    b = make_broker("v5.5", enable_pop_buffer_merge=True)
     m = _pop_one(b)
     assert b.ack("G", m.ack_topic, m.queue_id, m.queue_offset, _bad_invisible(m.extra_info)) == rc.SYSTEM_ERROR
     assert _revive_all(b) == [m.queue_offset]
 
 
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_pop_time_plus_invisible_time_wraps_like_java_long(profile: str) -> None:
     """msgInner.setDeliverTimeMs(popTime + invisibleTime): Java long addition wraps (5.0.0
     AckMessageProcessor line 201; 5.5.0 appendAck line 305). A wrapped deliver time is in the
@@ -153,7 +153,7 @@ def test_committed_offset_above_max_after_delete_and_recreate_is_java_behaviour(
     (DefaultMessageStore#getMessage, both releases' bytecode) and popMsgFromQueue commits that:
     a message put to the re-created queue before that POP is skipped (spec/broker.md)."""
     for merge in (False, True):
-        b = make_broker("develop", enable_pop_buffer_merge=merge)
+        b = make_broker("v5.5", enable_pop_buffer_merge=merge)
         for _ in range(3):
             b.put_message("T", 0, b"m")
         msgs = b.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV)).result.messages

@@ -12,7 +12,7 @@ from tests.broker.conftest import make_broker
 from tests.broker.test_broker_ack_revive import INV, popped, run_revive
 
 
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_revive_creating_the_retry_topic_commits_its_offset_zero(profile):
     """PopReviveService#addRetryTopicIfNoExit -> initPopRetryOffset: commitOffset(group,
     retryTopic, 0, 0) when the group has no offset there (5.0.0 and 5.5.0)."""
@@ -36,7 +36,7 @@ def test_restart_starts_ck_message_number_again():
     assert b.pop(PopRequest("T", "G", queue_id=0, max_msg_nums=1, invisible_time=INV)).result.revive_qid == 0
 
 
-@pytest.mark.parametrize("profile, expected", [("v5.0", "ascending"), ("develop", "descending")])
+@pytest.mark.parametrize("profile, expected", [("v5.0", "ascending"), ("v5.5", "descending")])
 def test_pop_of_all_queues_visits_them_in_the_release_order(profile, expected):
     """5.0.0 visits (randomQ + i) % n; 5.5.0's popMsgFromTopic visits
     ((priorityOrderAsc ? n - 1 - i : i) + randomQ) % n with priorityOrderAsc true by default."""
@@ -54,7 +54,7 @@ def _revive_all(b):
     return sorted(r.msg_offset for q in range(b.config.revive_queue_num) for r in b.revive_step(q))
 
 
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_revive_moves_its_window_only_when_the_timer_has_caught_up_with_the_clock(profile):
     """PopReviveService#consumeReviveMessage moves endTime to now after 3 s without messages only
     if `timerDelay <= 0 && commitLogDelay <= 0`; timerDelay is TimerMessageStore#getReadBehind
@@ -92,7 +92,7 @@ def test_restart_gives_the_new_pop_processor_a_random_seeded_as_the_first():
     assert [first_queue(b) for _ in range(3)] == starts
 
 
-@pytest.mark.parametrize("profile, answered", [("v5.0", "retry"), ("develop", "request")])
+@pytest.mark.parametrize("profile, answered", [("v5.0", "retry"), ("v5.5", "request")])
 def test_a_popped_retry_message_carries_the_release_topic(profile, answered):
     """5.5.0 PopMessageProcessor#popMsgFromQueue re-encodes a message popped from the retry
     topic with the request's topic (popResponseReturnActualRetryTopic false by default); 5.0.0
@@ -112,7 +112,7 @@ def test_a_popped_retry_message_carries_the_release_topic(profile, answered):
     assert [m.topic for m in b.retry_messages("G", "T")] == [retry]
 
 
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_revive_keeps_its_window_for_2_s_after_any_timer_enqueue(profile):
     """The other half of that condition: commitLogDelay = TimerMessageStore#getEnqueueBehind,
     ``(now - lastEnqueueButExpiredStoreTime) / 1000`` while ``now - lastEnqueueButExpiredTime <

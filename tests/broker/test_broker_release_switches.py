@@ -1,4 +1,4 @@
-"""The develop profile follows rocketmq-broker 5.5.0 switch by switch (spec/profiles.md);
+"""The v5.5 profile follows rocketmq-broker 5.5.0 switch by switch (spec/profiles.md);
 each test shows a switch's two behaviours, citing the Java lines of both releases."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def test_change_invisible_offset_equal_to_max_offset() -> None:
     """ChangeInvisibleTimeProcessor: 5.0.0 `offset > maxOffset` (line 92) lets offset ==
     maxOffset through; 5.5.0 `offset >= maxOffset` (processRequestAsync line 141) answers
     NO_MESSAGE."""
-    for profile, code in (("v5.0", rc.SUCCESS), ("develop", rc.NO_MESSAGE)):
+    for profile, code in (("v5.0", rc.SUCCESS), ("v5.5", rc.NO_MESSAGE)):
         b = make_broker(profile)
         b.put_message("T", 0, b"m")
         m = b.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV)).result.messages[0]
@@ -49,7 +49,7 @@ def test_merge_key_conflict_guard(merge: bool) -> None:
     whose merge key is buffered; PopMessageProcessor#appendCheckPoint returns false and
     popMsgFromQueue returns `atomicRestNum + getMessageCount()` without the messages. 5.0.0
     (addCk line 434, addCkJustOffset line 399: no check) buffers it over the other one."""
-    b, second = _colliding_pops("develop", merge)
+    b, second = _colliding_pops("v5.5", merge)
     assert second.messages == () and second.rest_num == 1
     assert b.committed_offset("G", "T", 12) == 3  # nothing queued for queue 12
     again = b.pop(PopRequest("T", "G", queue_id=12, invisible_time=INV))  # same ms: refused again
@@ -68,7 +68,7 @@ def test_initial_pop_offset_rules() -> None:
     (initPopOffsetByCheckMsgInMem, default true), else maxOffset - 1; committed either way."""
     from reference.broker.pop_processor import INIT_MODE_MAX
 
-    for profile, max_start, min_commit in (("v5.0", [2], -1), ("develop", [0, 1, 2], 0)):
+    for profile, max_start, min_commit in (("v5.0", [2], -1), ("v5.5", [0, 1, 2], 0)):
         b = make_broker(profile)
         for _ in range(3):
             b.put_message("T", 0, b"m")
@@ -80,7 +80,7 @@ def test_initial_pop_offset_rules() -> None:
         b3.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV))
         assert b3.committed_offset("G", "T", 0) == min_commit
     # MAX once offset 0 is gone (retention): maxOffset - 1 on 5.5.0 as well
-    b = make_broker("develop")
+    b = make_broker("v5.5")
     for _ in range(3):
         b.put_message("T", 0, b"m")
     b.expire("T", 0, 1)
@@ -98,7 +98,7 @@ def test_batch_ack_is_one_batch_ack_msg(merge: bool) -> None:
     from reference.broker.ack_processor import AckEntry
     from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG
 
-    b = make_broker("develop", enable_pop_buffer_merge=merge)
+    b = make_broker("v5.5", enable_pop_buffer_merge=merge)
     for _ in range(4):
         b.put_message("T", 0, b"m")
     msgs = b.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV)).result.messages
@@ -129,7 +129,7 @@ def test_batch_ack_drops_offsets_outside_the_queue_and_answers_success() -> None
     offsets outside [minOffset, maxOffset] are skipped (line 258) and the response stays SUCCESS."""
     from reference.broker.ack_processor import AckEntry
 
-    b = make_broker("develop")
+    b = make_broker("v5.5")
     for _ in range(2):
         b.put_message("T", 0, b"m")
     msgs = b.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV)).result.messages

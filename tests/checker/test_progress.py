@@ -14,7 +14,7 @@ PROGRESS = ("PRG-1", "PRG-2", "QUI-1")
 def _fired(mutant: str | None, seeds: range, merge: bool = True) -> dict[str, str]:
     out: dict[str, str] = {}
     for seed in seeds:
-        result = run_scenario("develop", seed, 400, config=ScenarioConfig(enable_pop_buffer_merge=merge),
+        result = run_scenario("v5.5", seed, 400, config=ScenarioConfig(enable_pop_buffer_merge=merge),
                               mutant=mutant)
         for v in result.violations:
             out.setdefault(v.property_id, v.message)
@@ -22,7 +22,7 @@ def _fired(mutant: str | None, seeds: range, merge: bool = True) -> dict[str, st
 
 
 def test_progress_properties_hold_on_the_correct_model_with_and_without_faults() -> None:
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         for seed in range(12):
             result = run_scenario(profile, seed, 300, config=swarm_config(seed))
             assert not [v for v in result.violations if v.property_id in PROGRESS], (profile, seed, result.violations)
@@ -47,7 +47,7 @@ def test_a_stuck_commit_queue_is_invisible_to_the_safety_properties() -> None:
 
 
 def test_progress_is_not_judged_without_a_drain() -> None:
-    result = run_scenario("develop", 0, 200, config=ScenarioConfig(enable_pop_buffer_merge=True, drain=False),
+    result = run_scenario("v5.5", 0, 200, config=ScenarioConfig(enable_pop_buffer_merge=True, drain=False),
                           mutant="commit-queue-stuck")
     assert not [v for v in result.violations if v.property_id in PROGRESS]
 
@@ -56,7 +56,7 @@ PUSH_PROGRESS = ("PSH-1", "PRG-3")
 
 
 def test_push_progress_holds_on_the_correct_model() -> None:
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         for seed in range(10):
             result = run_scenario(profile, seed, 300, mode="push", config=swarm_config(seed, "push"))
             assert not [v for v in result.violations if v.property_id in PUSH_PROGRESS], (profile, seed)
@@ -69,7 +69,7 @@ def test_push_progress_holds_on_the_correct_model() -> None:
 def test_each_push_progress_property_fails_on_its_mutant(mutant: str, pid: str, words: str) -> None:
     fired: dict[str, str] = {}
     for seed in range(2):
-        result = run_scenario("develop", seed, 300, mode="push", config=swarm_config(seed, "push"), mutant=mutant)
+        result = run_scenario("v5.5", seed, 300, mode="push", config=swarm_config(seed, "push"), mutant=mutant)
         for v in result.violations:
             fired.setdefault(v.property_id, v.message)
     assert pid in fired and words in fired[pid], fired

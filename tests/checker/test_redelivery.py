@@ -16,7 +16,7 @@ from popverify.fuzz.rows import swarm_config
 NEW = ("RED-1", "RED-2", "PSH-2", "DUP-1")
 
 
-def _fired(mode: str, mutant: str | None, seeds: range, profile: str = "develop") -> dict[str, str]:
+def _fired(mode: str, mutant: str | None, seeds: range, profile: str = "v5.5") -> dict[str, str]:
     out: dict[str, str] = {}
     for seed in seeds:
         result = run_scenario(profile, seed, 300, mode=mode, config=swarm_config(seed, mode), mutant=mutant)
@@ -29,7 +29,7 @@ def _fired(mode: str, mutant: str | None, seeds: range, profile: str = "develop"
 def test_new_properties_quiet_on_the_correct_model_but_for_known_findings(mode: str) -> None:
     """RED-2, PSH-2 and DUP-1 never fire on swarm runs of the correct model; RED-1 only beside
     NSR-1 or INV-1 (F2/F3/F4: a delivery after a clean ack or inside an invisibility)."""
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         for seed in range(12):
             result = run_scenario(profile, seed, 300, mode=mode, config=swarm_config(seed, mode))
             fired = {v.property_id for v in result.violations}
@@ -147,7 +147,7 @@ def test_ord1_quiet_on_orderly_runs_of_the_correct_model_and_fails_on_its_mutant
         fired: set[str] = set()
         for seed in range(4):
             config = _attrs.evolve(swarm_config(seed, "push"), consume_orderly=True)
-            result = run_scenario("develop", seed, 300, mode="push", config=config, mutant=mutant)
+            result = run_scenario("v5.5", seed, 300, mode="push", config=config, mutant=mutant)
             fired |= {v.property_id for v in result.violations}
         assert ("ORD-1" in fired) is expect, (mutant, fired)
 
@@ -200,5 +200,5 @@ def test_bat1_response_size() -> None:
     from popverify.sim.scenario import ScenarioConfig
 
     for mutant, expect in ((None, False), ("batch-one-too-many", True)):
-        result = run_scenario("develop", 0, 200, config=ScenarioConfig(max_msg_nums=1), mutant=mutant)
+        result = run_scenario("v5.5", 0, 200, config=ScenarioConfig(max_msg_nums=1), mutant=mutant)
         assert ("BAT-1" in {v.property_id for v in result.violations}) is expect, (mutant, result.violations)

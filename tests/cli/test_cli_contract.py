@@ -36,7 +36,7 @@ def paths(tmp_path_factory) -> dict[str, str]:
     base = tmp_path_factory.mktemp("contract")
     (base / "file.txt").write_text("not a trace\n")
     (base / "folder").mkdir()
-    clean = run_scenario("develop", 0, 20, record_trace=True)
+    clean = run_scenario("v5.5", 0, 20, record_trace=True)
     write_trace(base / "clean.itf.json", clean.trace)
     # F1's minimal schedule (tests/sim/test_sim_findings.py): a put 3 ms after popTime, read by
     # the same request, whose consumer crashes; 5.0.0's revive skips it.
@@ -52,7 +52,7 @@ def paths(tmp_path_factory) -> dict[str, str]:
 
 
 HUGE_DIGITS = "9" * 5000
-FUZZ = ["fuzz", "--profile", "develop", "--out", "{OUT}/fuzz"]
+FUZZ = ["fuzz", "--profile", "v5.5", "--out", "{OUT}/fuzz"]
 VERIFY = ["verify", "--out", "{OUT}/verify", "--engine", "python"]
 ALLOC = ["allocate", "--strategy", "AVG"]
 
@@ -267,7 +267,7 @@ def test_category_missing_tool_exits_1_with_one_line(tmp_path: Path) -> None:
 
 
 def test_category_subprocess_bad_argument_is_one_line() -> None:
-    proc = _popverify("fuzz", "--profile", "develop", "--runs", "1e12")
+    proc = _popverify("fuzz", "--profile", "v5.5", "--runs", "1e12")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert _stderr_lines(proc.stderr) == [
         "popverify fuzz: error: argument --runs: expected an integer, got '1e12' (see popverify fuzz --help)"]

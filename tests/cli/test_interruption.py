@@ -94,7 +94,7 @@ def test_signal_to_tlc_ends_the_jvm_and_removes_the_scratch_folder(signum: int, 
 
 
 def test_sigterm_to_fuzz_ends_spark(tmp_path: Path) -> None:
-    proc = _start("fuzz", "--profile", "develop", "--runs", "400", "--steps", "600", "--out", str(tmp_path),
+    proc = _start("fuzz", "--profile", "v5.5", "--runs", "400", "--steps", "600", "--out", str(tmp_path),
                   "--no-progress")
     try:
         # the JVM, the pyspark daemon and its forked workers (the first java may be Spark's launcher)
@@ -118,7 +118,7 @@ RUNS = 40
 def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
     """Run a campaign; once its first task has finished (a part file exists), kill -9 a busy
     Python worker. Returns the finished process and the killed pid."""
-    proc = _start("fuzz", "--profile", "develop", "--runs", str(RUNS), "--steps", "700", "--out", str(out),
+    proc = _start("fuzz", "--profile", "v5.5", "--runs", str(RUNS), "--steps", "700", "--out", str(out),
                   "--no-progress", "--no-confirm", *extra)  # about Spark's retries, not the lockstep replay
     try:
         parts = out / "runs" / "_parts"
@@ -142,7 +142,7 @@ def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.Compl
 def _rows(out: Path) -> list[int]:
     import pyarrow.parquet as pq
     seeds: list[int] = []
-    for path in sorted((out / "runs").glob("develop-pop-*.parquet")):
+    for path in sorted((out / "runs").glob("v5.5-pop-*.parquet")):
         seeds += pq.read_table(path).column("seed").to_pylist()
     return seeds
 
@@ -164,21 +164,21 @@ def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_pa
     import pyarrow.parquet as pq
     kept = {s for p in (tmp_path / "runs" / "_parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
     assert kept, "no finished task's rows were kept"
-    resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "develop", "--runs", str(RUNS),
+    resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "v5.5", "--runs", str(RUNS),
                               "--steps", "700", "--out", str(tmp_path), "--no-progress", "--no-confirm"], cwd=ROOT,
                              capture_output=True, text=True, timeout=300, check=False)
     assert resumed.returncode == 0, resumed.stderr[-800:]
     seeds = _rows(tmp_path)
     assert sorted(seeds) == list(range(RUNS)), "a row was lost or duplicated"
     # the kept rows are not run again: the resumed round ran only the others
-    last = sorted((tmp_path / "runs").glob("develop-pop-*.parquet"))[-1]
+    last = sorted((tmp_path / "runs").glob("v5.5-pop-*.parquet"))[-1]
     assert not kept & set(pq.read_table(last).column("seed").to_pylist())
 
 
 def test_sigterm_to_a_loop_campaign_keeps_its_finished_partitions(tmp_path: Path) -> None:
     # the plain loop (fuzz --engine python) keeps each finished partition of 8 runs, as Spark
     # keeps finished tasks: the resumed campaign runs only the rest, each seed exactly once
-    argv = ("fuzz", "--engine", "python", "--profile", "develop", "--runs", "24", "--steps", "300",
+    argv = ("fuzz", "--engine", "python", "--profile", "v5.5", "--runs", "24", "--steps", "300",
             "--out", str(tmp_path), "--no-progress")
     proc = _start(*argv)
     try:
@@ -197,5 +197,5 @@ def test_sigterm_to_a_loop_campaign_keeps_its_finished_partitions(tmp_path: Path
                              timeout=600, check=False)
     assert resumed.returncode in (0, 1) and "Traceback" not in resumed.stderr, resumed.stderr[-800:]
     assert sorted(_rows(tmp_path)) == list(range(24)), "a row was lost or duplicated"
-    last = sorted((tmp_path / "runs").glob("develop-pop-*.parquet"))[-1]
+    last = sorted((tmp_path / "runs").glob("v5.5-pop-*.parquet"))[-1]
     assert not kept & set(pq.read_table(last).column("seed").to_pylist())  # kept rows did not run again

@@ -76,7 +76,7 @@ def test_an_errored_campaign_fails_verify_and_is_named(tmp_path: Path, monkeypat
     assert "fuzz pop/v5.0 error (the schedule does not violate ALO-1)" in summary["outcome"]
     assert "ok" not in summary["outcome"].split(":")[0]
     err = capsys.readouterr().err
-    assert "FAILED: fuzz push/develop error" in err
+    assert "FAILED: fuzz push/v5.5 error" in err
 
 
 def test_a_technique_that_checks_nothing_fails_verify(tmp_path: Path, monkeypatch) -> None:
@@ -113,38 +113,38 @@ def test_local_masters_get_task_retries() -> None:
 
 @pytest.mark.slow
 def test_resume_with_other_parameters_is_refused(tmp_path: Path, spark, capsys) -> None:
-    campaign("develop", "pop", 4, 50, tmp_path, spark)
+    campaign("v5.5", "pop", 4, 50, tmp_path, spark)
     with pytest.raises(store.CampaignMismatch, match="steps 50 .asked 400."):
-        campaign("develop", "pop", 4, 400, tmp_path, spark)
+        campaign("v5.5", "pop", 4, 400, tmp_path, spark)
     with pytest.raises(store.CampaignMismatch, match="mutant None .asked 'commit-skips-offset'."):
-        campaign("develop", "pop", 4, 50, tmp_path, spark, mutant="commit-skips-offset")
-    code = main(["fuzz", "--profile", "develop", "--runs", "4", "--steps", "400", "--out", str(tmp_path),
+        campaign("v5.5", "pop", 4, 50, tmp_path, spark, mutant="commit-skips-offset")
+    code = main(["fuzz", "--profile", "v5.5", "--runs", "4", "--steps", "400", "--out", str(tmp_path),
                  "--no-progress"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("popverify")]
     assert code == 2 and len(err) == 1 and "other parameters" in err[0]
-    assert sorted(store.load_rows(tmp_path, "develop", "pop")) == [0, 1, 2, 3]  # untouched
+    assert sorted(store.load_rows(tmp_path, "v5.5", "pop")) == [0, 1, 2, 3]  # untouched
 
 
 @pytest.mark.slow
 def test_rounds_never_exceed_runs_resumed_or_not(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "pop", 10, 80, tmp_path, spark, rounds=3)
+    summary = campaign("v5.5", "pop", 10, 80, tmp_path, spark, rounds=3)
     assert summary["runs"] == 10
-    again = campaign("develop", "pop", 10, 80, tmp_path, spark, rounds=3)
-    assert again["runs"] == 10 and len(store.load_rows(tmp_path, "develop", "pop")) == 10
-    more = campaign("develop", "pop", 13, 80, tmp_path, spark, rounds=3)
+    again = campaign("v5.5", "pop", 10, 80, tmp_path, spark, rounds=3)
+    assert again["runs"] == 10 and len(store.load_rows(tmp_path, "v5.5", "pop")) == 10
+    more = campaign("v5.5", "pop", 13, 80, tmp_path, spark, rounds=3)
     assert more["runs"] == 13
 
 
 @pytest.mark.slow
 def test_a_corrupt_parquet_file_is_set_aside_and_its_seeds_run_again(tmp_path: Path, spark, capsys) -> None:
-    campaign("develop", "pop", 6, 60, tmp_path, spark)
-    [first] = list(store.runs_dir(tmp_path).glob("develop-pop-*.parquet"))
+    campaign("v5.5", "pop", 6, 60, tmp_path, spark)
+    [first] = list(store.runs_dir(tmp_path).glob("v5.5-pop-*.parquet"))
     data = first.read_bytes()
     first.write_bytes(data[: len(data) // 2])  # truncated
-    summary = campaign("develop", "pop", 6, 60, tmp_path, spark)
+    summary = campaign("v5.5", "pop", 6, 60, tmp_path, spark)
     assert summary["runs"] == 6 and summary["set_aside"] == [str(first) + ".corrupt"]
     assert Path(str(first) + ".corrupt").exists()
-    assert sorted(store.load_rows(tmp_path, "develop", "pop")) == list(range(6))
+    assert sorted(store.load_rows(tmp_path, "v5.5", "pop")) == list(range(6))
     assert "set aside unreadable" in capsys.readouterr().err
 
 
@@ -157,9 +157,9 @@ def test_a_failed_round_keeps_its_finished_tasks(tmp_path: Path, spark) -> None:
     jobs = [Job(s) for s in range(6)] + [Job(99, -1, None, "not a config")]  # the last task fails every attempt
     parts = store.parts_dir(tmp_path)
     with pytest.raises(ToolError, match="round 0 failed on Spark"):
-        SparkExecutor(spark.spark, partitions=7).run_round(jobs, RoundTask("develop", "pop", 40, None, 0), parts=parts)
-    kept = store.load_rows(tmp_path, "develop", "pop")
+        SparkExecutor(spark.spark, partitions=7).run_round(jobs, RoundTask("v5.5", "pop", 40, None, 0), parts=parts)
+    kept = store.load_rows(tmp_path, "v5.5", "pop")
     assert set(kept) == set(range(6))
-    assert store.consolidate_parts(tmp_path, "develop", "pop") == 6
+    assert store.consolidate_parts(tmp_path, "v5.5", "pop") == 6
     assert not list(parts.glob("*.parquet"))
-    assert sorted(store.load_rows(tmp_path, "develop", "pop")) == list(range(6))
+    assert sorted(store.load_rows(tmp_path, "v5.5", "pop")) == list(range(6))

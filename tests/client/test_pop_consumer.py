@@ -31,7 +31,7 @@ def test_check_need_ack_or_delay_and_its_minus_one_level() -> None:
 
 def test_failure_hides_the_message_for_its_back_off_and_success_acks_it() -> None:
     clock = VirtualClock()
-    broker = Broker("develop", clock, JavaRandom(2))
+    broker = Broker("v5.5", clock, JavaRandom(2))
     broker.create_topic("T", 1)
     broker.create_group("g")
     broker.put_message("T", 0, b"m")

@@ -18,7 +18,7 @@ from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
 from reference.common.remoting import PullMessageResponse
 
-CONFIG = ClientConfig.for_profile("develop")
+CONFIG = ClientConfig.for_profile("v5.5")
 GROUP, TOPIC = "g", "T"
 
 
@@ -86,7 +86,7 @@ def _consumer(broker: Broker, clock: VirtualClock, name: str = "c0", **kw) -> De
 
 def _world(queues: int = 1) -> tuple[Broker, VirtualClock]:
     clock = VirtualClock()
-    broker = Broker("develop", clock, JavaRandom(1))
+    broker = Broker("v5.5", clock, JavaRandom(1))
     broker.create_topic(TOPIC, queues)
     broker.create_group(GROUP)
     return broker, clock

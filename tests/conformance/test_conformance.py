@@ -48,7 +48,7 @@ def _formats(version: str, cases: int = 40) -> dict[str, checks.CheckResult]:
 
 
 def test_5_5_checkpoint_record_without_suspend_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    # 5.5.0's PopCheckPoint writes "sp" (a primitive boolean) through fastjson2; a develop record
+    # 5.5.0's PopCheckPoint writes "sp" (a primitive boolean) through fastjson2; a v5.5 record
     # without it is the reviewer's 300/300 disagreement.
     original = PopCheckPoint.to_json
     monkeypatch.setattr(PopCheckPoint, "to_json", lambda self, rp=False, sp=None: original(self, rp, False))

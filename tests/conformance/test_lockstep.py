@@ -39,7 +39,7 @@ SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("produce", 
             Action("advance", (1000,)), Action("produce", (1,)), *_pop(1, 1, 3), Action("ack", (1, 0)),
             Action("scan",), Action("timer",), Action("revive", (0,)), Action("flush",), Action("advance", (1000,)),
             Action("consumer_crash", (1,))]
-# No POP: what the develop model and 5.5.0 share before the first POP (getInitOffset differs).
+# No POP: what the v5.5 model and 5.5.0 share before the first POP (getInitOffset differs).
 NO_POP = [Action("produce", (0,)), Action("produce", (1,)), Action("advance", (1000,)), Action("scan",),
           Action("timer",), *[Action("revive", (q,)) for q in range(8)], Action("flush",)]
 
@@ -57,7 +57,7 @@ def _trace(tmp_path: Path, profile: str, schedule: list[Action], config: Scenari
 def test_time_mapping_is_one_shift_both_ways() -> None:
     assert to_java_time(1_000_000) == 1_700_000_000_000
     assert to_model_time(to_java_time(123_456)) == 123_456
-    assert TIME_OFFSET > 0 and RELEASES == {"v5.0": "5.0.0", "develop": "5.5.0"}
+    assert TIME_OFFSET > 0 and RELEASES == {"v5.0": "5.0.0", "v5.5": "5.5.0"}
 
 
 def test_first_difference_names_the_path_and_both_values() -> None:
@@ -73,10 +73,10 @@ def test_bad_traces_exit_2_before_any_jvm(tmp_path: Path, capsys: pytest.Capture
     foreign = tmp_path / "foreign.json"
     foreign.write_text(json.dumps({"#meta": {"source": "apalache"}, "vars": [], "states": []}))
     push = tmp_path / "push.json"
-    result = run_scenario("develop", 1, 10, mode="push", record_trace=True)
+    result = run_scenario("v5.5", 1, 10, mode="push", record_trace=True)
     assert result.trace is not None
     write_trace(push, result.trace)
-    good = _trace(tmp_path, "develop", SCHEDULE[:3])
+    good = _trace(tmp_path, "v5.5", SCHEDULE[:3])
     for bad, words in ((corrupt, "not valid JSON"), (foreign, "not one written by popverify"),
                        (push, "push trace"), (tmp_path / "missing.json", "cannot read")):
         assert main(["confirm", str(good), str(bad)]) == 2
@@ -87,7 +87,7 @@ def test_bad_traces_exit_2_before_any_jvm(tmp_path: Path, capsys: pytest.Capture
 
 @needs_jdk
 @pytest.mark.slow
-@pytest.mark.parametrize(("profile", "schedule", "drain"), [("v5.0", SCHEDULE, True), ("develop", NO_POP, False)])
+@pytest.mark.parametrize(("profile", "schedule", "drain"), [("v5.0", SCHEDULE, True), ("v5.5", NO_POP, False)])
 def test_a_short_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str, schedule: list[Action], drain: bool,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     path = _trace(tmp_path, profile, schedule, attrs.evolve(CONFIG, drain=drain))
@@ -109,10 +109,10 @@ def test_develop_agrees_with_550_on_the_first_pop_initial_offset(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A gap lockstep found and the model closed (spec/conformance.md, switch pop_init_offset_55):
     5.5.0's PopMessageProcessor#getInitOffset commits the initial offset whatever the init mode;
-    the develop model did so only for MAX and diverged at step 4 on the committed offsets."""
+    the v5.5 model did so only for MAX and diverged at step 4 on the committed offsets."""
     config = ScenarioConfig(queues=1, consumers=1, invisible_time=30_000, drain=False)
     schedule = [Action("produce", (0,)), Action("advance", (1000,)), *_pop(0, 0, 3)]
-    path = _trace(tmp_path, "develop", schedule, config)
+    path = _trace(tmp_path, "v5.5", schedule, config)
     assert main(["confirm", str(path)]) == 0
     out = capsys.readouterr().out
     assert "agrees" in out, out
@@ -140,7 +140,7 @@ def test_a_broken_model_diverges_at_the_step_that_breaks() -> None:
 def test_out_of_scope_is_named_never_agreement(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = ScenarioConfig(queues=1, consumers=1, faults=("expire",), drain=False)
     schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("expire", (0, 1)), *_pop(0, 0, 3)]
-    path = _trace(tmp_path, "develop", schedule, config)
+    path = _trace(tmp_path, "v5.5", schedule, config)
     assert main(["confirm", str(path)]) == 1
     out = capsys.readouterr().out
     assert "out of scope: step 2 (expire" in out and "agrees" not in out
@@ -223,7 +223,7 @@ WINDOW = [Action("produce", (0,)), *_pop(0, 0, 3), Action("advance", (5000,)), A
 
 @needs_jdk
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", ["v5.0", "develop"])
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_the_revive_window_follows_the_timer_as_java_does(profile: str) -> None:
     config = ScenarioConfig(queues=2, consumers=1, invisible_time=5000, enable_pop_buffer_merge=False,
                             services_on_period=False, faults=("restart",), drain=False)

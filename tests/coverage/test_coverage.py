@@ -93,8 +93,8 @@ def test_a_simulate_trace_is_replayed_for_its_own_profile_only(tmp_path: Path) -
     from popverify.coverage import replay
 
     trace = tmp_path / "pop.itf.json"
-    assert main(["simulate", "--profile", "develop", "--seed", "3", "--steps", "20", "--trace", str(trace)]) == 0
-    [schedule] = replay.load_traces([trace], "develop")
+    assert main(["simulate", "--profile", "v5.5", "--seed", "3", "--steps", "20", "--trace", str(trace)]) == 0
+    [schedule] = replay.load_traces([trace], "v5.5")
     assert schedule.seed == 3 and len(schedule.actions) == 20 and schedule.source == str(trace)
     assert replay.load_traces([trace], "v5.0") == []
 
@@ -171,16 +171,16 @@ def test_the_command_writes_json_and_markdown_and_fails_on_a_broken_lockstep(
         raise lockstep.LockstepError("the lockstep harness died")
 
     monkeypatch.setattr(lockstep.LockstepClient, "__init__", no_jvm)
-    assert main(["coverage", "--profile", "develop", "--cases", "3", "--schedules", "1", "--steps", "5",
+    assert main(["coverage", "--profile", "v5.5", "--cases", "3", "--schedules", "1", "--steps", "5",
                  "--out", str(tmp_path), "--json"]) == 1
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     assert result == json.loads((tmp_path / "coverage.json").read_text())
-    assert "FAILED develop lockstep: the lockstep harness died" in captured.err
-    develop = result["profiles"]["develop"]
-    assert develop["release"] == "5.5.0" and develop["sources"]["lockstep"]["error"]
+    assert "FAILED v5.5 lockstep: the lockstep harness died" in captured.err
+    v55 = result["profiles"]["v5.5"]
+    assert v55["release"] == "5.5.0" and v55["sources"]["lockstep"]["error"]
     # what did run is still measured and written
-    assert _by_label(develop, "ProcessQueue")["branch"]["covered"] > 0
+    assert _by_label(v55, "ProcessQueue")["branch"]["covered"] > 0
     assert "| ProcessQueue | client |" in (tmp_path / "coverage.md").read_text()
 
 
@@ -207,8 +207,8 @@ def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None
     assert [s.seed for s in schedules] == [0, 1] and all(len(s.actions) == 15 for s in schedules)
     row = run_row("v5.0", "pop", 1, 15, None, 0)  # what a campaign's first round computes for seed 1
     assert [a.to_json() for a in schedules[1].actions] == json.loads(row["schedule"])
-    with pytest.raises(Exception, match="no POP runs of profile develop"):
-        replay.load_corpus(corpus, "develop", 5)
+    with pytest.raises(Exception, match="no POP runs of profile v5.5"):
+        replay.load_corpus(corpus, "v5.5", 5)
 
 
 def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpolls() -> None:
@@ -233,3 +233,36 @@ def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpo
             ls.pending = None  # the second pop_step answers the POP
     assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["ack", 0, 3], ["pop_step", 1]]
     assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, 1, 1, 5)
+
+
+def test_methods_never_entered_are_listed_per_whole_class_target(tmp_path: Path) -> None:
+    path = tmp_path / "r.xml"
+    path.write_text(XML)
+    report = parse(path)
+    assert report.unreached["a/X"] == ("get:9",)  # get(I) ran no line; get() and put() did
+    assert report.unreached["a/Y"] == ()
+    found = {r.label: r for r in rows(report, (Target("X", "broker", ("a/X",)),
+                                               Target("X#get", "broker", ("a/X",), method="get")))}
+    assert found["X"].to_json()["unreached_methods"] == ["get:9"]
+    assert found["X#get"].unreached == ()  # a method target lists nothing
+
+
+def test_update_spec_lists_unreached_broker_methods_and_renames_the_develop_alias(tmp_path: Path) -> None:
+    md, js = tmp_path / "coverage.md", tmp_path / "coverage.json"
+    md.write_text(f"{tables.START}\n{tables.END}\n")
+    counter = {"covered": 1, "total": 4, "percent": 25.0}
+    old = {"profile": "develop", "release": "5.5.0", "sources": {}, "command": "old",
+           "classes": [{"label": "X", "side": "broker", "line": counter, "branch": None}]}
+    js.write_text(json.dumps({"jacoco": "0.8.12", "profiles": {"develop": old}}))
+    profile = {"profile": "v5.0", "release": "5.0.0", "sources": {},
+               "classes": [{"label": "X", "side": "broker", "line": counter, "branch": None,
+                            "unreached_methods": ["scanGarbage:181", "putCkToStore:536"]},
+                           {"label": "Q", "side": "client", "line": counter, "branch": None,
+                            "unreached_methods": ["run:1"]}]}
+    tables.update_spec(md, js, {"jacoco": "0.8.12", "profiles": {"v5.0": profile}}, "c")
+    merged = json.loads(js.read_text())
+    assert sorted(merged["profiles"]) == ["v5.0", "v5.5"] and merged["profiles"]["v5.5"]["profile"] == "v5.5"
+    text = md.read_text()
+    assert "- X (v5.0, 5.0.0): scanGarbage:181, putCkToStore:536" in text
+    assert "run:1" not in text  # client classes are not listed
+    assert "develop" not in text

@@ -157,7 +157,7 @@ def test_nothing_is_rewritten_after_a_long_polling_pop_parks() -> None:
            ["pop", 0, 3, True], ["advance", 947], ["produce", 3], ["advance", 1245], ["advance", 1020],
            ["pop", 0, 0, False], ["advance", 202]]
     schedule = tuple(Action.from_json(a) for a in raw)
-    spec = {"profile": "develop", "mode": "pop", "seed": 18, "config": config, "schedule": schedule, "mutant": None}
+    spec = {"profile": "v5.5", "mode": "pop", "seed": 18, "config": config, "schedule": schedule, "mutant": None}
     settled, inserted = conf.settle_explicitly(spec)
     kinds = [a.kind for a in settled["schedule"]]
     assert inserted == 4 and "pop_step" not in kinds[kinds.index("advance", 8):]  # none after the long poll

@@ -31,7 +31,7 @@ def test_the_merge_key_witness_collides_in_the_python_builder_too() -> None:
 def test_the_strategy_reaches_the_witness_and_what_it_breaks_is_unexplained() -> None:
     w = merge_key_witness()
     config, schedule = merge_key_collision(w["queueId1"], w["startOffset1"], w["queueId2"], w["startOffset2"])
-    for profile in ("develop",):
+    for profile in ("v5.5",):
         # 5.5.0's PopBufferMergeService#addCk / addCkJustOffset refuse a CK whose merge key is
         # buffered (switch buffer_merge_key_conflict_guard): the collision never happens
         for merge in (True, False):
@@ -50,7 +50,7 @@ def test_the_strategy_reaches_the_witness_and_what_it_breaks_is_unexplained() ->
         assert {s.key for s in attribute(plain)} == {"QUI-1/unexplained"}
     # the same schedule with queue ids that cannot collide reaches nothing
     config, schedule = merge_key_collision(1, w["startOffset1"], 2, w["startOffset2"])
-    assert "key-witness:merge" not in run_scenario("develop", 0, 0, config=config, schedule=schedule).coverage
+    assert "key-witness:merge" not in run_scenario("v5.5", 0, 0, config=config, schedule=schedule).coverage
 
 
 def test_a_default_run_does_not_report_the_witness() -> None:

@@ -60,7 +60,7 @@ def test_without_the_fault_the_same_run_has_no_model_error() -> None:
 ])
 def test_a_foreign_schedule_entry_is_rejected_with_a_clear_error(entry: Action, reason: str) -> None:
     with pytest.raises(ValueError, match=re.escape(reason)):
-        run_scenario("develop", 0, 0, config=CONFIG, schedule=[Action("produce", (0,)), entry])
+        run_scenario("v5.5", 0, 0, config=CONFIG, schedule=[Action("produce", (0,)), entry])
 
 
 def test_an_exception_outside_the_model_is_not_a_finding(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,7 +69,7 @@ def test_an_exception_outside_the_model_is_not_a_finding(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(pop_driver.PopWorld, "scan", broken_driver)
     with pytest.raises(RuntimeError, match="driver bug"):
-        run_scenario("develop", 0, 0, config=CONFIG, schedule=[Action("scan")])
+        run_scenario("v5.5", 0, 0, config=CONFIG, schedule=[Action("scan")])
 
 
 def test_push_mode_reports_model_errors_too(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,6 +79,6 @@ def test_push_mode_reports_model_errors_too(monkeypatch: pytest.MonkeyPatch) -> 
         raise ValueError("negative size")
 
     monkeypatch.setattr(process_queue.ProcessQueue, "put_message", put_message)
-    result = run_scenario("develop", 3, 200, mode="push")
+    result = run_scenario("v5.5", 3, 200, mode="push")
     assert [v.property_id for v in result.violations] == ["MODEL-ERROR"]
     assert "ValueError: negative size" in result.violations[0].message

@@ -79,7 +79,7 @@ def test_verify_gives_the_same_campaign_rows_on_both_engines(tmp_path: Path) -> 
 
 
 def test_a_round_is_planned_from_the_rows_done_alone(tmp_path: Path) -> None:
-    task = RoundTask("develop", "pop", 40, None, 0)
+    task = RoundTask("v5.5", "pop", 40, None, 0)
     done = {row["seed"]: row for row in LoopExecutor().run_round([Job(s) for s in range(6)], task, lambda _: None, None)}
     first = round_jobs(1, 6, 12, done)
     assert first == round_jobs(1, 6, 12, dict(reversed(list(done.items()))))
@@ -93,20 +93,20 @@ def test_a_round_is_planned_from_the_rows_done_alone(tmp_path: Path) -> None:
 def test_an_interrupted_loop_round_keeps_its_finished_partitions(tmp_path: Path) -> None:
     # the third partition of the loop (8 runs each) holds a job that cannot run
     jobs = [Job(s) for s in range(16)] + [Job(99, -1, None, "not a config")]
-    task = RoundTask("develop", "pop", 30, None, 0)
+    task = RoundTask("v5.5", "pop", 30, None, 0)
     with pytest.raises(ValueError):
         LoopExecutor().run_round(jobs, task, lambda _: None, store.parts_dir(tmp_path))
-    assert sorted(store.load_rows(tmp_path, "develop", "pop")) == list(range(16))
-    assert store.consolidate_parts(tmp_path, "develop", "pop") == 16
+    assert sorted(store.load_rows(tmp_path, "v5.5", "pop")) == list(range(16))
+    assert store.consolidate_parts(tmp_path, "v5.5", "pop") == 16
     # the resumed campaign runs only what is missing, and its rows are those of a fresh one
-    summary = campaign("develop", "pop", 18, 30, tmp_path, LoopExecutor())
-    fresh = campaign("develop", "pop", 18, 30, tmp_path / "fresh", LoopExecutor())
+    summary = campaign("v5.5", "pop", 18, 30, tmp_path, LoopExecutor())
+    fresh = campaign("v5.5", "pop", 18, 30, tmp_path / "fresh", LoopExecutor())
     assert summary["runs"] == fresh["runs"] == 18
-    assert _rows(tmp_path, "develop", "pop") == _rows(tmp_path / "fresh", "develop", "pop")
+    assert _rows(tmp_path, "v5.5", "pop") == _rows(tmp_path / "fresh", "v5.5", "pop")
 
 
 def test_timing_is_the_only_field_two_executions_may_disagree_on() -> None:
-    task = RoundTask("develop", "push", 50, None, 0)
+    task = RoundTask("v5.5", "push", 50, None, 0)
     [a] = LoopExecutor().run_round([Job(3)], task, lambda _: None, None)
     [b] = LoopExecutor().run_round([Job(3)], task, lambda _: None, None)
     assert TIMING_FIELDS == ("duration_ms",) and set(a) - set(without_timing(a)) == {"duration_ms"}
@@ -114,12 +114,12 @@ def test_timing_is_the_only_field_two_executions_may_disagree_on() -> None:
 
 
 def test_fuzz_runs_on_the_plain_loop(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["fuzz", "--engine", "python", "--profile", "develop", "--mode", "push", "--runs", "3", "--steps",
+    assert main(["fuzz", "--engine", "python", "--profile", "v5.5", "--mode", "push", "--runs", "3", "--steps",
                  "40", "--out", str(tmp_path), "--no-progress", "--json"]) in (0, 1)
     summary = json.loads(capsys.readouterr().out)
     assert summary["engine"] == "python" and summary["master"] is None and summary["runs"] == 3
     assert "<th>engine</th><td>python</td>" in (tmp_path / "report.html").read_text()
-    assert main(["fuzz", "--engine", "ruby", "--profile", "develop", "--out", str(tmp_path)]) == 2
+    assert main(["fuzz", "--engine", "ruby", "--profile", "v5.5", "--out", str(tmp_path)]) == 2
 
 
 # -- the seam ------------------------------------------------------------------------------------
@@ -162,10 +162,10 @@ def test_a_mutant_is_a_named_broken_model_and_an_ast_mutant_id_is_told_so(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("fuzz", "verify"):
         argv = [command, "--mutant", "broker/checkpoint.py:57:12:flip-compare", "--out", str(tmp_path)]
-        assert main(argv + (["--profile", "develop"] if command == "fuzz" else [])) == 2
+        assert main(argv + (["--profile", "v5.5"] if command == "fuzz" else [])) == 2
         err = capsys.readouterr().err
         assert "AST mutant of `popverify mutate`" in err and "named mutants: " in err, err
-    assert main(["fuzz", "--profile", "develop", "--mutant", "nope", "--out", str(tmp_path)]) == 2
+    assert main(["fuzz", "--profile", "v5.5", "--mutant", "nope", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "unknown mutant 'nope'; named mutants: " in err
     assert "AST mutant" not in err

@@ -167,7 +167,7 @@ def test_report_shows_totals_matrix_timeline_and_the_operations_around_a_violati
     _op(ops, "info", "fault", "nemesis", 9_000, value={"kind": "pause", "phase": "end"})
     _deliver_ack(ops, "k-0", 10_500, 10_000, 10_600)
     v = check_history(ops)
-    text = write_report(tmp_path, "5.5.0", "develop", ops, v, [Fault(6.0, "pause", 3.0)], {"total": 1.0},
+    text = write_report(tmp_path, "5.5.0", "v5.5", ops, v, [Fault(6.0, "pause", 3.0)], {"total": 1.0},
                         True).read_text()
     assert "| lost | 0 |" in text and "| NSR-1 | violated |" in text
     assert "pause:begin" in text and "(active: pause)" in text

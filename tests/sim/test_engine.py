@@ -58,24 +58,24 @@ def test_invalid_arguments_are_rejected_before_the_model_is_called(monkeypatch: 
         monkeypatch.setattr(PopWorld, name, spy)
     config = ScenarioConfig(queues=1, consumers=1, faults=("clock_jump",), drain=False)
     with pytest.raises(ValueError, match=re.escape(reason)):
-        run_scenario("develop", 0, 0, config=config, schedule=[entry])
+        run_scenario("v5.5", 0, 0, config=config, schedule=[entry])
     assert calls == []
     # the same kinds with valid arguments do reach the world (the spy sees them)
-    run_scenario("develop", 0, 0, config=config, schedule=[Action("advance", (5,)), Action("scan")])
+    run_scenario("v5.5", 0, 0, config=config, schedule=[Action("advance", (5,)), Action("scan")])
     assert calls == ["advance", "scan"]
 
 
 def test_a_config_field_the_mode_does_not_use_is_an_error_not_ignored() -> None:
     with pytest.raises(ValueError, match="does not use config field.*enable_pop_buffer_merge"):
-        run_scenario("develop", 0, 5, mode="push",
+        run_scenario("v5.5", 0, 5, mode="push",
                      config=ScenarioConfig(actions=tuple(PUSH_ACTIONS), enable_pop_buffer_merge=True))
     with pytest.raises(ValueError, match="consume_orderly"):
-        run_scenario("develop", 0, 5, config=ScenarioConfig(consume_orderly=True))
+        run_scenario("v5.5", 0, 5, config=ScenarioConfig(consume_orderly=True))
 
 
 def test_subscribers_get_typed_events_and_the_trace_their_json_without_ghosts() -> None:
     seen: list[tuple[Event, int]] = []
-    engine = PopDriver("develop", 0, CONFIG, check=True, record_trace=True)
+    engine = PopDriver("v5.5", 0, CONFIG, check=True, record_trace=True)
     engine.subscribe(lambda event, step, now: seen.append((event, step)))
     for action in [Action("produce", (0,)), Action("advance", (10,)), Action("pop", (0, 0, False)),
                    Action("pop_step", (0,)), Action("pop_step", (0,)), Action("ack", (0, 0))]:
@@ -124,7 +124,7 @@ def test_checker_and_trace_do_not_import_the_simulator(tmp_path: Path) -> None:
 def test_a_push_only_fault_listed_in_a_pop_config_is_not_drawn() -> None:
     """A mode draws only its own faults (the old POP loop drew foreign kinds as skipped steps)."""
     config = ScenarioConfig(queues=1, consumers=1, faults=("lose_response",), drain=False)
-    result = run_scenario("develop", 1, 400, config=config)
+    result = run_scenario("v5.5", 1, 400, config=config)
     assert all(a.kind != "lose_response" for a in result.schedule)
 
 
@@ -140,7 +140,7 @@ def test_domain_reach_shows_the_range_and_the_boundaries_runs_reached() -> None:
     from popverify.sim.domain import DomainReach
 
     domain = DomainReach()
-    run_scenario("develop", 2, 300, config=attrs.evolve(ScenarioConfig.draw(JavaRandom(2)), faults=("clock_jump",)),
+    run_scenario("v5.5", 2, 300, config=attrs.evolve(ScenarioConfig.draw(JavaRandom(2)), faults=("clock_jump",)),
                  domain=domain)
     rows = {r["dimension"]: r for r in domain.rows()}
     assert "pop.ack.index" not in rows  # an index is a choice, not a value of the model's domain
@@ -150,7 +150,7 @@ def test_domain_reach_shows_the_range_and_the_boundaries_runs_reached() -> None:
     assert rows["pop.stall.ms"]["reached"] is None  # stall not in this config: declared, never drawn
     # a schedule at the bounds reaches them (and the table says so)
     edge = DomainReach()
-    run_scenario("develop", 0, 0, config=CONFIG, schedule=[Action("advance", (0,)), Action("advance", (3_600_000,))],
+    run_scenario("v5.5", 0, 0, config=CONFIG, schedule=[Action("advance", (0,)), Action("advance", (3_600_000,))],
                  domain=edge)
     row = next(r for r in edge.rows() if r["dimension"] == "pop.advance.ms")
     assert row["reached"] == [0, 3_600_000] and set(row["boundaries_reached"]) >= {0, 3_600_000}
@@ -168,7 +168,7 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
         for seed in range(12):
             for mode, faults in (("pop", FAULTS), ("push", PUSH_FAULTS)):
                 config = attrs.evolve(ScenarioConfig.default_for(mode), faults=faults, domain_bias=bias, drain=False)
-                run_scenario("develop", seed, 300, mode=mode, config=config, domain=domain)
+                run_scenario("v5.5", seed, 300, mode=mode, config=config, domain=domain)
         return domain
 
     biased = campaign(100).rows()

@@ -19,15 +19,15 @@ from reference.common.javalang import JavaRandom
 # (mode, profile, seed, faults on?, steps) -> sha256 of the canonical trace + coverage
 PINNED: dict[tuple[str, str, int, bool, int], str] = {
     ('pop', 'v5.0', 1, True, 300): "2e116ac397977bc82ec53fdc6ac9f78cac2b145faf52d96521dc91291868e5bc",
-    ('pop', 'develop', 7, True, 300): "31697b5adad879fe0429c041033b26300fc124bbec67481748a30f9548191d4c",
+    ('pop', 'v5.5', 7, True, 300): "31697b5adad879fe0429c041033b26300fc124bbec67481748a30f9548191d4c",
     ('pop', 'v5.0', 23, True, 300): "1041f1484958c5c82d4fe9c100ba93b6f6de71b754853a1ee5b28ba6db82ddde",
     ('pop', 'v5.0', 5, False, 600): "b82bad9b51046b135cc5a8ef92d52ee688c4ee062104b3d65c8b622d3fe28bdb",
-    ('pop', 'develop', 12, False, 600): "ffb4926a6d0af2922b5d6f3d4d92777227febd98b1e62ebe04641fcfec750f99",
+    ('pop', 'v5.5', 12, False, 600): "ffb4926a6d0af2922b5d6f3d4d92777227febd98b1e62ebe04641fcfec750f99",
     ('push', 'v5.0', 3, True, 300): "5c4138c3ec1c2ac7ccf0c9684053c58acdf38d1e07589c56c7b454ebd44e1794",
-    ('push', 'develop', 11, True, 300): "5e9d353569116d7aa6cb2be941c1bd62a3f1d33570cd346ad15e7fd9f37a71e2",
-    ('push', 'develop', 29, True, 300): "6f31a2d7695846fd3304e5d75d507fb4da9a185f208b13c7887b0df39befb4ea",
+    ('push', 'v5.5', 11, True, 300): "5e9d353569116d7aa6cb2be941c1bd62a3f1d33570cd346ad15e7fd9f37a71e2",
+    ('push', 'v5.5', 29, True, 300): "6f31a2d7695846fd3304e5d75d507fb4da9a185f208b13c7887b0df39befb4ea",
     ('push', 'v5.0', 8, False, 600): "d44317fd938cd8140475959905c91a00b81102b115c059fbcf0c4b176848d52e",
-    ('push', 'develop', 14, False, 600): "fdcce5be5ab8dfc96b0e526375325d5de2c5a9d2d0ea14b9c0c0f8fde886354e",
+    ('push', 'v5.5', 14, False, 600): "fdcce5be5ab8dfc96b0e526375325d5de2c5a9d2d0ea14b9c0c0f8fde886354e",
 }
 
 

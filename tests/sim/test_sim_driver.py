@@ -16,7 +16,7 @@ from popverify.mutants import MUTANTS
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from popverify.trace.itf import TraceError, read_trace, write_trace
 
-PROFILES = ("v5.0", "develop")
+PROFILES = ("v5.0", "v5.5")
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
@@ -37,8 +37,8 @@ def test_simulate_output_is_byte_identical_for_identical_arguments(profile: str)
 
 
 def test_different_seeds_give_different_runs() -> None:
-    a = run_scenario("develop", 1, 300)
-    b = run_scenario("develop", 2, 300)
+    a = run_scenario("v5.5", 1, 300)
+    b = run_scenario("v5.5", 2, 300)
     assert a.schedule != b.schedule
 
 
@@ -62,7 +62,7 @@ def test_trace_round_trip_replays_to_the_same_outcome(tmp_path: Path) -> None:
 
 
 def test_replay_detects_a_tampered_outcome(tmp_path: Path) -> None:
-    result = run_scenario("develop", 5, 200, record_trace=True)
+    result = run_scenario("v5.5", 5, 200, record_trace=True)
     assert result.trace is not None
     result.trace["#meta"]["popverify"]["outcome"]["counts"]["acked"] += 1
     path = tmp_path / "tampered.json"
@@ -100,7 +100,7 @@ def test_bad_simulate_arguments_exit_2_with_a_message(argv: list[str]) -> None:
 def test_schedule_is_followed_and_inapplicable_actions_are_skipped() -> None:
     schedule = [Action("ack", (0, 0)), Action("produce", (0,)), Action("pop", (0, 0, False)),
                 Action("pop_step", (0,)), Action("pop_step", (0,)), Action("ack", (0, 0)), Action("warp", ())]
-    result = run_scenario("develop", 0, 0, schedule=schedule, config=ScenarioConfig(drain=False))
+    result = run_scenario("v5.5", 0, 0, schedule=schedule, config=ScenarioConfig(drain=False))
     assert result.schedule == tuple(schedule)
     assert result.counts["produced"] == 1 and result.counts["popped"] == 1 and result.counts["acked"] == 1
     assert result.counts["skipped"] == 2  # the first ack (nothing held) and the unknown kind
@@ -110,11 +110,11 @@ RUNS = [(seed, variant) for seed in range(10) for variant in (False, True)]
 
 
 def _run_counts(mutant: str | None, mode: str, seed: int, variant: bool) -> Counter:
-    """Violations per property of one fixed fault-free develop run (POP: merge off or on;
+    """Violations per property of one fixed fault-free v5.5 run (POP: merge off or on;
     push: concurrent or orderly listener)."""
     config = (ScenarioConfig(enable_pop_buffer_merge=variant) if mode == "pop" else
               attrs.evolve(ScenarioConfig.default_for("push"), consume_orderly=variant))
-    result = run_scenario("develop", seed, 600 if mode == "pop" else 300, mode=mode, config=config, mutant=mutant)
+    result = run_scenario("v5.5", seed, 600 if mode == "pop" else 300, mode=mode, config=config, mutant=mutant)
     return Counter(v.property_id for v in result.violations)
 
 
@@ -146,6 +146,6 @@ def test_every_mutant_is_caught_by_a_property_it_should_break(name: str, baselin
 
 
 def test_mutant_is_removed_after_the_run() -> None:
-    run_scenario("develop", 3, 200, mutant="early-revive")
+    run_scenario("v5.5", 3, 200, mutant="early-revive")
     from reference.broker.checkpoint import PopCheckPoint
     assert PopCheckPoint(pop_time=10, invisible_time=5).revive_time == 15

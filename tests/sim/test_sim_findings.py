@@ -29,7 +29,7 @@ def test_f1_v50_loses_a_message_stored_a_few_ms_after_poptime() -> None:
     at 5.0.0 then skips it: popTime < storeTimestamp)."""
     schedule = _f1_schedule([Action("advance", (3,))])
     assert _alo("v5.0", schedule) == {"ALO-1"}
-    assert not _alo("develop", schedule)  # develop revives it
+    assert not _alo("v5.5", schedule)  # v5.5 revives it
     # Same millisecond (popTime == storeTimestamp): not skipped, nothing lost.
     assert not _alo("v5.0", _f1_schedule([]))
 
@@ -38,35 +38,35 @@ def test_f1_with_a_stall_and_its_bound() -> None:
     """A longer gap needs the ``stall`` fault; an ordinary advance past the bound first
     completes the request (it reads the queue before the put), so nothing is lost."""
     assert _alo("v5.0", _f1_schedule([Action("stall", (0, 2000))])) == {"ALO-1"}
-    assert not _alo("develop", _f1_schedule([Action("stall", (0, 2000))]))
+    assert not _alo("v5.5", _f1_schedule([Action("stall", (0, 2000))]))
     assert not _alo("v5.0", _f1_schedule([Action("advance", (REQUEST_TIME_BOUND_MS + 1,))]))
 
 
 def test_f1_seed_command_of_the_readme() -> None:
     """`popverify simulate --profile v5.0 --seed 1 --steps 2000` (README, spec/properties.md):
     fault-free and without a stall, F1 shows on v5.0 through a put a few ms after a popTime;
-    the same schedule on develop loses nothing."""
+    the same schedule on v5.5 loses nothing."""
     config = ScenarioConfig()
     v50 = run_scenario("v5.0", 1, 2000, config=config)
     assert v50.counts["faults"] == 0 and v50.counts["stalls"] == 0
     assert {v.property_id for v in v50.violations} & {"ALO-1", "ALO-2"}
-    replayed = run_scenario("develop", 1, 0, config=config, schedule=v50.schedule)
+    replayed = run_scenario("v5.5", 1, 0, config=config, schedule=v50.schedule)
     assert not {v.property_id for v in replayed.violations} & {"ALO-1", "ALO-2"}
 
 
 def test_expectations_cover_every_checked_property() -> None:
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         for pid in PROPERTIES:
             assert expected(profile, pid) in ("holds", "holds-fault-free", "violated", "unknown")
     assert expected("v5.0", "ALO-1") == "violated"
-    assert is_unexpected("develop", "OFF-1", faults_fired=3)
-    assert is_unexpected("develop", "ALO-1", faults_fired=0)
-    assert not is_unexpected("develop", "ALO-1", faults_fired=1)
+    assert is_unexpected("v5.5", "OFF-1", faults_fired=3)
+    assert is_unexpected("v5.5", "ALO-1", faults_fired=0)
+    assert not is_unexpected("v5.5", "ALO-1", faults_fired=1)
     assert not is_unexpected("v5.0", "ALO-1", faults_fired=0)
 
 
 def test_properties_expected_to_hold_are_clean_on_fault_free_default_runs() -> None:
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         for seed in range(6):
             result = run_scenario(profile, seed, 800)
             bad = [v for v in result.violations if is_unexpected(profile, v.property_id, result.counts["faults"])]
@@ -86,7 +86,7 @@ def test_f6_scan_commit_offset_undoes_a_retention_correction() -> None:
                 Action("produce", (0,)), Action("expire", (0, 3)),  # retention: min offset 3
                 *pop(),  # OFFSET_TOO_SMALL at 2: commits 3
                 Action("advance", (10_000,))]  # the CK is stored; scanCommitOffset commits 2
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
         off2 = [v for v in result.violations if v.property_id == "OFF-2"]
         assert [v.message for v in off2] == ["committed offset of queue 0 moved back from 3 to 2"], result.violations
@@ -111,7 +111,7 @@ def test_f6_also_happens_with_buffer_merge_off() -> None:
                 Action("produce", (0,)), Action("expire", (0, 3)),  # retention: min offset 3
                 *pop(),  # OFFSET_TOO_SMALL at 2: commits 3
                 Action("scan")]  # scanCommitOffset commits the queued 2
-    for profile in ("v5.0", "develop"):
+    for profile in ("v5.0", "v5.5"):
         result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
         assert [v.message for v in result.violations if v.property_id == "OFF-2"] == \
             ["committed offset of queue 0 moved back from 3 to 2"]
@@ -134,7 +134,7 @@ def test_f7_deleted_topic_commit_queue_skips_the_recreated_topics_first_message(
 
     for merge in (False, True):
         config = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=merge, faults=("delete_recreate",))
-        for profile in ("v5.0", "develop"):
+        for profile in ("v5.0", "v5.5"):
             result = run_scenario(profile, 0, 0, config=config, schedule=F7_SCHEDULE)
             assert [v.property_id for v in result.violations] == ["ALO-1"], (merge, profile, result.violations)
             with removed(("F7",)):

@@ -30,7 +30,7 @@ def test_advance_completes_an_in_flight_request_first(monkeypatch: pytest.Monkey
     # pop over all queues: popTime taken, queue 0 visited, then a long advance
     schedule = [Action("produce", (0,)), Action("produce", (1,)), Action("pop", (0, -1, False)),
                 Action("advance", (1000,))]
-    result = run_scenario("develop", 0, 0, config=config, schedule=schedule, record_trace=True)
+    result = run_scenario("v5.5", 0, 0, config=config, schedule=schedule, record_trace=True)
     assert result.counts["popped"] == 2 and seen == [0]
     step = result.trace["states"][3]
     assert [e["type"] for e in step["events"]] == ["deliver", "deliver", "advance"]
@@ -38,7 +38,7 @@ def test_advance_completes_an_in_flight_request_first(monkeypatch: pytest.Monkey
     seen.clear()
     short = schedule[:3] + [Action("advance", (REQUEST_TIME_BOUND_MS,)), Action("pop_step", (0,)),
                             Action("pop_step", (0,)), Action("pop_step", (0,))]
-    result = run_scenario("develop", 0, 0, config=config, schedule=short)
+    result = run_scenario("v5.5", 0, 0, config=config, schedule=short)
     assert result.counts["popped"] == 2 and seen == [REQUEST_TIME_BOUND_MS]
 
 

@@ -25,7 +25,7 @@ def spark():
 
 
 def test_campaign_finds_and_shrinks_a_mutant_violation(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "pop", 40, 250, tmp_path, spark, mutant="commit-skips-offset")
+    summary = campaign("v5.5", "pop", 40, 250, tmp_path, spark, mutant="commit-skips-offset")
     props = {v["property"]: v for v in summary["violations"]}
     assert props, "the broken model went unnoticed"
     finding = props.get("OFF-1") or props.get("ALO-1")
@@ -39,10 +39,10 @@ def test_campaign_finds_and_shrinks_a_mutant_violation(tmp_path: Path, spark) ->
 
 
 def test_resumed_campaign_does_not_repeat_seeds(tmp_path: Path, spark) -> None:
-    campaign("develop", "pop", 12, 100, tmp_path, spark)
-    first = store.load_rows(tmp_path, "develop", "pop")
+    campaign("v5.5", "pop", 12, 100, tmp_path, spark)
+    first = store.load_rows(tmp_path, "v5.5", "pop")
     assert sorted(first) == list(range(12))
-    campaign("develop", "pop", 20, 100, tmp_path, spark)
+    campaign("v5.5", "pop", 20, 100, tmp_path, spark)
     files = sorted(store.runs_dir(tmp_path).glob("*.parquet"))
     seeds_per_file = [{r["seed"] for r in pq.read_table(f).to_pylist()} for f in files]
     assert len(files) == 2 and not (seeds_per_file[0] & seeds_per_file[1])
@@ -56,7 +56,7 @@ def test_killed_task_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     session = spark_session("local[2,3]")
     try:
         jobs = [Job(s) for s in range(16)]
-        task = RoundTask("develop", "pop", 80, None, 0)
+        task = RoundTask("v5.5", "pop", 80, None, 0)
         rows = SparkExecutor(session, partitions=4, fail_first_attempt=True).run_round(jobs, task)
         assert sorted(r["seed"] for r in rows) == list(range(16))
         clean = SparkExecutor(session, partitions=4).run_round(jobs, task)
@@ -66,19 +66,19 @@ def test_killed_task_loses_and_duplicates_nothing(tmp_path: Path) -> None:
 
 
 def test_fuzz_cli_rejects_bad_arguments(tmp_path: Path) -> None:
-    assert main(["fuzz", "--profile", "develop", "--runs", "0", "--out", str(tmp_path)]) == 2
-    assert main(["fuzz", "--profile", "develop", "--mutant", "nope", "--out", str(tmp_path)]) == 2
+    assert main(["fuzz", "--profile", "v5.5", "--runs", "0", "--out", str(tmp_path)]) == 2
+    assert main(["fuzz", "--profile", "v5.5", "--mutant", "nope", "--out", str(tmp_path)]) == 2
 
 
 def test_guided_rounds_are_compared_with_blind_seeds_of_the_same_budget(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "push", 24, 120, tmp_path, spark, rounds=2, compare_blind=True)
-    rows = store.load_rows(tmp_path, "develop", "push")
+    summary = campaign("v5.5", "push", 24, 120, tmp_path, spark, rounds=2, compare_blind=True)
+    rows = store.load_rows(tmp_path, "v5.5", "push")
     offspring = [r for r in rows.values() if r["parent"] >= 0]
     assert offspring, "round 2 ran no offspring of the corpus"
     assert all(len(r["coverage_steps"]) == len(r["coverage"]) for r in rows.values())
     blind = summary["blind_baseline"]
     assert blind["runs"] == 24 and len(blind["coverage_timeline"]) == 2
-    assert all(r["parent"] < 0 for r in store.load_rows(tmp_path / "blind-baseline", "develop", "push").values())
+    assert all(r["parent"] < 0 for r in store.load_rows(tmp_path / "blind-baseline", "v5.5", "push").values())
     report = (tmp_path / "report.html").read_text()
     assert 'id="guided-vs-blind"' in report and report.count("<svg") == 2
     assert f"{summary['coverage'] - blind['coverage']:+d} coverage points" in report
@@ -94,7 +94,7 @@ def test_an_offspring_starts_from_where_its_parent_reached_its_rarest_point() ->
 
 
 def test_a_push_counterexample_of_a_broken_model_is_not_a_behaviour_of_the_spec(tmp_path: Path, spark) -> None:
-    summary = campaign("develop", "push", 12, 200, tmp_path, spark, mutant="push-commit-max")
+    summary = campaign("v5.5", "push", 12, 200, tmp_path, spark, mutant="push-commit-max")
     finding = next(v for v in summary["violations"] if v["property"] == "OFF-3")
     assert finding["validation"]["verdict"] == "not a behaviour"
     assert "Consume(" in finding["validation"]["detail"]

@@ -30,7 +30,7 @@ def test_spark_submit_keeps_its_master_and_ships_the_code_to_the_executors(tmp_p
     out = tmp_path / "campaign"
     proc = subprocess.run(
         [str(bin_dir / "spark-submit"), "--master", "local-cluster[2,1,1024]", "--conf", "spark.ui.enabled=false",
-         str(ROOT / "spark_fuzz" / "main.py"), "--profile", "develop", "--mode", "pop", "--runs", "16",
+         str(ROOT / "spark_fuzz" / "main.py"), "--profile", "v5.5", "--mode", "pop", "--runs", "16",
          "--steps", "200", "--mutant", "commit-skips-offset", "--out", str(out), "--json"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.stdout.lstrip().startswith("{"), proc.stdout[-2000:] + proc.stderr[-3000:]
@@ -38,7 +38,7 @@ def test_spark_submit_keeps_its_master_and_ships_the_code_to_the_executors(tmp_p
     assert summary["master"] == "local-cluster[2,1,1024]"
     rows = pq.read_table(out / "runs").to_pylist()
     assert sorted(r["seed"] for r in rows) == list(range(16))
-    # the broken model's OFF-1 is found, shrunk and unexpected on develop: exit 1
+    # the broken model's OFF-1 is found, shrunk and unexpected on v5.5: exit 1
     off1 = [v for v in summary["violations"] if v["property"] == "OFF-1"]
     assert off1 and off1[0]["unexpected"] and Path(off1[0]["trace"]).exists()
     assert proc.returncode == 1

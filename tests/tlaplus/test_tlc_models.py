@@ -17,7 +17,7 @@ def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None
     naive = results["MCAllocate4Pop_naive"]
     assert naive.result == "expected-violation" and naive.violated == "NaiveSharingBound"
     assert naive.trace == ({"c": 2, "q": 1, "s": 0},)
-    assert results["MCPopConsumption_small"].result == "ok"  # develop: safety and ALO_2 liveness
+    assert results["MCPopConsumption_small"].result == "ok"  # v5.5: safety and ALO_2 liveness
     assert results["MCPushConsumerOffsets_small"].result == "ok"  # OFF_3 and ALO_3 liveness
     assert results["MCPopConsumption_merge_small"].result == "ok"  # buffer merge: scanCommitOffset path, PRG_1/PRG_2
     assert results["MCPopConsumption_restart_small"].result == "ok"  # a restart loses the buffer, not a message

@@ -36,7 +36,7 @@ def test_reference_runs_are_behaviours_of_the_spec(tmp_path: Path, profile: str)
 
 
 def test_a_corrupted_trace_fails_at_the_corrupted_step(tmp_path: Path) -> None:
-    path = _trace("develop", REFERENCE["develop"], tmp_path)
+    path = _trace("v5.5", REFERENCE["v5.5"], tmp_path)
     doc = json.loads(path.read_text())
     state = doc["states"][120]
     state["observed"]["queues"][0]["committed"] += 1   # the broker's offset, off by one
@@ -49,7 +49,7 @@ def test_a_corrupted_trace_fails_at_the_corrupted_step(tmp_path: Path) -> None:
 
 def test_a_trace_of_a_broken_model_fails(tmp_path: Path) -> None:
     # removeMessage answering queueOffsetMax + 1 while messages are held commits past them.
-    path = _trace("develop", REFERENCE["develop"], tmp_path, mutant="push-commit-max")
+    path = _trace("v5.5", REFERENCE["v5.5"], tmp_path, mutant="push-commit-max")
     result = validate_trace(path)
     assert not result.valid
     assert any(q.failed_at and "Consume(" in q.failed_at for q in result.queues)
@@ -72,14 +72,14 @@ def test_a_spec_that_drifted_from_the_model_rejects_its_runs(tmp_path: Path) -> 
 
 
 def test_traces_outside_the_spec_are_refused_with_a_reason(tmp_path: Path) -> None:
-    pop = run_scenario("develop", 1, 40, mode="pop", record_trace=True)
+    pop = run_scenario("v5.5", 1, 40, mode="pop", record_trace=True)
     write_trace(tmp_path / "pop.json", pop.trace)
     with pytest.raises(ScopeError, match="push-mode"):
         project(read_trace(tmp_path / "pop.json"))
     with pytest.raises(ScopeError, match="orderly"):
-        project(read_trace(_trace("develop", 5, tmp_path, steps=20, consume_orderly=True)))
+        project(read_trace(_trace("v5.5", 5, tmp_path, steps=20, consume_orderly=True)))
     restart = ScenarioConfig.default_for("push")
-    run = run_scenario("develop", 5, 3, mode="push", config=attrs.evolve(restart, faults=("restart",)),
+    run = run_scenario("v5.5", 5, 3, mode="push", config=attrs.evolve(restart, faults=("restart",)),
                        schedule=(Action("produce", (0,)), Action("restart"), Action("advance", (10,))),
                        record_trace=True)
     write_trace(tmp_path / "restart.json", run.trace)
@@ -88,11 +88,11 @@ def test_traces_outside_the_spec_are_refused_with_a_reason(tmp_path: Path) -> No
 
 
 def test_cli_validate(tmp_path: Path, capsys) -> None:
-    good = _trace("develop", REFERENCE["develop"], tmp_path, steps=120)
+    good = _trace("v5.5", REFERENCE["v5.5"], tmp_path, steps=120)
     assert main(["tlc", "--validate", str(good), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["traces"][0]["valid"] is True and out["traces"][0]["spec"] == "PushConsumerOffsets"
-    bad = _trace("develop", REFERENCE["develop"], tmp_path, mutant="push-commit-max")
+    bad = _trace("v5.5", REFERENCE["v5.5"], tmp_path, mutant="push-commit-max")
     assert main(["tlc", "--validate", str(good), "--validate", str(bad)]) == 1
     assert "NOT a behaviour" in capsys.readouterr().out
     (tmp_path / "junk.json").write_text("{not json")

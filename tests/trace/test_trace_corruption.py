@@ -41,8 +41,8 @@ def originals(tmp_path_factory) -> dict[str, dict]:
     from popverify.trace.itf import write_trace
 
     base = tmp_path_factory.mktemp("originals")
-    pop = run_scenario("develop", 3, 40, record_trace=True)
-    push = run_scenario("develop", 4, 40, mode="push", record_trace=True)
+    pop = run_scenario("v5.5", 3, 40, record_trace=True)
+    push = run_scenario("v5.5", 4, 40, mode="push", record_trace=True)
     # F1's minimal schedule (tests/sim/test_sim_findings.py) padded with steps shrink removes
     config = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False)
     f1 = [Action("produce", (0,)), Action("scan", ()), Action("pop", (0, 0, False)), Action("advance", (3,)),

@@ -27,7 +27,7 @@ def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["outcome"].startswith("incomplete") and "fuzz" not in summary["outcome"]
     campaigns = summary["techniques"]["fuzz"]["campaigns"]
-    assert set(campaigns) == {"pop/v5.0", "pop/develop", "push/v5.0", "push/develop"}
+    assert set(campaigns) == {"pop/v5.0", "pop/v5.5", "push/v5.0", "push/v5.5"}
     assert {"ALO-1", "OFF-1", "ALLOC-2", "PQ-1"} <= set(summary["matrix"])
     # F1: with POP requests time-atomic (up to 5 ms) these 8 short runs show it as ALO-2 (the
     # lost delivery was popped, never re-delivered) or ALO-1, depending on the interleaving
@@ -45,7 +45,7 @@ def test_verify_exits_non_zero_when_a_property_expected_to_hold_fails(tmp_path: 
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["outcome"].startswith("failed")
     assert any(f["property"] in ("OFF-1", "ALO-1") and f["unexpected"]
-               for f in summary["techniques"]["fuzz"]["campaigns"]["pop/develop"]["findings"])
+               for f in summary["techniques"]["fuzz"]["campaigns"]["pop/v5.5"]["findings"])
 
 
 def test_verify_rejects_unknown_technique(tmp_path: Path) -> None:
@@ -112,10 +112,10 @@ def test_tlc_cells_are_per_profile_and_show_the_v50_counterexample(tmp_path: Pat
     # trace validation ran too: the reference push runs of both profiles are spec behaviours
     traces = summary["techniques"]["trace"]["traces"]
     assert summary["techniques"]["trace"]["result"] == "valid"
-    assert sorted({t["profile"] for t in traces}) == ["develop", "v5.0"] and all(t["valid"] for t in traces)
+    assert sorted({t["profile"] for t in traces}) == ["v5.5", "v5.0"] and all(t["valid"] for t in traces)
     report = (tmp_path / "report.html").read_text()
     assert all(t["trace"] in report for t in traces) and "NOT a behaviour" not in report
     matrix = summary["matrix"]
-    assert matrix["OFF-1"]["tlc/develop"]["state"] == "model-checked"
+    assert matrix["OFF-1"]["tlc/v5.5"]["state"] == "model-checked"
     assert matrix["OFF-1"]["tlc/v5.0"]["state"] == "expected"      # F1, found by TLC
-    assert matrix["ALLOC-2"]["tlc/v5.0"]["state"] == matrix["ALLOC-2"]["tlc/develop"]["state"] == "model-checked"
+    assert matrix["ALLOC-2"]["tlc/v5.0"]["state"] == matrix["ALLOC-2"]["tlc/v5.5"]["state"] == "model-checked"

@@ -1,0 +1,59 @@
+"""Store put failures as a fault: the next N puts of the consumption path are refused by the store.
+
+A put that fails answers a PutMessageStatus other than PUT_OK, FLUSH_DISK_TIMEOUT,
+FLUSH_SLAVE_TIMEOUT and SLAVE_NOT_AVAILABLE (CREATE_MAPPED_FILE_FAILED, OS_PAGE_CACHE_BUSY,
+SERVICE_NOT_AVAILABLE, ...): nothing reaches the commit log, the timer or a consume queue, and
+the caller sees the failure. The four processors' checks are the same in 5.0.0 and 5.5.0
+(``status != PUT_OK && != FLUSH_DISK_TIMEOUT && != FLUSH_SLAVE_TIMEOUT && != SLAVE_NOT_AVAILABLE``;
+PopReviveService#reviveRetry checks ``appendMessageResult.status != PUT_OK``), so one failing
+status stands for all of them. What each caller does with the failure is modelled where it
+puts (spec/broker.md, "Store put failures"):
+
+- ``buffer_ck``: PopBufferMergeService#putCkToStore (the POP CK, from addCkJustOffset or scan):
+  the wrapper stays unstored (reviveQueueOffset -1) and the next scan puts it again;
+  scanCommitOffset does not pass it until it is stored.
+- ``buffer_ack``: PopBufferMergeService#putAckToStore: the bit is not marked in toStoreBits;
+  the next scan puts the ACK again.
+- ``ack``: AckMessageProcessor's ACK (or BatchAckMsg) message: logged, the answer is still
+  SUCCESS; the ack is lost and the message is revived.
+- ``change_invisible_ck``: ChangeInvisibleTimeProcessor's new CK: SYSTEM_ERROR, the old handle
+  is not acked. Its ackOrigin's ACK message is an ``ack`` put: logged, the answer is SUCCESS.
+- ``revive_retry``: PopReviveService#reviveRetry's retry-topic put: 5.0.0 throws and the round
+  ends without committing the revive offset; 5.5.0 re-puts a one-message CK (rePutCK, whose
+  own put -- ``reput_ck`` -- is not checked).
+
+Which puts fail is data the driver sets (``arm``); the model draws nothing here.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+# The sites a failure can hit, for inspection and tests.
+PUT_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack", "ack", "change_invisible_ck", "revive_retry", "reput_ck")
+# Bound of one arming (popverify's fault draws 1..2).
+MAX_PENDING_FAILURES = 8
+
+
+@attrs.define
+class StorePutFaults:
+    """How many of the next consumption-path puts the store refuses, and which sites failed."""
+
+    pending: int = 0
+    failed: list[str] = attrs.Factory(list)
+
+    def arm(self, count: int) -> None:
+        """The next ``count`` puts (1..MAX_PENDING_FAILURES) fail; replaces what was pending."""
+        if not 1 <= count <= MAX_PENDING_FAILURES:
+            raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
+        self.pending = count
+
+    def take(self, site: str) -> bool:
+        """Whether the put at ``site`` fails (one pending failure is used up if so)."""
+        if site not in PUT_SITES:
+            raise ValueError(f"unknown put site {site!r}")
+        if self.pending <= 0:
+            return False
+        self.pending -= 1
+        self.failed.append(site)
+        return True
