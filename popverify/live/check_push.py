@@ -90,7 +90,17 @@ def check_push_history(ops: list[Op], drained: bool = True) -> LiveVerdict:
     violations: list[Violation] = []
     sent_ok = {op.key: op for op in ops if op.f == "send" and op.type == "ok" and op.key is not None
                and op.queue is not None and op.offset is not None}
-    at_position = {(int(op.queue), int(op.offset)): str(key) for key, op in sent_ok.items()}  # type: ignore[arg-type]
+    # Where each message is stored, as the consumers saw it (first topic position a listener got).
+    # Not the send receipt's queue: rocketmq-python-client 5.1.2's SendReceipt names a different
+    # queue than the one the message is stored in (its offset is right; measured on 5.0.0 and
+    # 5.5.0: receipt queue = stored queue + 1 mod 4 for most sends). A message no consumer ever
+    # got has no known position: OFF-3 cannot place it, ALO-3 still reports it.
+    observed: dict[str, tuple[int, int]] = {}
+    for op in ops:
+        if op.f in ("consume", "skip") and op.topic == TOPIC and op.key is not None and op.queue is not None \
+                and op.offset is not None:
+            observed.setdefault(op.key, (int(op.queue), int(op.offset)))
+    at_position = {pos: key for key, pos in observed.items() if key in sent_ok}
     by_queue: dict[int, list[int]] = {}
     for qid, offset in sorted(at_position):
         by_queue.setdefault(qid, []).append(offset)
@@ -127,7 +137,8 @@ def check_push_history(ops: list[Op], drained: bool = True) -> LiveVerdict:
             attempted.add(op.key)
             done = sent_ok.get(op.key)
             if done is not None:
-                checker.on_produce(op.key, int(done.queue), int(done.offset))  # type: ignore[arg-type]
+                qid, offset = observed.get(op.key, (int(done.queue), int(done.offset)))  # type: ignore[arg-type]
+                checker.on_produce(op.key, qid, offset)
         elif op.f in ("consume", "skip") and op.queue is not None and op.offset is not None:
             deliveries += 1
             topic = str(op.topic)

@@ -231,7 +231,12 @@ class Cluster:
 
     def start_component(self, component: str) -> None:
         """Start (or restart) one component and wait until it serves."""
-        log = (self.workdir / f"{component}.out").open("ab")
+        out = self.workdir / f"{component}.out"
+        # The .out file is appended to across restarts: only what this start writes counts (the
+        # first start's "boot success" made a restarted broker look ready as soon as its port
+        # opened, although it never finished starting).
+        seen = out.stat().st_size if out.is_file() else 0
+        log = out.open("ab")
         began = time.monotonic()
         proc = subprocess.Popen(self._command(component, self._args(component)), stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, cwd=self.workdir, start_new_session=True,
@@ -240,13 +245,14 @@ class Cluster:
         self.procs[component] = proc
         self.starts[component] = self.starts.get(component, 0) + 1
         deadline = began + START_TIMEOUT_S
-        out = self.workdir / f"{component}.out"
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 tail = out.read_text(errors="replace")[-600:]
                 raise ToolError(f"RocketMQ {self.release} {component} exited with {proc.returncode} at start: {tail}")
-            if READY_TEXT[component] in out.read_text(errors="replace") and \
-                    _port_open(self._port(component)):
+            with out.open("rb") as f:
+                f.seek(seen)
+                fresh = f.read().decode(errors="replace")
+            if READY_TEXT[component] in fresh and _port_open(self._port(component)):
                 break
             time.sleep(0.2)
         else:

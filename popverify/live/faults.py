@@ -4,8 +4,9 @@ Kinds:
 - ``kill``: SIGKILL the broker's process group, then start it again on the same store.
 - ``pause``: SIGSTOP the broker for 2-6 s, then SIGCONT.
 - ``proxy``: SIGTERM the proxy and start it again.
-- ``consumer``: one consumer abandons every message it holds and stops; a new one replaces it.
-- ``timeout``: for 5-10 s, consumers give up waiting for 30 % of their acks (indeterminate).
+- ``consumer``: SIGKILL of one consumer's process (POP: its Python process; push: its JVM), which
+  abandons every message it holds; a new consumer process replaces it.
+- ``timeout``: for 5-10 s, consumers give up waiting for 30 % of their acks (indeterminate; POP only).
 """
 
 from __future__ import annotations

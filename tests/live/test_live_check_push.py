@@ -106,3 +106,17 @@ def test_consumption_below_a_persisted_offset_is_counted_not_violated() -> None:
     _consume(ops, "k-0", 0, 0, 20_000, process="consumer-1.2")   # e.g. after a broker kill rolled the offset back
     v = check_push_history(ops)
     assert v.violations == () and v.totals.consumed_below_commit == 1 and v.totals.duplicated == 1
+
+
+def test_positions_come_from_what_consumers_saw_not_the_send_receipt() -> None:
+    """rocketmq-python-client's SendReceipt names another queue than the stored one (offset
+    right): OFF-3 places messages where the listeners got them."""
+    ops: list[Op] = []
+    _send(ops, "k-0", 1, 0, 0)                       # receipt says queue 1 ...
+    _consume(ops, "k-0", 0, 0, 20, f="skip")         # ... it is stored at queue 0 offset 0
+    _send(ops, "k-1", 2, 0, 30)                      # receipt says queue 2, stored at queue 1
+    _consume(ops, "k-1", 1, 0, 40)
+    _offset(ops, "update", 1, 1, 41)                 # queue 1 passes only k-1: consumed, fine
+    _offset(ops, "update", 0, 1, 50)                 # queue 0 passes k-0: skipped, OFF-3
+    v = check_push_history(ops, drained=False)
+    assert [(x.property_id, x.step) for x in v.violations] == [("OFF-3", 7)] and "k-0" in v.violations[0].message
