@@ -174,7 +174,8 @@ class Engine:
         self.counts: dict[str, int] = dict.fromkeys(mode.counts, 0)
         self._subscribers: list[Subscriber] = []
         self.world = mode.world(profile, seed, config, check, self.publish, self.coverage)
-        self._subscribers = [self.world.subscriber(), self._count]
+        # A checker that is off ("bench --checker off", check=False) records nothing: not subscribed.
+        self._subscribers = ([self.world.subscriber()] if check else []) + [self._count]
         # Weighted choice: the mode's actions the configuration keeps (all of them if it keeps
         # none of this mode's), then its faults in the configuration's order.
         kept = [a for a in mode.actions if not a.fault and a.name in config.actions] \
