@@ -175,7 +175,8 @@ class Engine:
         self.counts: dict[str, int] = dict.fromkeys(mode.counts, 0)
         self._subscribers: list[Subscriber] = []
         self.world = mode.world(profile, seed, config, check, self.publish, self.coverage)
-        self._subscribers = [self.world.subscriber(), self._count]
+        # A checker that is off ("bench --checker off", check=False) records nothing: not subscribed.
+        self._subscribers = ([self.world.subscriber()] if check else []) + [self._count]
         # Weighted choice: the mode's actions the configuration keeps (all of them if it keeps
         # none of this mode's), then its faults in the configuration's order.
         kept = [a for a in mode.actions if not a.fault and a.name in config.actions] \
@@ -248,16 +249,18 @@ class Engine:
         return tuple(out)
 
     # -- running --------------------------------------------------------------------------------
-    def apply(self, action: Action) -> bool:
+    def apply(self, action: Action, drawn: bool = False) -> bool:
         """Perform one action; False when it does not apply in this state (a no-op).
 
         ValueError when its arguments do not fit the declaration (checked before the model is
-        called); an exception inside reference/ ends the run as a MODEL-ERROR finding.
+        called; ``drawn`` ones come from the declaration's own draw and are not checked again);
+        an exception inside reference/ ends the run as a MODEL-ERROR finding.
         """
         spec = self._specs.get(action.kind)
         if spec is None:
             return False
-        spec.check(action.args)
+        if not drawn:
+            spec.check(action.args)
         if self.domain is not None:
             self.domain.observe(self.mode.name, spec, action.args)
         apply = spec.bind(self.world)
@@ -271,14 +274,14 @@ class Engine:
         self.coverage.add(f"action:{action.kind}:{'ok' if ok else 'skip'}")
         return bool(ok)
 
-    def step(self, action: Action) -> bool:
+    def step(self, action: Action, drawn: bool = False) -> bool:
         """One step of the run (number ``step_no``, which then moves on by one): apply, count,
         cover, record the schedule, check the state, record the trace. Returns whether the
-        action applied."""
+        action applied. ``drawn``: the action came from ``draw`` (its arguments fit)."""
         i = self.step_no
         self.coverage.step = i
         self.events = []
-        applied = self.apply(action)
+        applied = self.apply(action, drawn)
         if not applied:
             self.counts["skipped"] += 1
         self.coverage.add(f"edge:{self._prev_kind}>{action.kind}:{int(applied)}")
@@ -298,8 +301,10 @@ class Engine:
         # coverage-guided rounds extend a corpus prefix; replay and shrink pass steps <= len).
         total = max(len(plan), steps)
         for i in range(total):
-            action = plan[i] if i < len(plan) else self.draw()
-            self.step(action)
+            if i < len(plan):
+                self.step(plan[i])
+            else:
+                self.step(self.draw(), drawn=True)
             if self.model_error is not None:
                 return  # a model exception ends the run as a MODEL-ERROR finding
         self.step_no = total

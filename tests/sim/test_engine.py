@@ -187,3 +187,16 @@ def test_boundary_bias_is_replayable_and_absent_from_old_configs() -> None:
     assert replayed.violations == first.violations and replayed.counts == first.counts
     with pytest.raises(ValueError, match="domain_bias"):
         ScenarioConfig(domain_bias=101).validate()
+
+
+@pytest.mark.parametrize("mode, bias", [("pop", 0), ("pop", 100), ("push", 0), ("push", 100)])
+def test_drawn_arguments_fit_their_declarations(mode: str, bias: int) -> None:
+    """The run loop does not re-check what it drew: every draw must fit its declaration."""
+    the_mode = POP_MODE if mode == "pop" else PUSH_MODE
+    faults = FAULTS if mode == "pop" else PUSH_FAULTS
+    config = attrs.evolve(ScenarioConfig.default_for(mode), faults=faults, domain_bias=bias)
+    engine = Engine(the_mode, "develop", 5, config, True, False)
+    drawn = [engine.draw() for _ in range(3000)]
+    assert {a.kind for a in drawn} == {s.name for s in the_mode.actions}
+    for action in drawn:
+        the_mode.spec(action.kind).check(action.args)
