@@ -59,9 +59,9 @@ def test_the_fault_is_drawn_bounded_and_makes_puts_fail() -> None:
 
 def test_out_of_range_arming_is_a_no_op() -> None:
     driver = PopDriver("v5.0", 1, ScenarioConfig(faults=("store_put_fail",)), True, False)
-    assert driver._do_store_put_fail(0) is False and driver._do_store_put_fail(3) is False
+    assert driver.world.store_put_fail(0) is False and driver.world.store_put_fail(3) is False
     assert driver.broker.put_faults.pending == 0
-    assert driver._do_store_put_fail(2) is True and driver.broker.put_faults.pending == 2
+    assert driver.world.store_put_fail(2) is True and driver.broker.put_faults.pending == 2
 
 
 def test_properties_excluding_the_fault() -> None:
