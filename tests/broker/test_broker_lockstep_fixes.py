@@ -156,7 +156,7 @@ def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     order the POP added them (lockstep on 5.5.0: two CKs revived in the other order)."""
     from reference.common.javalang import concurrent_hash_map_order
 
-    b = make_broker("v5.0", seed=1, queues=4, enable_pop_buffer_merge=True)
+    b = make_broker("v5.0", seed=2, queues=4, enable_pop_buffer_merge=True)
     for q in range(4):
         b.put_message("T", q, b"m")
     assert b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=32, invisible_time=60_000)).result.messages
@@ -165,6 +165,8 @@ def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     assert expected != added  # this seed's queue start makes the two orders differ
     b.buffer_merge.serving = False  # a not-serving buffer stores every CK on the next scan
     b.buffer_merge_scan()
+    # PopCheckPointWrapper's key ends with the brokerName (5.0.0 and 5.5.0)
+    assert added[0] == "TG001000000broker-a"
     # the CKs wait in the timer (same deliver time: put order); merge key "TG" + queueId + ...
     queues = [json.loads(m.body.decode())["q"] for m in b.timer.pending()]
-    assert queues == [int(k[2]) for k in expected] == [3, 1, 2, 0]
+    assert queues == [int(k[2]) for k in expected] == [1, 2, 3, 0]
