@@ -279,11 +279,13 @@ class PopBufferMergeService:
     def _put_ack_to_store(self, w: PopCheckPointWrapper, index: int) -> None:
         """putAckToStore: an ACK message for bit ``index``, delivered at the CK's revive time.
 
-        Java does not set brokerName on this AckMsg (it stays null).
+        5.0.0 does not set brokerName on this AckMsg (it stays null); 5.5.0 takes the CK's
+        (switch buffer_ack_has_broker_name).
         """
         point = w.ck
         ack = AckMsg(point.ack_offset_by_index(index), point.start_offset, point.cid or "", point.topic or "",
-                     point.queue_id, point.pop_time, None)
+                     point.queue_id, point.pop_time,
+                     point.broker_name if self._cfg.buffer_ack_has_broker_name else None)
         self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=self._ack_json(ack).encode(),
                                     tags=ACK_TAG, deliver_time_ms=point.revive_time, born_timestamp=self._now()))
 

@@ -117,6 +117,10 @@ class BrokerConfig:
     # handle in PROPERTY_POP_CK naming the retry topic) unless popResponseReturnActualRetryTopic
     # (default false); 5.0.0 hands it over as stored. Found by lockstep replay on 5.5.0.
     pop_retry_message_as_origin_topic: bool = False
+    # PopBufferMergeService#putAckToStore: 5.5.0 sets the AckMsg's brokerName from the CK
+    # (`ackMsg.setBrokerName(point.getBrokerName())`, JSON "bn"); 5.0.0 leaves it null. Found by
+    # lockstep replay on 5.5.0.
+    buffer_ack_has_broker_name: bool = False
     # --- end H2 switches ---
 
     @classmethod
@@ -139,5 +143,6 @@ class BrokerConfig:
                 batch_ack_as_batch_ack_msg=True,
                 pop_queue_order_desc=True,
                 pop_retry_message_as_origin_topic=True,
+                buffer_ack_has_broker_name=True,
             )
         return cls(profile=name)

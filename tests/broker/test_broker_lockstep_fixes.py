@@ -170,3 +170,19 @@ def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     # the CKs wait in the timer (same deliver time: put order); merge key "TG" + queueId + ...
     queues = [json.loads(m.body.decode())["q"] for m in b.timer.pending()]
     assert queues == [int(k[2]) for k in expected] == [1, 2, 3, 0]
+
+
+@pytest.mark.parametrize("profile, bn", [("v5.0", None), ("develop", "broker-a")])
+def test_an_ack_merged_in_the_buffer_is_stored_with_the_release_broker_name(profile, bn):
+    """PopBufferMergeService#putAckToStore: 5.5.0 sets the AckMsg's brokerName from the CK,
+    5.0.0 leaves it null (lockstep on 5.5.0: the revive topic's ACK body had "bn")."""
+    b = make_broker(profile, enable_pop_buffer_merge=True, broker_name="broker-a")
+    msgs = popped(b, n=2)
+    m = msgs[0]
+    assert b.ack("G", m.ack_topic, m.queue_id, m.queue_offset, m.extra_info) == 0
+    b.clock.advance(INV - 2000)  # within popCkStayBufferTimeOut of the revive time: stored
+    b.buffer_merge_scan()        # the CK
+    b.buffer_merge_scan()        # the merged ack, once the CK is stored
+    acks = [json.loads(x.body.decode()) for x in b.timer.pending() if x.tags == "ack"]
+    assert len(acks) == 1
+    assert acks[0].get("bn", acks[0].get("brokerName")) == bn
