@@ -28,13 +28,13 @@ def main(argv: list[str]) -> int:
         print("STEPS and RUNS must be in 1..100000", file=sys.stderr)
         return 2
     config = ScenarioConfig(drain=False)
-    run_scenario("develop", 0, 200, config=config)  # warm-up: imports and first-call costs
+    run_scenario("v5.5", 0, 200, config=config)  # warm-up: imports and first-call costs
     out = {}
     for check in (True, False):
         total = 0
         start = time.process_time()
         for seed in range(runs):
-            total += run_scenario("develop", seed, steps, config=config, check=check).steps
+            total += run_scenario("v5.5", seed, steps, config=config, check=check).steps
         out["checked" if check else "unchecked"] = round(total / (time.process_time() - start))
     print(json.dumps(out))
     return 0

@@ -28,6 +28,11 @@ from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.queue_lock import QueueLockManager
 from reference.common.javalang import LONG_MAX, concurrent_hash_map_order
 
+def _java_str(value: str | None) -> str:
+    """A String in Java string concatenation (null is "null")."""
+    return "null" if value is None else value
+
+
 # PopBufferMergeService: `buffer = new ConcurrentHashMap<>(1024 * 16)`: tableSizeFor(1 + 16384 /
 # 0.75) = 32768 bins, resized only past 24576 entries.
 BUFFER_TABLE_SIZE = 32768
@@ -54,9 +59,13 @@ class PopCheckPointWrapper:
 
     @property
     def merge_key(self) -> str:
-        """topic + cid + queueId + startOffset + popTime (no separators, as Java)."""
+        """topic + cid + queueId + startOffset + popTime + brokerName (no separators, as Java:
+        PopCheckPointWrapper's constructors, 5.0.0 and 5.5.0; a null brokerName concatenates as
+        "null"). The buffer's key: its ConcurrentHashMap order hashes it (lockstep on 5.0.0
+        found the model's key without brokerName ordering two CKs of one scan the other way)."""
         ck = self.ck
-        return build_ck_merge_key(ck.topic or "", ck.cid or "", ck.queue_id, ck.start_offset, ck.pop_time)
+        return build_ck_merge_key(ck.topic or "", ck.cid or "", ck.queue_id, ck.start_offset, ck.pop_time) \
+            + _java_str(ck.broker_name)
 
     @property
     def lock_key(self) -> str:
@@ -155,7 +164,9 @@ class PopBufferMergeService:
         """The buffered CK addAk would set a bit on (None: addAk returns false)."""
         if not self._cfg.enable_pop_buffer_merge or not self.serving:
             return None
-        w = self.buffer.get(ack.merge_key)
+        # PopBufferMergeService#addAk: buffer.get(topic + group + queueId + startOffset + popTime
+        # + ackMsg.getBrokerName())
+        w = self.buffer.get(ack.merge_key + _java_str(ack.broker_name))
         if w is None or w.just_offset:
             return None
         point = w.ck
@@ -327,11 +338,13 @@ class PopBufferMergeService:
         """putAckToStore: an ACK message for bit ``index``, delivered at the CK's revive time;
         False when the store refused the put.
 
-        Java does not set brokerName on this AckMsg (it stays null).
+        5.0.0 does not set brokerName on this AckMsg (it stays null); 5.5.0 takes the CK's
+        (switch buffer_ack_has_broker_name).
         """
         point = w.ck
         ack = AckMsg(point.ack_offset_by_index(index), point.start_offset, point.cid or "", point.topic or "",
-                     point.queue_id, point.pop_time, None)
+                     point.queue_id, point.pop_time,
+                     point.broker_name if self._cfg.buffer_ack_has_broker_name else None)
         return self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=self._ack_json(ack).encode(),
                                            tags=ACK_TAG, deliver_time_ms=point.revive_time, born_timestamp=self._now()),
                                 "buffer_ack")

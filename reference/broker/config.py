@@ -119,6 +119,10 @@ class BrokerConfig:
     # topic. 5.0.0 answers the stored retry message as it is. Found by replaying F1's trace
     # on 5.5.0 (popverify confirm: `.response.messages[0].topic`).
     pop_retry_answers_request_topic: bool = False
+    # PopBufferMergeService#putAckToStore: 5.5.0 sets the AckMsg's brokerName from the CK
+    # (`ackMsg.setBrokerName(point.getBrokerName())`, JSON "bn"); 5.0.0 leaves it null. Found by
+    # lockstep replay on 5.5.0.
+    buffer_ack_has_broker_name: bool = False
     # --- end H2 switches ---
     # --- H3 (issue 16): features modelled from the coverage gaps (spec/profiles.md) ---
     # PopReviveService#reviveRetry when the retry-topic put fails: 5.0.0 throws and the round
@@ -158,5 +162,6 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_queue_order_desc": True,
         "revive_retry_failure_reputs_ck": True,
         "pop_retry_answers_request_topic": True,
+        "buffer_ack_has_broker_name": True,
     },
 }

@@ -156,7 +156,7 @@ def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     order the POP added them (lockstep on 5.5.0: two CKs revived in the other order)."""
     from reference.common.javalang import concurrent_hash_map_order
 
-    b = make_broker("v5.0", seed=1, queues=4, enable_pop_buffer_merge=True)
+    b = make_broker("v5.0", seed=2, queues=4, enable_pop_buffer_merge=True)
     for q in range(4):
         b.put_message("T", q, b"m")
     assert b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=32, invisible_time=60_000)).result.messages
@@ -165,6 +165,24 @@ def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     assert expected != added  # this seed's queue start makes the two orders differ
     b.buffer_merge.serving = False  # a not-serving buffer stores every CK on the next scan
     b.buffer_merge_scan()
+    # PopCheckPointWrapper's key ends with the brokerName (5.0.0 and 5.5.0)
+    assert added[0] == "TG001000000broker-a"
     # the CKs wait in the timer (same deliver time: put order); merge key "TG" + queueId + ...
     queues = [json.loads(m.body.decode())["q"] for m in b.timer.pending()]
-    assert queues == [int(k[2]) for k in expected] == [3, 1, 2, 0]
+    assert queues == [int(k[2]) for k in expected] == [1, 2, 3, 0]
+
+
+@pytest.mark.parametrize("profile, bn", [("v5.0", None), ("develop", "broker-a")])
+def test_an_ack_merged_in_the_buffer_is_stored_with_the_release_broker_name(profile, bn):
+    """PopBufferMergeService#putAckToStore: 5.5.0 sets the AckMsg's brokerName from the CK,
+    5.0.0 leaves it null (lockstep on 5.5.0: the revive topic's ACK body had "bn")."""
+    b = make_broker(profile, enable_pop_buffer_merge=True, broker_name="broker-a")
+    msgs = popped(b, n=2)
+    m = msgs[0]
+    assert b.ack("G", m.ack_topic, m.queue_id, m.queue_offset, m.extra_info) == 0
+    b.clock.advance(INV - 2000)  # within popCkStayBufferTimeOut of the revive time: stored
+    b.buffer_merge_scan()        # the CK
+    b.buffer_merge_scan()        # the merged ack, once the CK is stored
+    acks = [json.loads(x.body.decode()) for x in b.timer.pending() if x.tags == "ack"]
+    assert len(acks) == 1
+    assert acks[0].get("bn", acks[0].get("brokerName")) == bn
