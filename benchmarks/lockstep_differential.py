@@ -2,7 +2,7 @@
 real broker classes (spec/conformance.md "Lockstep replay"), with the harness's costs.
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
-       [--profiles v5.0,develop] [--seed 1] [--chunk 25] [--out FILE] [--progress]
+       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress]
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
