@@ -51,7 +51,8 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                       "offset", frozenset({"expire"})),
     Property("RED-1", "bounded redelivery: a message delivered n+1 times had n earlier deliveries abandoned (deadline "
                       "reached without a clean ack); consumers that ack in time see it once",
-             frozenset({"restart", "delete_recreate"})),
+             # store_put_fail: a refused ACK put is answered SUCCESS and lost, as for NSR-1
+             frozenset({"restart", "delete_recreate", "store_put_fail"})),
     Property("RED-2", "a redelivered copy carries reconsumeTimes one more than the copy it was made from (0 in the "
                       "consumed topic); push copies past maxReconsumeTimes go to the DLQ"),
     Property("PSH-2", "push: a pull is suspended only while its queue has no message at or after its offset, and "

@@ -45,7 +45,7 @@ def test_new_properties_quiet_on_the_correct_model_but_for_known_findings(mode: 
     ("push", "consume-request-twice", "DUP-1", "successfully again below the committed offset"),
 ])
 def test_each_new_property_fails_on_its_mutant(mode: str, mutant: str, pid: str, words: str) -> None:
-    fired = _fired(mode, mutant, range(3))
+    fired = _fired(mode, mutant, range(10))  # a few swarm seeds draw faults that exclude the property
     assert pid in fired and words in fired[pid], fired
 
 
