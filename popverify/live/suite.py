@@ -1,6 +1,6 @@
 """The live technique of ``popverify verify --live``: one short live run per profile's release.
 
-Each profile's release (reference/common/profile.py RELEASES: v5.0 -> 5.0.0, develop -> 5.5.0)
+Each profile's release (reference/common/profile.py RELEASES: v5.0 -> 5.0.0, v5.5 -> 5.5.0)
 gets one POP session of ``duration_s`` with the broker faults ``kill,pause``; the entry says per
 run the totals, the property statuses and every violation, and whether it counts as a failure:
 a run that errored, acknowledged no send, has inconsistent totals or shows a violation of a

@@ -59,28 +59,28 @@ def _entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, violating: dict[str,
 
 def test_clean_runs_pass_and_fill_one_column_per_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     entry = _entry(tmp_path, monkeypatch, {"5.0.0": False, "5.5.0": False})
-    assert entry["result"] == "passed" and [r["release"] for r in entry["runs"]] == ["5.5.0", "5.0.0"]
+    assert entry["result"] == "passed" and [r["release"] for r in entry["runs"]] == ["5.0.0", "5.5.0"]
     summary = {"techniques": {"live": entry}, "unavailable": {}, "environment": {}, "outcome": "x"}
     assert report.failures(summary) == []
     cells = report.matrix(summary)
-    assert report.live_columns(summary) == ["live/develop", "live/v5.0"]
+    assert report.live_columns(summary) == ["live/v5.0", "live/v5.5"]
     assert cells["NSR-1"]["live/v5.0"]["state"] == "passed" and "5.0.0" in cells["NSR-1"]["live/v5.0"]["text"]
     assert "live/v5.0" not in cells["OFF-1"]  # not observable from clients: no cell, not "passed"
     summary["matrix"] = cells
     html = report.render(summary, tmp_path)
-    assert "live/develop" in html and "Live runs" in html and "acknowledged_sends" in html
+    assert "live/v5.5" in html and "Live runs" in html and "acknowledged_sends" in html
 
 
 def test_a_violation_fails_the_technique_unless_the_profile_expects_it(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    # ALO-1 is expected violated on v5.0 (F1: spec/expectations.json), not on develop.
+    # ALO-1 is expected violated on v5.0 (F1: spec/expectations.json), not on v5.5.
     entry = _entry(tmp_path, monkeypatch, {"5.0.0": True, "5.5.0": True})
     assert entry["result"] == "failed" and "5.5.0: ALO-1 violated" in entry["error"]
     assert "5.0.0" not in entry["error"]
     summary = {"techniques": {"live": entry}, "unavailable": {}, "environment": {}, "outcome": "x"}
     assert any(f.startswith("live failed") for f in report.failures(summary))
     cells = report.matrix(summary)
-    assert cells["ALO-1"]["live/develop"]["state"] == "violated"
+    assert cells["ALO-1"]["live/v5.5"]["state"] == "violated"
     assert cells["ALO-1"]["live/v5.0"]["state"] == "expected"
 
 
