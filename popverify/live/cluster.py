@@ -59,6 +59,15 @@ def _die_with_parent() -> None:
     libc.prctl(1, signal.SIGKILL)  # 1 == PR_SET_PDEATHSIG
 
 
+def spawn_client(cmd: list[str], err_log: Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """A client process speaking JSON lines on stdin/stdout (POP consumer, push consumer JVM):
+    its own session (so a SIGKILL of its group takes it whole), stderr appended to
+    ``err_log``, dying with popverify."""
+    with err_log.open("ab") as log:
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent, env=env, bufsize=1)
+
+
 def _require(tool: str) -> str:
     return require_tool(tool, "live mode needs a JDK (java) and Maven (mvn)")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from popverify.live.cluster import _die_with_parent
+from popverify.live.cluster import spawn_client
 from popverify.live.history import History, Op
 from popverify.live.workload import Behaviour
 from popverify.tools import PROJECT_ROOT
@@ -89,11 +89,7 @@ class PopConsumerProcess:
     def start(self) -> None:
         cmd = [sys.executable, "-m", "popverify.live.pop_process", self.endpoint, self.name, str(self.seed),
                json.dumps(attrs.asdict(self.behaviour)), "tls" if self.tls else "plain"]
-        log = (self.workdir / f"{self.name}.err").open("ab")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                                     cwd=PROJECT_ROOT, start_new_session=True, preexec_fn=_die_with_parent,
-                                     bufsize=1)
-        log.close()
+        self.proc = spawn_client(cmd, self.workdir / f"{self.name}.err", PROJECT_ROOT)
         self.history.add("info", "start", self.name, value={"pid": self.proc.pid})
         self.reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
         self.reader.start()

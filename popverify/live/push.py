@@ -21,7 +21,7 @@ from pathlib import Path
 
 import attrs
 
-from popverify.live.cluster import TARGET_DIR, Cluster, _die_with_parent
+from popverify.live.cluster import TARGET_DIR, Cluster, spawn_client
 from popverify.live.history import History
 from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
@@ -73,11 +73,8 @@ class PushConsumer:
             "push", f"{self.classes}:{self.cluster.classpath_text()}", "popverify.live.PushClient",
             [self.cluster.namesrv_addr, PUSH_GROUP, _topic(), self.name, str(self.seed), str(self.later_percent),
              str(self.skip)])
-        log = (self.cluster.workdir / f"{self.name}.err").open("ab")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                                     cwd=self.cluster.workdir, start_new_session=True, preexec_fn=_die_with_parent,
-                                     env=dict(os.environ, ROCKETMQ_HOME=str(self.cluster.workdir)), bufsize=1)
-        log.close()
+        self.proc = spawn_client(cmd, self.cluster.workdir / f"{self.name}.err", self.cluster.workdir,
+                                 env=dict(os.environ, ROCKETMQ_HOME=str(self.cluster.workdir)))
         self.history.add("info", "start", self.name, value={"pid": self.proc.pid})
         self.reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
         self.reader.start()

@@ -11,32 +11,14 @@ from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import REVIVE_GROUP
 from reference.broker.offset_manager import ConsumerOffsetManager
-from reference.broker.pop_processor import PopRequest
 from reference.broker.put_failure import StorePutFaults
 from reference.broker.revive import CK_REWRITE_INTERVALS_S
 
 from tests.broker.conftest import make_broker
+from tests.broker.test_broker_ack_revive import popped, run_revive
 
 INV = 10_000
 PROFILES = ("v5.0", "v5.5")
-
-
-def popped(b, n=3, queue=0):
-    for i in range(n):
-        b.put_message("T", queue, b"m%d" % i)
-    return b.pop(PopRequest("T", "G", queue_id=queue, invisible_time=INV)).result.messages
-
-
-def run_revive(b, ms=INV + 6000, rounds=2):
-    """Advance past the invisible time, run timer, scan and revive rounds; revived offsets."""
-    out = []
-    for _ in range(rounds):
-        b.clock.advance(ms // rounds)
-        b.timer_step()
-        b.buffer_merge_scan()
-        for q in range(b.config.revive_queue_num):
-            out += [r.msg_offset for r in b.revive_step(q)]
-    return sorted(out)
 
 
 def revive_offsets(b):
