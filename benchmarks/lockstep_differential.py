@@ -67,10 +67,10 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
     original_scan, original_order = service.scan, bm.concurrent_hash_map_order
     scanning: list[Any] = []
 
-    def scan(self: Any) -> None:
+    def scan(self: Any, *args: Any, **kwargs: Any) -> None:
         scanning.append(self)
         try:
-            original_scan(self)
+            original_scan(self, *args, **kwargs)
         finally:
             scanning.pop()
 

@@ -172,7 +172,7 @@ def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     assert queues == [int(k[2]) for k in expected] == [1, 2, 3, 0]
 
 
-@pytest.mark.parametrize("profile, bn", [("v5.0", None), ("develop", "broker-a")])
+@pytest.mark.parametrize("profile, bn", [("v5.0", None), ("v5.5", "broker-a")])
 def test_an_ack_merged_in_the_buffer_is_stored_with_the_release_broker_name(profile, bn):
     """PopBufferMergeService#putAckToStore: 5.5.0 sets the AckMsg's brokerName from the CK,
     5.0.0 leaves it null (lockstep on 5.5.0: the revive topic's ACK body had "bn")."""

@@ -16,7 +16,7 @@ from popverify.verify.campaign import run_campaign
 
 def _verify_folder(folder: Path, mutant: str | None) -> None:
     # a campaign folder per model, as verify keys them (a folder holds the rows of one campaign)
-    camp = run_campaign("v5.0", 4, 300, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
+    camp = run_campaign("v5.0", 8, 300, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
     folder.mkdir(exist_ok=True)
     (folder / "summary.json").write_text(json.dumps({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}))
     record(folder)

@@ -66,7 +66,7 @@ def test_out_of_range_arming_is_a_no_op() -> None:
 
 def test_properties_excluding_the_fault() -> None:
     excluding = {pid for pid, p in PROPERTIES.items() if "store_put_fail" in p.excluded_faults}
-    assert excluding == {"NSR-1", "INV-1", "CKM-1"}  # a refused ACK put is lost; ALO still holds to it
+    assert excluding == {"NSR-1", "INV-1", "CKM-1", "RED-1"}  # a refused ACK put is lost; ALO still holds to it
 
 
 def test_scan_stall_is_drawn_bounded_and_stops_serving() -> None:
