@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -147,10 +148,17 @@ def _rows(out: Path) -> list[int]:
     return seeds
 
 
+def _campaign_exit(out: Path) -> int:
+    """The exit fuzz owes for the campaign's findings: 1 when a signature is unexpected (the
+    swarm's faults can reach ones no finding explains; these tests are about Spark, not them)."""
+    summary = json.loads((out / "summary.json").read_text())
+    return 1 if any(v["unexpected"] for v in summary["violations"]) else 0
+
+
 def test_kill_9_of_a_worker_under_the_default_master_loses_and_duplicates_no_row(tmp_path: Path) -> None:
     done, victim = _fuzz_with_a_worker_killed(tmp_path)
     assert not _alive(victim)
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-800:]
+    assert done.returncode == _campaign_exit(tmp_path) and "Traceback" not in done.stderr, done.stderr[-800:]
     seeds = _rows(tmp_path)
     assert sorted(seeds) == list(range(RUNS)), "a row was lost or duplicated"
     assert not list((tmp_path / "runs" / "_parts").glob("*.parquet"))  # folded into the round file
@@ -167,7 +175,7 @@ def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_pa
     resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "v5.5", "--runs", str(RUNS),
                               "--steps", "700", "--out", str(tmp_path), "--no-progress", "--no-confirm"], cwd=ROOT,
                              capture_output=True, text=True, timeout=300, check=False)
-    assert resumed.returncode == 0, resumed.stderr[-800:]
+    assert resumed.returncode == _campaign_exit(tmp_path), resumed.stderr[-800:]
     seeds = _rows(tmp_path)
     assert sorted(seeds) == list(range(RUNS)), "a row was lost or duplicated"
     # the kept rows are not run again: the resumed round ran only the others
