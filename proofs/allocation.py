@@ -127,7 +127,8 @@ def _cross_check_strategies(n: int) -> int:
     """Evaluate the owns() encodings on random sizes against the Python strategies."""
     import z3
 
-    from reference.client.allocation import MessageQueue, allocate_averagely, allocate_averagely_by_circle
+    from reference.client.allocation import allocate_averagely, allocate_averagely_by_circle
+    from reference.common.message_queue import MessageQueue
     rnd = random.Random(20261122)
     done = 0
     for _ in range(n):
@@ -151,7 +152,8 @@ def _cross_check_allocate4pop(n: int) -> int:
     import z3
 
     from reference.broker.query_assignment import allocate4pop
-    from reference.client.allocation import MessageQueue, allocate_averagely, allocate_averagely_by_circle
+    from reference.client.allocation import allocate_averagely, allocate_averagely_by_circle
+    from reference.common.message_queue import MessageQueue
     rnd = random.Random(99)
     for _ in range(n):
         qn, cn, sn = rnd.randint(1, 20), rnd.randint(1, 20), rnd.randint(0, 21)

@@ -91,8 +91,8 @@ def _cross_check_increase_only(n: int) -> int:
     """increase_only_update against RemoteBrokerOffsetStore.update_offset on random offsets."""
     import z3
 
-    from reference.client.allocation import MessageQueue
     from reference.client.offset_store import RemoteBrokerOffsetStore
+    from reference.common.message_queue import MessageQueue
     rnd = random.Random(11)
     mq = MessageQueue("T", "b", 0)
     for _ in range(n):

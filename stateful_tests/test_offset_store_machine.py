@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from reference.client import local_file_offset_store as lfs
-from reference.client.allocation import MessageQueue
 from reference.client.offset_store import ReadOffsetType
+from reference.common.exceptions import MQClientException
+from reference.common.message_queue import MessageQueue
 
 QUEUES = [MessageQueue("T", "broker-a", q) for q in range(3)]
 CORRUPT = "corrupt"
@@ -94,7 +95,7 @@ class OffsetStoreMachine(RuleBasedStateMachine):
         self.memory_high = {}
         expected = self._expected_on_disk()
         if expected is CORRUPT:
-            with pytest.raises(lfs.MQClientException):
+            with pytest.raises(MQClientException):
                 self.store.load()
             return
         self.store.load()
@@ -143,7 +144,10 @@ def test_machine_catches_a_store_written_in_place() -> None:
     original = lfs.string_to_file
     lfs.string_to_file = in_place
     try:
-        with pytest.raises((AssertionError, BaseExceptionGroup)):
+        # the machine may catch it as a failed invariant or as a rule's pytest.raises that
+        # did not raise (which one comes first depends on the derandomized search, i.e. on
+        # this file's source): both are the machine seeing the lost offsets
+        with pytest.raises((AssertionError, BaseExceptionGroup, pytest.fail.Exception)):
             run_state_machine_as_test(OffsetStoreMachine, settings=settings(
                 max_examples=200, stateful_step_count=20, deadline=None, derandomize=True, database=None))
     finally:

@@ -18,7 +18,7 @@ from popverify.mutants import applied
 from popverify.sim.events import Acked, Event
 from popverify.sim.pop_driver import InFlight, PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
-from reference.broker import response_code as rc
+from reference.common import response_code as rc
 
 CONSUMERS = st.integers(0, 1)
 

@@ -13,7 +13,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from popverify.checker.allocation import check_agreement, check_allocation
 from reference.broker.query_assignment import CLUSTERING, do_load_balance
-from reference.client.allocation import STRATEGIES, MessageQueue
+from reference.client.allocation import STRATEGIES
+from reference.common.message_queue import MessageQueue
 
 CLIENT_IDS = st.one_of(st.integers(0, 30).map(lambda i: f"c{i}"),
                        st.tuples(st.integers(1, 9), st.integers(1, 99999)).map(lambda t: f"10.0.0.{t[0]}@{t[1]}"))

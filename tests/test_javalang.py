@@ -3,7 +3,8 @@
 from reference.common.javalang import (
     JavaRandom, java_div, java_mod, string_compare, string_hash, string_sort_key, to_int, to_long,
 )
-from reference.common.profile import PROFILE_NAMES, get_profile
+from reference.common.profile import PROFILE_NAMES
+from reference.profile import get_profile
 
 import pytest
 

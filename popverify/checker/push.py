@@ -19,8 +19,8 @@ from reference.client.consume_api import ConsumeRecord
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker
-    from reference.client.allocation import MessageQueue
     from reference.client.process_queue import ProcessQueue
+    from reference.common.message_queue import MessageQueue
 
 # Listener statuses after which the messages of a record count as consumed.
 CONSUMED_STATUSES = frozenset({"CONSUME_SUCCESS", "SUCCESS", "COMMIT"})

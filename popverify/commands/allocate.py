@@ -8,7 +8,8 @@ import json
 from popverify.args import bounded_int
 from popverify.errors import UsageError
 from reference.broker.query_assignment import CLUSTERING, do_load_balance
-from reference.client.allocation import STRATEGIES, MessageQueue
+from reference.client.allocation import STRATEGIES
+from reference.common.message_queue import MessageQueue
 
 MAX_QUEUES = 1_024   # README "Bounds": the answer is printed per client, and each client's
 MAX_CLIENTS = 128    # allocation walks every queue

@@ -20,11 +20,12 @@ from reference.broker import keys
 from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.query_assignment import allocate4pop
-from reference.client.allocation import (MessageQueue, allocate_averagely, allocate_averagely_by_circle,
-                                         allocate_consistent_hash, sort_cids, sort_queues)
+from reference.client.allocation import (allocate_averagely, allocate_averagely_by_circle, allocate_consistent_hash,
+                                         sort_cids, sort_queues)
 from reference.client.config import ClientConfig
 from reference.client.process_queue import NoSuchElement, ProcessQueue, PulledMessage
 from reference.common.javalang import to_byte
+from reference.common.message_queue import MessageQueue
 
 STRATEGIES = {"AVG": allocate_averagely, "AVG_BY_CIRCLE": allocate_averagely_by_circle,
               "CONSISTENT_HASH": allocate_consistent_hash}

@@ -33,11 +33,12 @@ from popverify.checker.pop import PopChecker
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
-from reference.broker import response_code as rc
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
-from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-from reference.broker.pop_processor import PopOperation, PopRequest
+from reference.broker.pop_processor import PopOperation
+from reference.common import response_code as rc
 from reference.common.javalang import to_long
+from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.common.pop import PopRequest
 
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
 PUT_OK = "PUT_OK"

@@ -90,7 +90,7 @@ class Signature:
 
 def present(profile: str, mode: str) -> tuple[str, ...]:
     """The findings whose mechanism is switched on in ``profile`` and reachable in ``mode``."""
-    from reference.common.profile import get_profile
+    from reference.profile import get_profile
 
     prof = get_profile(profile)
     out = []

@@ -39,8 +39,8 @@ from popverify.live.history import Op
 from popverify.live.push import PUSH_GROUP
 from popverify.live.workload import TOPIC
 from popverify.sim.scenario import Violation
-from reference.client.allocation import MessageQueue
 from reference.client.consume_api import ConsumeRecord
+from reference.common.message_queue import MessageQueue
 
 OBSERVABLE = ("ALO-3", "OFF-3", "PRG-3")
 NOT_OBSERVABLE = ("PSH-1", "PQ-1", "PQ-2")

@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from popverify.sim.events import Expired, MessageStored
-from reference.broker import response_code as rc
+from reference.common import response_code as rc
 from reference.common.javalang import JavaRandom
 
 JAVA_INT_MIN = -2 ** 31

@@ -29,8 +29,8 @@ from popverify.sim.domain import DomainReach, boundaries
 from popverify.sim.events import Event, FaultInjected, ModelErrorRaised, Subscriber
 from popverify.trace.schedule import Action
 from reference.common.clock import VirtualClock
-from reference.common.profile import get_profile
 from reference.common.javalang import JavaRandom
+from reference.profile import get_profile
 
 if TYPE_CHECKING:
     from popverify.sim.scenario import ScenarioConfig

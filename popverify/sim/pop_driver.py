@@ -32,15 +32,15 @@ from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
-from reference.broker import response_code as rc
-from reference.broker.ack_processor import AckEntry
 from reference.broker.broker import Broker
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
-from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-from reference.broker.pop_processor import PopOperation, PopRequest
+from reference.broker.pop_processor import PopOperation
+from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
-from reference.common.profile import get_profile
+from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.common.pop import AckEntry, PopRequest
+from reference.profile import get_profile
 
 if TYPE_CHECKING:
     from popverify.sim.scenario import ScenarioConfig

@@ -24,15 +24,15 @@ from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
                                   ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, PullSized, Rebalanced,
                                   ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
-from reference.broker import response_code as rc
 from reference.broker.broker import Broker
-from reference.common.clock import VirtualClock
-from reference.common.javalang import JavaRandom
-from reference.common.profile import get_profile
-from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
-from reference.client.allocation import MessageQueue
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
 from reference.client.push_consumer import DefaultMQPushConsumer
+from reference.common import response_code as rc
+from reference.common.clock import VirtualClock
+from reference.common.javalang import JavaRandom
+from reference.common.message_queue import MessageQueue
+from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
+from reference.profile import get_profile
 
 if TYPE_CHECKING:
     from popverify.sim.scenario import ScenarioConfig

@@ -13,27 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
 from reference.broker import extra_info as ei
-from reference.broker import response_code as rc
 from reference.broker.checkpoint import AckMsg, BatchAckMsg
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, POP_ORDER_REVIVE_QUEUE
-from reference.broker.message import MessageExt
+from reference.common import response_code as rc
 from reference.common.javalang import to_long
+from reference.common.message import MessageExt
+from reference.common.pop import AckEntry
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker
-
-
-@attrs.frozen
-class AckEntry:
-    """One ack of a batch (topic, queueId, offset, extraInfo)."""
-
-    topic: str
-    queue_id: int
-    offset: int
-    extra_info: str
 
 
 def check_queue_and_offset(broker: "Broker", topic: str, queue_id: int, offset: int) -> int:

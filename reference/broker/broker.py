@@ -20,30 +20,31 @@ from __future__ import annotations
 
 import attrs
 
-from reference.broker import response_code as rc
-from reference.broker.ack_processor import AckEntry, ack_message, batch_ack
+from reference.broker.ack_processor import ack_message, batch_ack
 from reference.broker.buffer_merge import PopBufferMergeService, PopCheckPointWrapper
-from reference.broker.change_invisible_processor import ChangeInvisibleResult, change_invisible_time
+from reference.broker.change_invisible_processor import change_invisible_time
 from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
+from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
                                    build_cluster_revive_topic, build_pop_retry_topic)
-from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
-from reference.broker.pop_processor import PopLongPollingService, PopOperation, PopRequest
-from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
+from reference.broker.pop_processor import PopLongPollingService, PopOperation
 from reference.broker.pull_processor import PullMessageProcessor, PullRequestHoldService
 from reference.broker.put_failure import StorePutFaults
 from reference.broker.queue_lock import QueueLockManager
-from reference.broker.send_back import consumer_send_msg_back, send_message_back_as_normal_message
 from reference.broker.revive import PopReviveService, RevivedMessage
+from reference.broker.send_back import consumer_send_msg_back, send_message_back_as_normal_message
 from reference.broker.store import MessageStore
 from reference.broker.timer import TimerService
+from reference.client.offset_store import OffsetNotFound
+from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
+from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
+from reference.common.message_queue import MessageQueue
+from reference.common.pop import AckEntry, ChangeInvisibleResult, PopRequest
 from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
-from reference.client.allocation import MessageQueue
-from reference.client.offset_store import OffsetNotFound
 
 
 @attrs.frozen

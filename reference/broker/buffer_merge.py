@@ -23,10 +23,10 @@ import attrs
 from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, get_bit, set_bit
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
-from reference.broker.message import MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.queue_lock import QueueLockManager
 from reference.common.javalang import LONG_MAX, concurrent_hash_map_order
+from reference.common.message import MessageExt
 
 def _java_str(value: str | None) -> str:
     """A String in Java string concatenation (null is "null")."""

@@ -11,27 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
 from reference.broker import extra_info as ei
-from reference.broker import response_code as rc
 from reference.broker.ack_processor import check_queue_and_offset, header_fields_missing, parse_ack, put_ack
 from reference.broker.checkpoint import PopCheckPoint
+from reference.common import response_code as rc
 from reference.common.javalang import to_byte
+from reference.common.pop import ChangeInvisibleResult
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker
-
-
-@attrs.frozen
-class ChangeInvisibleResult:
-    """Response code and header; ``extra_info`` is the new handle the client builds from it."""
-
-    code: int
-    pop_time: int = 0
-    invisible_time: int = 0
-    revive_qid: int = 0
-    extra_info: str | None = None
 
 
 def change_invisible_time(broker: "Broker", group: str, topic: str, queue_id: int, offset: int,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import attrs
 
+from reference.common.profile import config_for_profile
+
 
 @attrs.frozen
 class BrokerConfig:
@@ -134,11 +136,9 @@ class BrokerConfig:
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
         """The configuration of profile ``name``, a canonical name of
-        reference.common.profile.PROFILE_NAMES (aliases are resolved by get_profile);
+        reference.common.profile.PROFILE_NAMES (aliases are resolved by reference.profile.get_profile);
         ValueError otherwise."""
-        if name not in RELEASE_SWITCHES:
-            raise ValueError(f"unknown profile {name!r} for BrokerConfig; known: {', '.join(RELEASE_SWITCHES)}")
-        return cls(profile=name, **RELEASE_SWITCHES[name])
+        return config_for_profile(cls, name, RELEASE_SWITCHES)
 
 
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from reference.client.allocation import MessageQueue
 from reference.common.javalang import string_sort_key
+from reference.common.message_queue import MessageQueue
 
 # ConsumerManager#CHANNEL_EXPIRED_TIMEOUT: a client silent this long is scanned out.
 CHANNEL_EXPIRED_TIMEOUT = 120_000

@@ -16,66 +16,17 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Iterator
 
-import attrs
-
-from reference.broker import response_code as rc
 from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
 from reference.broker.keys import (RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
                                    build_pop_retry_topic)
-from reference.broker.message import MessageExt
 from reference.broker.store import GetMessageStatus
+from reference.common import response_code as rc
 from reference.common.javalang import to_byte, to_int, to_long
+from reference.common.pop import INIT_MODE_MIN, PoppedMessage, PopRequest, PopResult
 
 if TYPE_CHECKING:
     from reference.broker.broker import Broker
-
-INIT_MODE_MIN = 0  # ConsumeInitMode.MIN (the header's default value 0)
-INIT_MODE_MAX = 1  # ConsumeInitMode.MAX
-
-
-@attrs.frozen
-class PopRequest:
-    """PopMessageRequestHeader fields the model uses. ``tags`` None = no filter."""
-
-    topic: str
-    group: str
-    queue_id: int = -1
-    max_msg_nums: int = 32
-    invisible_time: int = 60_000
-    poll_time: int = 0
-    init_mode: int = INIT_MODE_MIN
-    tags: frozenset[str] | None = None
-    client: str = "client"
-
-
-@attrs.frozen
-class PoppedMessage:
-    """A message handed to the consumer with the receipt handle the client builds for it.
-
-    ``ack_topic`` is the topic the ack must name (the retry topic for retry messages: the
-    client uses ExtraInfoUtil#getRealTopic); ``extra_info`` is the 8-field handle.
-    """
-
-    message: MessageExt
-    ack_topic: str
-    queue_id: int
-    queue_offset: int
-    extra_info: str
-
-
-@attrs.frozen
-class PopResult:
-    """The pop response: code, messages and response header fields."""
-
-    code: int
-    messages: tuple[PoppedMessage, ...] = ()
-    pop_time: int = 0
-    invisible_time: int = 0
-    revive_qid: int = 0
-    rest_num: int = 0
-    start_offset_info: str = ""
-    msg_offset_info: str = ""
 
 
 class PopOperation:

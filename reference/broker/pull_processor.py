@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from reference.broker import response_code as rc
 from reference.broker.store import GetMessageStatus
+from reference.common import response_code as rc
 from reference.common.remoting import (PullMessageRequestHeader, PullMessageResponse, has_commit_offset_flag,
                                        has_subscription_flag, has_suspend_flag)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.client.allocation import MessageQueue, Strategy, check, sort_cids, sort_queues
+from reference.client.allocation import Strategy, check, sort_cids, sort_queues
+from reference.common.message_queue import MessageQueue
 
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"

@@ -19,11 +19,11 @@ from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, get_
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import (ACK_TAG, BATCH_ACK_TAG, ACK_TIME_INTERVAL, CK_TAG, REVIVE_GROUP, SECOND,
                                    build_ck_merge_key, build_pop_retry_topic, is_retry_topic, parse_normal_topic)
-from reference.broker.message import PROPERTY_FIRST_POP_TIME, MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.put_failure import StorePutFaults
 from reference.broker.store import GetMessageStatus, MessageStore
 from reference.broker.timer import TimerService
+from reference.common.message import PROPERTY_FIRST_POP_TIME, MessageExt
 
 
 @attrs.define(slots=True)

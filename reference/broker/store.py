@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 import attrs
 
-from reference.broker.message import MessageExt
+from reference.common.message import MessageExt
 
 
 class GetMessageStatus(enum.Enum):

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import heapq
 
-from reference.broker.message import PROPERTY_TIMER_DELIVER_MS, MessageExt
 from reference.broker.store import MessageStore
 from reference.common.javalang import java_div
+from reference.common.message import PROPERTY_TIMER_DELIVER_MS, MessageExt
 
 
 class TimerService:

@@ -13,26 +13,8 @@ import hashlib
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-import attrs
-
 from reference.common.javalang import java_div, string_sort_key
-
-
-@attrs.frozen(order=False)
-class MessageQueue:
-    """org.apache.rocketmq.common.message.MessageQueue; ``sort_key`` gives its compareTo order."""
-
-    topic: str
-    broker_name: str
-    queue_id: int
-
-    def sort_key(self) -> tuple:
-        """Java compareTo: topic, then brokerName (String order), then queueId."""
-        return (string_sort_key(self.topic), string_sort_key(self.broker_name), self.queue_id)
-
-    def java_str(self) -> str:
-        """MessageQueue#toString (the consistent-hash key)."""
-        return f"MessageQueue [topic={self.topic}, brokerName={self.broker_name}, queueId={self.queue_id}]"
+from reference.common.message_queue import MessageQueue
 
 
 Strategy = Callable[[str, str, Sequence[MessageQueue], Sequence[str]], list[MessageQueue]]

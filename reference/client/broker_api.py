@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from reference.broker.message import MessageExt
-from reference.client.allocation import MessageQueue
+from reference.common.message import MessageExt
+from reference.common.message_queue import MessageQueue
 
 
 class ConsumerBrokerApi(Protocol):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+from reference.common.profile import config_for_profile
+
 
 @attrs.frozen
 class ClientConfig:
@@ -60,11 +62,9 @@ class ClientConfig:
     @classmethod
     def for_profile(cls, name: str) -> "ClientConfig":
         """The configuration of profile ``name``, a canonical name of
-        reference.common.profile.PROFILE_NAMES (aliases are resolved by get_profile);
+        reference.common.profile.PROFILE_NAMES (aliases are resolved by reference.profile.get_profile);
         ValueError otherwise."""
-        if name not in RELEASE_SWITCHES:
-            raise ValueError(f"unknown profile {name!r} for ClientConfig; known: {', '.join(RELEASE_SWITCHES)}")
-        return cls(profile=name, **RELEASE_SWITCHES[name])
+        return config_for_profile(cls, name, RELEASE_SWITCHES)
 
 
 # Profile -> the ClientConfig fields that differ from the defaults above (rocketmq-all-5.0.0)

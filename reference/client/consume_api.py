@@ -12,8 +12,8 @@ from typing import Protocol
 
 import attrs
 
-from reference.client.allocation import MessageQueue
 from reference.client.process_queue import ProcessQueue, PulledMessage
+from reference.common.message_queue import MessageQueue
 
 
 class ConsumeConcurrentlyStatus(enum.Enum):

@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 import attrs
 
-from reference.broker import response_code as rc
-from reference.broker.message import PROPERTY_RETRY_TOPIC, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
-from reference.client.allocation import MessageQueue
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
 from reference.client.process_queue import PROPERTY_CONSUME_START_TIMESTAMP, ProcessQueue, PulledMessage
+from reference.common import response_code as rc
+from reference.common.message import PROPERTY_RETRY_TOPIC, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.common.message_queue import MessageQueue
 
 SUBMIT_LATER_DELAY = 5_000           # submitConsumeRequestLater
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"

@@ -15,12 +15,12 @@ from collections.abc import Callable
 
 import attrs
 
-from reference.client.allocation import MessageQueue
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
 from reference.client.consume_concurrently import reset_retry_and_namespace, uniq_keys
 from reference.client.process_queue import ProcessQueue, PulledMessage
+from reference.common.message_queue import MessageQueue
 
 JAVA_INT_MAX = 2**31 - 1
 

@@ -24,15 +24,12 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.client.allocation import MessageQueue
 from reference.client.offset_store import ReadOffsetType, increase_only_update
+from reference.common.exceptions import MQClientException
+from reference.common.message_queue import MessageQueue
 
 # The points of MixAll#string2File a crash can fall between.
 CRASH_POINTS = ("after_tmp", "after_bak", "after_delete")
-
-
-class MQClientException(Exception):
-    """The store cannot be loaded (both the file and its .bak are unreadable)."""
 
 
 class SimulatedCrash(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import Protocol
 
-from reference.client.allocation import MessageQueue
+from reference.common.message_queue import MessageQueue
 
 
 class ReadOffsetType(enum.Enum):

@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import attrs
 
-from reference.broker import response_code as rc
-from reference.broker.pop_processor import PoppedMessage, PopRequest
 from reference.client.consume_api import ConsumeConcurrentlyStatus
+from reference.common import response_code as rc
+from reference.common.pop import PoppedMessage, PopRequest
 
 # DefaultMQPushConsumerImpl#popDelayLevel, in seconds.
 POP_DELAY_LEVEL: tuple[int, ...] = (10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200)

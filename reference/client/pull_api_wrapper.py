@@ -7,10 +7,11 @@ import enum
 
 import attrs
 
-from reference.broker import response_code as rc
-from reference.broker.message import PROPERTY_MAX_OFFSET, PROPERTY_MIN_OFFSET
-from reference.client.allocation import MessageQueue
 from reference.client.process_queue import PulledMessage
+from reference.common import response_code as rc
+from reference.common.exceptions import MQBrokerException
+from reference.common.message import PROPERTY_MAX_OFFSET, PROPERTY_MIN_OFFSET
+from reference.common.message_queue import MessageQueue
 from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse, build_sys_flag
 
 
@@ -21,14 +22,6 @@ class PullStatus(enum.Enum):
     NO_NEW_MSG = "NO_NEW_MSG"
     NO_MATCHED_MSG = "NO_MATCHED_MSG"
     OFFSET_ILLEGAL = "OFFSET_ILLEGAL"
-
-
-class MQBrokerException(Exception):
-    """A response code processPullResponse does not map: the PullCallback's onException."""
-
-    def __init__(self, code: int, remark: str | None) -> None:
-        super().__init__(f"{rc.name_of(code)}: {remark}")
-        self.code = code
 
 
 @attrs.frozen

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import attrs
 
-from reference.client.allocation import MessageQueue
 from reference.client.process_queue import ProcessQueue
+from reference.common.message_queue import MessageQueue
 
 
 @attrs.define(eq=False)

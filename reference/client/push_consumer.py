@@ -13,7 +13,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable
 
-from reference.client.allocation import MessageQueue
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeMessageService, ConsumeOrderlyStatus, ConsumeRecord
@@ -21,11 +20,13 @@ from reference.client.consume_concurrently import ConsumeMessageConcurrentlyServ
 from reference.client.consume_orderly import ConsumeMessageOrderlyService
 from reference.client.offset_store import ReadOffsetType, RemoteBrokerOffsetStore
 from reference.client.process_queue import ProcessQueue
-from reference.client.pull_api_wrapper import MQBrokerException, PullStatus, build_pull_request, process_pull_result
+from reference.client.pull_api_wrapper import PullStatus, build_pull_request, process_pull_result
 from reference.client.pull_flow_control import FlowBranch, flow_control
 from reference.client.pull_message_service import PullMessageService, PullRequest
 from reference.client.rebalance_impl import ConsumeFromWhere, RebalancePushImpl, RebalanceResult
 from reference.common.clock import VirtualClock
+from reference.common.exceptions import MQBrokerException
+from reference.common.message_queue import MessageQueue
 from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
 
 OFFSET_ILLEGAL_FIX_DELAY = 10_000   # executeTaskLater(..., 10000) after OFFSET_ILLEGAL

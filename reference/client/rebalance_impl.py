@@ -13,13 +13,15 @@ from collections.abc import Callable
 
 import attrs
 
-from reference.client.allocation import (MessageQueue, allocate_averagely, allocate_averagely_by_circle,
-                                         allocate_consistent_hash, sort_cids, sort_queues)
+from reference.client.allocation import (allocate_averagely, allocate_averagely_by_circle, allocate_consistent_hash,
+                                         sort_cids, sort_queues)
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
 from reference.client.offset_store import ReadOffsetType
 from reference.client.process_queue import ProcessQueue
 from reference.client.pull_message_service import PullRequest
+from reference.common.exceptions import MQClientException
+from reference.common.message_queue import MessageQueue
 
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"
 STRATEGIES = {"AVG": allocate_averagely, "AVG_BY_CIRCLE": allocate_averagely_by_circle,
@@ -35,10 +37,6 @@ class ConsumeFromWhere(enum.Enum):
     CONSUME_FROM_MAX_OFFSET = "CONSUME_FROM_MAX_OFFSET"
     CONSUME_FROM_FIRST_OFFSET = "CONSUME_FROM_FIRST_OFFSET"
     CONSUME_FROM_TIMESTAMP = "CONSUME_FROM_TIMESTAMP"
-
-
-class MQClientException(Exception):
-    """computePullFromWhereWithException's failure (the queue is not added this round)."""
 
 
 def compute_pull_from_where(where: ConsumeFromWhere, mq: MessageQueue, last_offset: int,

@@ -1,1 +1,2 @@
-"""Pieces shared by the broker and client models: Java semantics, virtual time, profiles."""
+"""The ground floor of the model: records both halves exchange (messages, queues, codes, POP
+records, exceptions), Java semantics, virtual time, profile names. Imports nothing above it."""

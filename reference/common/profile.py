@@ -7,6 +7,11 @@ artifacts. The code paths are shared: every difference between releases is a fie
 BrokerConfig or ClientConfig (their ``RELEASE_SWITCHES`` tables), documented in
 spec/profiles.md together with what one edits to add a later release.
 
+The broker and client configurations of a profile are built by ``reference/profile.py``
+(``get_profile``), above both halves of the model; this module is the ground floor's part:
+the names, the releases and ``config_for_profile``, the one lookup both
+``BrokerConfig.for_profile`` and ``ClientConfig.for_profile`` use.
+
 ``develop`` was the name of the 5.5.0 profile before profiles were named after releases; it is
 kept only as an alias, resolved here (``canonical_profile``), so that old traces, campaign
 folders and command lines keep working. Everything the model records (traces, reports,
@@ -15,10 +20,8 @@ campaign manifests) carries the canonical name.
 
 from __future__ import annotations
 
-import attrs
-
-from reference.broker.config import BrokerConfig
-from reference.client.config import ClientConfig
+from collections.abc import Mapping
+from typing import Protocol, TypeVar
 
 # The profiles, oldest release first (tables and reports keep this order).
 PROFILE_NAMES: tuple[str, ...] = ("v5.0", "v5.5")
@@ -52,18 +55,24 @@ def canonical_profile(name: str) -> str:
     raise ValueError(f"unknown profile {name!r}; known profiles: {known} (aliases: {aliases})")
 
 
-@attrs.frozen
-class Profile:
-    """A named, immutable bundle of broker and client configuration."""
+class _ProfileConfig(Protocol):
+    """A configuration record built from a profile: BrokerConfig or ClientConfig."""
 
-    name: str
-    broker: BrokerConfig
-    client: ClientConfig
+    profile: str
 
 
-def get_profile(name: str) -> Profile:
-    """The profile called ``name`` (or an alias of it), under its canonical name; ValueError
-    naming the known ones otherwise."""
-    canonical = canonical_profile(name)
-    return Profile(name=canonical, broker=BrokerConfig.for_profile(canonical),
-                   client=ClientConfig.for_profile(canonical))
+C = TypeVar("C", bound=_ProfileConfig)
+
+
+def config_for_profile(cls: type[C], name: str, release_switches: Mapping[str, Mapping[str, object]]) -> C:
+    """``cls`` (BrokerConfig or ClientConfig) for profile ``name``: its defaults (the 5.0.0
+    values) with ``release_switches[name]`` applied. ``name`` must be a canonical name of
+    PROFILE_NAMES (aliases are resolved by get_profile and the CLI, not here); ValueError
+    otherwise. A switch table that does not list exactly PROFILE_NAMES is a ValueError too,
+    so a profile added to PROFILE_NAMES cannot silently fall back to the 5.0.0 defaults."""
+    if set(release_switches) != set(PROFILE_NAMES):
+        raise ValueError(f"{cls.__name__} RELEASE_SWITCHES lists {', '.join(release_switches)}; "
+                         f"the profiles are {', '.join(PROFILE_NAMES)}")
+    if name not in PROFILE_NAMES:
+        raise ValueError(f"unknown profile {name!r} for {cls.__name__}; known: {', '.join(PROFILE_NAMES)}")
+    return cls(profile=name, **release_switches[name])  # type: ignore[call-arg]

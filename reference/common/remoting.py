@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from reference.broker.message import MessageExt
+from reference.common.message import MessageExt
 
 # PullSysFlag bits
 FLAG_COMMIT_OFFSET = 0x1

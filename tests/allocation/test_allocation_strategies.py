@@ -12,9 +12,10 @@ from popverify.checker.allocation import check_agreement, check_allocation, naiv
 from popverify.commands.allocate import assignments
 from popverify.errors import UsageError
 from reference.broker.query_assignment import BROADCASTING, CLUSTERING, allocate4pop, do_load_balance
-from reference.client.allocation import (MessageQueue, allocate_averagely, allocate_averagely_by_circle,
-                                         allocate_by_config, allocate_by_machine_room, allocate_consistent_hash,
+from reference.client.allocation import (allocate_averagely, allocate_averagely_by_circle, allocate_by_config,
+                                         allocate_by_machine_room, allocate_consistent_hash,
                                          allocate_machine_room_nearby, md5_hash, sort_cids, sort_queues)
+from reference.common.message_queue import MessageQueue
 
 MQS = [MessageQueue("T", "b", q) for q in range(8)]
 

@@ -1,8 +1,7 @@
 import pytest
 
-from reference.broker import response_code as rc
-from reference.broker.ack_processor import AckEntry
-from reference.broker.pop_processor import PopRequest
+from reference.common import response_code as rc
+from reference.common.pop import AckEntry, PopRequest
 
 from tests.broker.conftest import make_broker
 

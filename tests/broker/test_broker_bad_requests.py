@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from reference.broker import response_code as rc
 from reference.broker.extra_info import ExtraInfoError, get_ck_queue_offset, get_revive_qid, split
 from reference.broker.keys import ACK_TAG
-from reference.broker.pop_processor import PopRequest
+from reference.common import response_code as rc
 from reference.common.javalang import LONG_MAX, to_long
+from reference.common.pop import PopRequest
 
 from tests.broker.conftest import make_broker
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from reference.broker.pop_processor import PopRequest
 from reference.broker.keys import build_pop_retry_topic
+from reference.common.pop import PopRequest
 
 from tests.broker.conftest import make_broker
 from tests.broker.test_broker_ack_revive import INV, popped, run_revive

@@ -1,7 +1,7 @@
-from reference.broker import response_code as rc
 from reference.broker.keys import build_lock_key
-from reference.broker.pop_processor import INIT_MODE_MAX, PopRequest
+from reference.common import response_code as rc
 from reference.common.javalang import JavaRandom
+from reference.common.pop import INIT_MODE_MAX, PopRequest
 
 from tests.broker.conftest import make_broker
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference.broker import response_code as rc
-from reference.broker.pop_processor import PopRequest
+from reference.common import response_code as rc
+from reference.common.pop import PopRequest
 
 from tests.broker.conftest import make_broker
 
@@ -66,7 +66,7 @@ def test_initial_pop_offset_rules() -> None:
     minOffset, not committed; MAX → maxOffset - 1, committed when init. 5.5.0 #getInitOffset
     (line 915): MIN or a retry topic → minOffset; MAX → 0 while offset 0 is in memory
     (initPopOffsetByCheckMsgInMem, default true), else maxOffset - 1; committed either way."""
-    from reference.broker.pop_processor import INIT_MODE_MAX
+    from reference.common.pop import INIT_MODE_MAX
 
     for profile, max_start, min_commit in (("v5.0", [2], -1), ("v5.5", [0, 1, 2], 0)):
         b = make_broker(profile)
@@ -95,8 +95,8 @@ def test_batch_ack_is_one_batch_ack_msg(merge: bool) -> None:
     builds one BatchAckMsg (ackOffset -1) and merges it (PopBufferMergeService#addAk sets every
     bit) or puts one BATCH_ACK_TAG message (line 296) that PopReviveService#consumeReviveMessage
     (line 428) applies offset by offset."""
-    from reference.broker.ack_processor import AckEntry
     from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG
+    from reference.common.pop import AckEntry
 
     b = make_broker("v5.5", enable_pop_buffer_merge=merge)
     for _ in range(4):
@@ -127,7 +127,7 @@ def test_batch_ack_is_one_batch_ack_msg(merge: bool) -> None:
 def test_batch_ack_drops_offsets_outside_the_queue_and_answers_success() -> None:
     """appendAck's batch branch checks neither the topic nor the queueId as the single ack does;
     offsets outside [minOffset, maxOffset] are skipped (line 258) and the response stays SUCCESS."""
-    from reference.broker.ack_processor import AckEntry
+    from reference.common.pop import AckEntry
 
     b = make_broker("v5.5")
     for _ in range(2):

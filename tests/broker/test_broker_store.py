@@ -1,9 +1,9 @@
 import itertools
 
-from reference.broker.message import MessageExt
 from reference.broker.store import GetMessageStatus as S
 from reference.broker.store import MessageStore, get_message_status, next_offset_correction
 from reference.common.clock import VirtualClock
+from reference.common.message import MessageExt
 
 
 def store_with(n: int) -> MessageStore:

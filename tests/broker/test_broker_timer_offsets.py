@@ -1,8 +1,8 @@
-from reference.broker.message import MessageExt
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.store import MessageStore
 from reference.broker.timer import TimerService
 from reference.common.clock import VirtualClock
+from reference.common.message import MessageExt
 
 
 def test_timer_delivers_at_the_first_second_at_or_after_the_deliver_time():

@@ -6,14 +6,14 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from reference.broker import response_code as rc
 from reference.broker.buffer_merge import (COUNTER_RESET_PERIOD_MS, GARBAGE_SCAN_PERIOD_MS, GARBAGE_UNUSED_MS,
                                            PopBufferMergeService)
 from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.offset_manager import ConsumerOffsetManager
-from reference.broker.pop_processor import PopRequest
 from reference.broker.queue_lock import QueueLockManager
+from reference.common import response_code as rc
+from reference.common.pop import PopRequest
 
 from tests.broker.conftest import make_broker
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from reference.broker import response_code as rc
 from reference.broker.buffer_merge import PopBufferMergeService
 from reference.broker.checkpoint import PopCheckPoint
 from reference.broker.config import BrokerConfig
@@ -13,6 +12,7 @@ from reference.broker.keys import REVIVE_GROUP
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.put_failure import StorePutFaults
 from reference.broker.revive import CK_REWRITE_INTERVALS_S
+from reference.common import response_code as rc
 
 from tests.broker.conftest import make_broker
 from tests.broker.test_broker_ack_revive import popped, run_revive

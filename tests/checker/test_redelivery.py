@@ -8,10 +8,10 @@ import pytest
 
 from popverify.checker.pop import PopChecker
 from popverify.checker.push import PushChecker
-from popverify.sim.scenario import run_scenario
-from reference.client.allocation import MessageQueue
-from reference.client.consume_api import ConsumeRecord
 from popverify.fuzz.rows import swarm_config
+from popverify.sim.scenario import run_scenario
+from reference.client.consume_api import ConsumeRecord
+from reference.common.message_queue import MessageQueue
 
 NEW = ("RED-1", "RED-2", "PSH-2", "DUP-1")
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from reference.client.allocation import MessageQueue
-from reference.client.local_file_offset_store import (LocalFileOffsetStore, MQClientException, SimulatedCrash,
-                                                      string_to_file)
+from reference.client.local_file_offset_store import LocalFileOffsetStore, SimulatedCrash, string_to_file
 from reference.client.offset_store import ReadOffsetType
+from reference.common.exceptions import MQClientException
+from reference.common.message_queue import MessageQueue
 
 MQ0, MQ1 = MessageQueue("T", "broker-a", 0), MessageQueue("T", "broker-a", 1)
 

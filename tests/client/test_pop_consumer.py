@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from reference.broker import response_code as rc
 from reference.broker.broker import Broker
 from reference.client.consume_api import ConsumeConcurrentlyStatus
 from reference.client.pop_consumer import (PopConsumer, PopDelayLevelError, change_invisible_delay_ms,
                                            need_ack_or_delay)
+from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
 

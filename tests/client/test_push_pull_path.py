@@ -5,17 +5,18 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from reference.broker import response_code as rc
 from reference.broker.broker import Broker
-from reference.client.allocation import MessageQueue
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus
-from reference.client.pull_api_wrapper import MQBrokerException, PullStatus, process_pull_result
+from reference.client.pull_api_wrapper import PullStatus, process_pull_result
 from reference.client.pull_flow_control import MIB, FlowBranch, flow_control
 from reference.client.push_consumer import DefaultMQPushConsumer
-from reference.client.rebalance_impl import ConsumeFromWhere, MQClientException, compute_pull_from_where
+from reference.client.rebalance_impl import ConsumeFromWhere, compute_pull_from_where
+from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
+from reference.common.exceptions import MQBrokerException, MQClientException
 from reference.common.javalang import JavaRandom
+from reference.common.message_queue import MessageQueue
 from reference.common.remoting import PullMessageResponse
 
 CONFIG = ClientConfig.for_profile("v5.5")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from reference.broker import response_code as rc
 from reference.broker.broker import Broker
 from reference.broker.send_back import delay_of_level, get_dlq_topic, get_retry_topic
-from reference.client.allocation import MessageQueue
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus
 from reference.client.push_consumer import DefaultMQPushConsumer
+from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
+from reference.common.message_queue import MessageQueue
 
 CONFIG = ClientConfig.for_profile("v5.0")
 GROUP, TOPIC = "g", "T"

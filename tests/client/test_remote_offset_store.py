@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference.client.allocation import MessageQueue
 from reference.client.offset_store import OffsetNotFound, ReadOffsetType, RemoteBrokerOffsetStore
+from reference.common.message_queue import MessageQueue
 
 MQ = MessageQueue("T", "broker-a", 0)
 OTHER = MessageQueue("T", "broker-a", 1)

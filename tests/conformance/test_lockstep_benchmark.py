@@ -44,8 +44,8 @@ def test_chunks_add_up_and_each_class_keeps_its_first_example() -> None:
 def test_harness_spelled_keys_order_the_scan_by_the_shifted_pop_time_and_restore_the_model() -> None:
     import reference.broker.buffer_merge as bm
     from popverify.conformance.lockstep import TIME_OFFSET
-    from reference.broker.pop_processor import PopRequest
     from reference.common.javalang import concurrent_hash_map_order
+    from reference.common.pop import PopRequest
     from tests.broker.conftest import make_broker
 
     b = make_broker("v5.0", seed=2, queues=4, enable_pop_buffer_merge=True, broker_name="broker-a")

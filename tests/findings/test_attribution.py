@@ -12,9 +12,9 @@ import pytest
 from popverify.checker.expectations import expected_signature, is_unexpected
 from popverify.findings import campaign as findings_campaign
 from popverify.findings.attribution import FINDINGS, Signature, attribute, keeps_signature, present, removed
-from popverify.sim.scenario import LATE_FAULTS, Action, ScenarioConfig, run_scenario
-from reference.common.profile import get_profile
 from popverify.fuzz.rows import swarm_config
+from popverify.sim.scenario import LATE_FAULTS, Action, ScenarioConfig, run_scenario
+from reference.profile import get_profile
 
 
 def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:

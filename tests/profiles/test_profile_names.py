@@ -16,7 +16,8 @@ from popverify.sim.scenario import run_scenario
 from reference.broker import config as broker_config
 from reference.client import config as client_config
 from reference.common.profile import (LATEST_PROFILE, PROFILE_ALIASES, PROFILE_COMMITS, PROFILE_NAMES, RELEASES,
-                                      canonical_profile, get_profile)
+                                      canonical_profile)
+from reference.profile import get_profile
 
 
 def test_profiles_are_the_releases_in_order() -> None:
