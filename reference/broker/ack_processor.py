@@ -22,10 +22,10 @@ from reference.common.message import MessageExt
 from reference.common.pop import AckEntry
 
 if TYPE_CHECKING:
-    from reference.broker.broker import Broker
+    from reference.broker.context import BrokerContext
 
 
-def check_queue_and_offset(broker: "Broker", topic: str, queue_id: int, offset: int) -> int:
+def check_queue_and_offset(broker: "BrokerContext", topic: str, queue_id: int, offset: int) -> int:
     """The checks shared by ack and changeInvisibleTime; SUCCESS when they pass."""
     read_queue_nums = broker.topics.get(topic)
     if read_queue_nums is None:
@@ -62,7 +62,8 @@ def parse_ack(group: str, topic: str, queue_id: int, offset: int, extra_info: st
     return ack, revive_qid, invisible_time
 
 
-def ack_message(broker: "Broker", group: str, topic: str, queue_id: int, offset: int, extra_info: str | None) -> int:
+def ack_message(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int,
+                extra_info: str | None) -> int:
     """processRequest of ACK_MESSAGE; returns the response code."""
     if header_fields_missing(group, topic, queue_id, offset, extra_info):
         return rc.SYSTEM_ERROR
@@ -86,7 +87,7 @@ def ack_message(broker: "Broker", group: str, topic: str, queue_id: int, offset:
     return rc.SUCCESS
 
 
-def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int | None,
+def put_ack(broker: "BrokerContext", ack: AckMsg, revive_qid: int, invisible_time: int | None,
             extra_info: str | None = None) -> None:
     """Merge the ack in the buffer, or write an ACK message (timer: popTime + invisibleTime,
     a Java long addition that wraps). ``invisible_time`` None: parsed from ``extra_info`` only
@@ -104,7 +105,7 @@ def put_ack(broker: "Broker", ack: AckMsg, revive_qid: int, invisible_time: int 
     broker.put_revive_message(msg, "ack")
 
 
-def batch_ack(broker: "Broker", group: str, entries: list[AckEntry]) -> list[int]:
+def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> list[int]:
     """BATCH_ACK_MESSAGE; one code per entry (the one response's code, repeated).
 
     v5.0 has no such request: REQUEST_CODE_NOT_SUPPORTED. Without ``batch_ack_as_batch_ack_msg``

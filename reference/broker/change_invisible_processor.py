@@ -19,10 +19,10 @@ from reference.common.javalang import to_byte
 from reference.common.pop import ChangeInvisibleResult
 
 if TYPE_CHECKING:
-    from reference.broker.broker import Broker
+    from reference.broker.context import BrokerContext
 
 
-def change_invisible_time(broker: "Broker", group: str, topic: str, queue_id: int, offset: int,
+def change_invisible_time(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int,
                           extra_info: str | None, invisible_time: int) -> ChangeInvisibleResult:
     """processRequest of CHANGE_MESSAGE_INVISIBLETIME."""
     if header_fields_missing(group, topic, queue_id, offset, extra_info, invisible_time):

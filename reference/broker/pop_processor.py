@@ -26,13 +26,13 @@ from reference.common.javalang import to_byte, to_int, to_long
 from reference.common.pop import INIT_MODE_MIN, PoppedMessage, PopRequest, PopResult
 
 if TYPE_CHECKING:
-    from reference.broker.broker import Broker
+    from reference.broker.context import BrokerContext
 
 
 class PopOperation:
     """One POP request in flight; ``step()`` runs it to its next interleaving point."""
 
-    def __init__(self, broker: "Broker", request: PopRequest, op_id: int) -> None:
+    def __init__(self, broker: "BrokerContext", request: PopRequest, op_id: int) -> None:
         self.broker = broker
         self.request = request
         self.op_id = op_id
@@ -277,7 +277,7 @@ class PopOperation:
 class PopLongPollingService:
     """pollingMap / topicCidMap / totalPollingNum of PopMessageProcessor and its timeout scan."""
 
-    def __init__(self, broker: "Broker") -> None:
+    def __init__(self, broker: "BrokerContext") -> None:
         self._broker = broker
         self.polling_map: dict[str, list[PopOperation]] = {}
         self.topic_cid_map: dict[str, dict[str, None]] = {}
