@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from popverify.live.cluster import spawn_client
+from popverify.live.consumer_process import ConsumerProcess
 from popverify.live.history import History, Op
 from popverify.live.workload import Behaviour
 from popverify.tools import PROJECT_ROOT
@@ -65,7 +65,7 @@ class _RemoteFlag:
 
 
 @attrs.define
-class PopConsumerProcess:
+class PopConsumerProcess(ConsumerProcess):
     """One POP consumer process; ``crash`` SIGKILLs it. Same surface as workload.Consumer."""
 
     name: str
@@ -87,55 +87,20 @@ class PopConsumerProcess:
         self.stopping = _RemoteFlag(self, "stop")
 
     def start(self) -> None:
+        """Start the child process (``python -m popverify.live.pop_process``)."""
         cmd = [sys.executable, "-m", "popverify.live.pop_process", self.endpoint, self.name, str(self.seed),
                json.dumps(attrs.asdict(self.behaviour)), "tls" if self.tls else "plain"]
-        self.proc = spawn_client(cmd, self.workdir / f"{self.name}.err", PROJECT_ROOT)
-        self.history.add("info", "start", self.name, value={"pid": self.proc.pid})
-        self.reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
-        self.reader.start()
+        self._spawn(cmd, self.workdir / f"{self.name}.err", PROJECT_ROOT)
 
-    def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by SIGKILL
-            raw.pop("index", None)
-            raw.pop("rel_ms", None)
-            self.history.record(int(raw.pop("time_ms")), raw.pop("type"), raw.pop("f"), raw.pop("process"), **raw)
-
-    def command(self, text: str) -> None:
-        if self.proc is None or self.proc.poll() is not None or self.proc.stdin is None:
-            return
-        try:
-            self.proc.stdin.write(text + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass  # the child is gone (killed): nothing to tell it
-
-    def crash(self) -> None:
-        """SIGKILL the consumer's process: it abandons every message it holds, mid-request."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        self.history.add("info", "crash", self.name, value={"signal": "SIGKILL"})
+    def _on_record(self, raw: dict[str, Any]) -> None:
+        raw.pop("index", None)
+        raw.pop("rel_ms", None)
+        self.history.record(int(raw.pop("time_ms")), raw.pop("type"), raw.pop("f"), raw.pop("process"), **raw)
 
     def join(self, timeout: float) -> None:
         """Ask the child to stop (it shuts its client down), SIGKILL it after ``timeout``."""
-        if self.proc is None:
-            return
-        self.stopping.set()
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        if self.reader is not None:
-            self.reader.join(5)
-
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+        self.stopping.value = True
+        self._stop_child(timeout)
 
 
 def _child(argv: list[str]) -> None:

@@ -10,18 +10,18 @@ held in its ProcessQueues and had not persisted is lost with it, as with a real 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 
-from popverify.live.cluster import TARGET_DIR, Cluster, spawn_client
+from popverify.live.cluster import TARGET_DIR, Cluster
+from popverify.live.consumer_process import ConsumerProcess
 from popverify.live.history import History
 from popverify.tools import PROJECT_ROOT, ToolError, run_child
 
@@ -53,7 +53,7 @@ def build_push_client(cluster: Cluster) -> Path:
 
 
 @attrs.define
-class PushConsumer:
+class PushConsumer(ConsumerProcess):
     """One PushClient JVM; ``crash`` SIGKILLs it."""
 
     name: str
@@ -69,79 +69,39 @@ class PushConsumer:
     crashed: bool = False
 
     def start(self) -> None:
+        """Start the PushClient JVM."""
         cmd = self.cluster.java_command(
             "push", f"{self.classes}:{self.cluster.classpath_text()}", "popverify.live.PushClient",
             [self.cluster.namesrv_addr, PUSH_GROUP, _topic(), self.name, str(self.seed), str(self.later_percent),
              str(self.skip)])
-        self.proc = spawn_client(cmd, self.cluster.workdir / f"{self.name}.err", self.cluster.workdir,
-                                 env=dict(os.environ, ROCKETMQ_HOME=str(self.cluster.workdir)))
-        self.history.add("info", "start", self.name, value={"pid": self.proc.pid})
-        self.reader = threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True)
-        self.reader.start()
+        self._spawn(cmd, self.cluster.workdir / f"{self.name}.err", self.cluster.workdir,
+                    env=dict(os.environ, ROCKETMQ_HOME=str(self.cluster.workdir)))
 
-    def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if not line.startswith("{"):
-                continue  # the client's own log lines, if any reach stdout
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by SIGKILL
-            f = raw.pop("f")
-            if f == "reported":
-                self.reported.set()
-                continue
-            fields = {k: raw.pop(k) for k in ("key", "topic", "queue", "offset") if k in raw}
-            time_ms, type_ = int(raw.pop("time_ms")), raw.pop("type")
-            self.history.record(time_ms, type_, f, self.name, value=raw or None, **fields)
-
-    def _command(self, text: str) -> bool:
-        if self.proc is None or self.proc.poll() is not None or self.proc.stdin is None:
-            return False
-        try:
-            self.proc.stdin.write(text + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return False
-        return True
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+    def _on_record(self, raw: dict[str, Any]) -> None:
+        f = raw.pop("f")
+        if f == "reported":
+            self.reported.set()
+            return
+        fields = {k: raw.pop(k) for k in ("key", "topic", "queue", "offset") if k in raw}
+        time_ms, type_ = int(raw.pop("time_ms")), raw.pop("type")
+        self.history.record(time_ms, type_, f, self.name, value=raw or None, **fields)
 
     def drain(self) -> None:
-        self._command("drain")
+        self.command("drain")
 
     def report(self) -> bool:
         """Ask for max offsets and the offset table; True when the answer came."""
         self.reported.clear()
-        return self._command("report") and self.reported.wait(REPORT_TIMEOUT_S)
+        return self.command("report") and self.reported.wait(REPORT_TIMEOUT_S)
 
     def crash(self) -> None:
         """SIGKILL the consumer's JVM (process group): a consumer process kill."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
         self.crashed = True
-        self.history.add("info", "crash", self.name, value={"signal": "SIGKILL"})
+        super().crash()
 
     def stop(self, timeout: float = 20.0) -> None:
         """Ask the client to shut down (it persists its offsets); SIGKILL it if it does not."""
-        if self.proc is None:
-            return
-        if self._command("stop"):
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        if self.reader is not None:
-            self.reader.join(5)
-
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc is not None and self.proc.poll() is None else None
+        self._stop_child(timeout)
 
 
 def _topic() -> str:
