@@ -2,7 +2,7 @@
 real broker classes (spec/conformance.md "Lockstep replay"), with the harness's costs.
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
-       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress]
+       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress] [--put-failures]
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -38,7 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from popverify.conformance.confirm import MAX_STATEFUL_STEPS, StatefulReport, stateful_differential
+from popverify.conformance.confirm import (LOCKSTEP_FAULTS, MAX_STATEFUL_STEPS, OPT_IN_FAULTS, StatefulReport,
+                                           stateful_differential)
 from popverify.conformance.lockstep import RELEASES, TIME_OFFSET, LockstepClient
 
 
@@ -90,11 +91,12 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
         service.scan, bm.concurrent_hash_map_order = original_scan, original_order  # type: ignore[method-assign]
 
 
-def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient) -> bool:
+def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
+                  faults: tuple[str, ...] = LOCKSTEP_FAULTS) -> bool:
     """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
     them, i.e. its divergence is the buffer scan order on shifted clocks."""
     with harness_spelled_buffer_keys():
-        return stateful_differential(profile, 1, seed, steps, client, first_case=case).agree == 1
+        return stateful_differential(profile, 1, seed, steps, client, first_case=case, faults=faults).agree == 1
 
 
 def harness_costs(client: LockstepClient, release: str, resets: int = 10) -> dict[str, Any]:
@@ -152,12 +154,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-case", type=_bounded(0, 100_000), default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--put-failures", action="store_true",
+                        help="also draw the store_put_fail fault (the harness's refusePuts op)")
     args = parser.parse_args(argv)
+    faults = LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.put_failures else ())
     profiles = [p for p in args.profiles.split(",") if p]
     unknown = [p for p in profiles if p not in RELEASES]
     if unknown or not profiles:
         parser.error(f"unknown profile(s) {unknown}; known: {', '.join(RELEASES)}")
-    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "profiles": {}}
+    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "faults": list(faults), "profiles": {}}
     diverged = False
     for profile in profiles:
         release = RELEASES[profile]
@@ -181,11 +186,11 @@ def main(argv: list[str] | None = None) -> int:
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
                 part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
-                                             first_case=args.first_case + done, progress=progress)
+                                             first_case=args.first_case + done, progress=progress, faults=faults)
                 merge(report, part)
                 for case in order_cases:
                     (explained["buffer scan order (shifted clocks)"] if explain_order(
-                        profile, case, args.seed, args.steps, client) else unexplained_order).append(case)
+                        profile, case, args.seed, args.steps, client, faults) else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
                 results["profiles"][profile]["explained"] = explained
