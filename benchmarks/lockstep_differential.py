@@ -126,6 +126,8 @@ def merge(into: StatefulReport, part: StatefulReport) -> None:
     for cls, entry in part.classes.items():
         mine = into.classes.setdefault(cls, {"count": 0, "example": entry["example"]})
         mine["count"] += entry["count"]
+    for site, n in part.put_failures.items():
+        into.put_failures[site] = into.put_failures.get(site, 0) + n
     for reason, n in part.out_of_scope_reasons.items():
         into.out_of_scope_reasons[reason] = into.out_of_scope_reasons.get(reason, 0) + n
 
@@ -140,6 +142,7 @@ def figures(report: StatefulReport, costs: dict[str, Any]) -> dict[str, Any]:
             **costs,
             "classes": {cls: e["count"] for cls, e in sorted(report.classes.items())},
             "out_of_scope_reasons": dict(sorted(report.out_of_scope_reasons.items())),
+            "put_failures": dict(sorted(report.put_failures.items())),
             "examples": {cls: e["example"] for cls, e in sorted(report.classes.items())}}
 
 

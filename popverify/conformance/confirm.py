@@ -82,6 +82,8 @@ class Verdict:
     why: str | None = None
     model_violations: tuple[str, ...] = ()
     java_violations: tuple[str, ...] = ()
+    # the sites whose store puts the model refused (store_put_fail), in order; not in to_json
+    put_failures: tuple[str, ...] = ()
 
     @property
     def finding(self) -> str | None:
@@ -398,6 +400,7 @@ class Lockstep:
         def ids(vs: Sequence[Any]) -> tuple[str, ...]:
             return tuple(sorted({v.property_id for v in vs}))
         fields.setdefault("model_violations", ids(self.driver.checker.violations))
+        fields.setdefault("put_failures", tuple(self.driver.broker.put_faults.failed))
         return Verdict(self.profile, self.release, status, self.compared,
                        java_violations=ids(self.java_checker.violations), **fields)
 
@@ -835,6 +838,8 @@ class StatefulReport:
     model_seconds: float = 0.0    # the same schedules on the model alone (run_scenario)
     classes: dict[str, dict[str, Any]] = attrs.Factory(dict)
     out_of_scope_reasons: dict[str, int] = attrs.Factory(dict)
+    # store puts refused per site over the compared schedules (the store_put_fail fault)
+    put_failures: dict[str, int] = attrs.Factory(dict)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (seconds left out by the caller for byte-stable output)."""
@@ -871,6 +876,8 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
             report.model_seconds += clock() - t0
         report.cases += 1
         report.steps += verdict.steps
+        for site in verdict.put_failures:
+            report.put_failures[site] = report.put_failures.get(site, 0) + 1
         if verdict.status == "agrees":
             report.agree += 1
         elif verdict.status == "out of scope":
