@@ -2,7 +2,7 @@
 real broker classes (spec/conformance.md "Lockstep replay"), with the harness's costs.
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
-       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress] [--put-failures]
+       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress] [--late-faults]
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -157,10 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-case", type=_bounded(0, 100_000), default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
-    parser.add_argument("--put-failures", action="store_true",
-                        help="also draw the store_put_fail fault (the harness's refusePuts op)")
+    parser.add_argument("--late-faults", action="store_true",
+                        help="also draw the faults store_put_fail and scan_stall (the harness's refusePuts and scanStall ops)")
     args = parser.parse_args(argv)
-    faults = LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.put_failures else ())
+    faults = LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ())
     profiles = [p for p in args.profiles.split(",") if p]
     unknown = [p for p in profiles if p not in RELEASES]
     if unknown or not profiles:

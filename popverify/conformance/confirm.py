@@ -634,6 +634,15 @@ class Lockstep:
             qid = args[0] % d.broker.config.revive_queue_num
             return self._revive_obs(_model_revived(events)), [{"op": "revive", "qid": qid}], \
                 lambda a: self._after_revive(i, a[0])
+        if kind == "scan_stall":
+            # PopBufferMergeService#scan with an eclipse of ms (ScanStall.java), then the time
+            # passes as pop_driver.scan_stall lets it (an `advance`, services as configured)
+            ev = next(e for e in events if e["type"] == "scan_stall")
+            return ({"serving": ev["serving"], "errors": []},
+                    [{"op": "scanStall", "ms": args[0]},
+                     {"op": "advance", "ms": args[0], "servicesOnPeriod": self.config.services_on_period}],
+                    lambda a: {"serving": a[0].get("serving", a[0].get("error")),
+                               "errors": [x["error"] for x in a if "error" in x]})
         if kind == "store_put_fail":
             self.java_checker.on_fault("store_put_fail")
             return ({"pending": d.broker.put_faults.pending}, [put_refusal.arm_request(args[0])],
@@ -765,8 +774,9 @@ def run_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule: Sequ
 # Faults the harness can inject (store retention and topic deletion are not driven on Java).
 LOCKSTEP_FAULTS: tuple[str, ...] = ("restart", "clock_jump")
 # Faults the harness can also inject, opt-in (drawing them changes every later case's draw):
-# store put failures (PutRefusal.java; spec/conformance.md "Store put failures").
-OPT_IN_FAULTS: tuple[str, ...] = ("store_put_fail",)
+# store put failures (PutRefusal.java) and a slow buffer scan (ScanStall.java); spec/conformance.md
+# "Store put failures and scan stalls".
+OPT_IN_FAULTS: tuple[str, ...] = ("store_put_fail", "scan_stall")
 MAX_STATEFUL_STEPS = 500
 
 

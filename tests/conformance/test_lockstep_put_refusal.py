@@ -154,3 +154,40 @@ def test_f8_schedule_on_java(profile: str, expected: str) -> None:
     else:
         assert verdict.model_violations == () and verdict.java_violations == ()
         assert verdict.put_failures[:2] == ("revive_retry", "revive_retry")
+
+
+# -- scan_stall: one PopBufferMergeService#scan that takes ms (ScanStall.java) ------------------
+
+STALL_CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=20_000, enable_pop_buffer_merge=True,
+                              services_on_period=False, faults=("scan_stall",), drain=True)
+# a stall past popCkStayBufferTimeOut - 1000 ms stops the service (serving false: the next
+# POP's CK is not buffered, the next scan stores every CK); a shorter one leaves it serving
+STALLS = [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("ack", 0, 0), _a("scan_stall", 2500),
+          _a("produce", 0), *_pop(0, 0, 3), _a("scan"), _a("scan_stall", 1500), _a("scan")]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", sorted(RELEASES))
+def test_scan_stalls_agree_with_the_real_broker(profile: str) -> None:
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 3, STALL_CONFIG, STALLS, client)
+        assert verdict.status == "agrees", verdict.to_json()
+        if profile == "v5.0":
+            for bad in (0, 60_001):
+                status, value = client.call({"op": "scanStall", "ms": bad})
+                assert status == "error" and "ms must be in 1..60000" in value, (bad, value)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_ignoring_the_scan_time_diverges_at_the_stall(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference.broker.buffer_merge import PopBufferMergeService
+
+    original = PopBufferMergeService.scan
+    monkeypatch.setattr(PopBufferMergeService, "scan", lambda self, elapsed_ms=0: original(self, 0))
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, STALL_CONFIG, STALLS, client)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.action == ("scan_stall", 2500) and verdict.key == ".response.serving", verdict.to_json()
+    assert (verdict.model, verdict.java) == (True, False)

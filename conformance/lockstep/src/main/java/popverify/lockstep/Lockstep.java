@@ -648,6 +648,8 @@ public final class Lockstep {
                     return state();
                 case "refusePuts":
                     return PutRefusal.arm(req);
+                case "scanStall":
+                    return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
                 case "settle":
                     settleStore();
                     return new JSONObject();

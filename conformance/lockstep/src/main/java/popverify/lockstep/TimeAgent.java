@@ -21,7 +21,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  * (PopBufferMergeService, AckMessageProcessor, ChangeInvisibleTimeProcessor, PopReviveService)
  * EscapeBridge#putMessageToSpecificQueue / #asyncPutMessageToSpecificQueue and, in
  * PopReviveService, MessageStore#putMessage become PutRefusal's static counterparts (the
- * receiver becomes the first argument: same stack shape).
+ * receiver becomes the first argument: same stack shape); PopBufferMergeService#scan's last
+ * clock read (its eclipse) becomes ScanStall.eclipseNow().
  *
  * <p>One ASM pass at class load with Byte Buddy's repackaged ASM (net.bytebuddy.jar.asm): every
  * rewrite keeps the operand stack shape (a static call replaces a static call of the same
@@ -40,6 +41,8 @@ public final class TimeAgent implements ClassFileTransformer {
     private static final String CLOCK = "popverify/lockstep/VirtualClock";
     private static final String HOOKS = "popverify/lockstep/Hooks";
     private static final String REFUSAL = "popverify/lockstep/PutRefusal";
+    private static final String MERGE = "org/apache/rocketmq/broker/processor/PopBufferMergeService";
+    private static final String STALL = "popverify/lockstep/ScanStall";
     private static final String BRIDGE = "org/apache/rocketmq/broker/failover/EscapeBridge";
     private static final String MESSAGE_STORE = "org/apache/rocketmq/store/MessageStore";
     /** The consumption path's putting classes and the prefix of their PutRefusal methods. */
@@ -77,7 +80,10 @@ public final class TimeAgent implements ClassFileTransformer {
                     // PopReviveService's tail waits; DefaultMessageStore#shutdown's 3 s grace sleep
                     boolean noSleep = name.startsWith(REVIVE) || name.equals(STORE) && m.equals("shutdown");
                     int popTimeSite = popTimeSites.getOrDefault(m + desc, -1);
-                    return new Rewriter(mv, noSleep, name, popTimeSite, putter(name), changed);
+                    // PopBufferMergeService#scan's eclipse read: its last clock call (ScanStall)
+                    int eclipseSite = name.equals(MERGE) && m.equals("scan") && desc.equals("()V")
+                        ? clockCalls(bytes, m, desc) - 1 : -1;
+                    return new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, changed);
                 }
             }, 0);
             return changed[0] ? writer.toByteArray() : null;
@@ -87,6 +93,28 @@ public final class TimeAgent implements ClassFileTransformer {
             Runtime.getRuntime().halt(3);
             return null;
         }
+    }
+
+    /** How many System.currentTimeMillis() calls method ``m`` ``desc`` of the class makes. */
+    private static int clockCalls(byte[] bytes, String m, String desc) {
+        int[] n = {0};
+        new ClassReader(bytes).accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String d, String sig, String[] exc) {
+                if (!name.equals(m) || !d.equals(desc)) {
+                    return null;
+                }
+                return new MethodVisitor(Opcodes.ASM9) {
+                    @Override
+                    public void visitMethodInsn(int op, String owner, String n2, String d2, boolean itf) {
+                        if (op == Opcodes.INVOKESTATIC && "java/lang/System".equals(owner) && "currentTimeMillis".equals(n2)) {
+                            n[0]++;
+                        }
+                    }
+                };
+            }
+        }, 0);
+        return n[0];
     }
 
     /** The PutRefusal method prefix for a class (or nested class) of PUTTERS, else null. */
@@ -161,11 +189,14 @@ public final class TimeAgent implements ClassFileTransformer {
         private final boolean[] changed;
         private final int popTimeSite;
         private final String putter;
+        private final int eclipseSite;
         private int clockCalls = -1;
 
-        Rewriter(MethodVisitor mv, boolean noSleep, String owner, int popTimeSite, String putter, boolean[] changed) {
+        Rewriter(MethodVisitor mv, boolean noSleep, String owner, int popTimeSite, String putter, int eclipseSite,
+                 boolean[] changed) {
             super(Opcodes.ASM9, mv);
             this.putter = putter;
+            this.eclipseSite = eclipseSite;
             this.noSleep = noSleep;
             this.owner = owner;
             this.popTimeSite = popTimeSite;
@@ -196,6 +227,8 @@ public final class TimeAgent implements ClassFileTransformer {
                 clockCalls++;
                 if (clockCalls == popTimeSite) {
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "popTime", "()J", false);
+                } else if (clockCalls == eclipseSite) {
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, STALL, "eclipseNow", "()J", false);
                 } else {
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, CLOCK, "currentTimeMillis", "()J", false);
                 }
