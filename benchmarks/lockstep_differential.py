@@ -2,7 +2,7 @@
 real broker classes (spec/conformance.md "Lockstep replay"), with the harness's costs.
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
-       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress]
+       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress] [--late-faults]
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -16,10 +16,12 @@ only) in chunks of ``--chunk``; after every chunk the figures so far are written
   schedules through run_scenario);
 - agree / diverge / out of scope, and the count of every divergence class with its first
   example (seed, configuration, schedule up to the diverging step);
-- ``explained``: the divergences on the order of revived messages that agree once the model's
-  buffer scan orders its keys as the harness's broker spells them (popTime + TIME_OFFSET): the
-  one class explained, not fixed (spec/conformance.md "buffer scan order"); any that do not
-  are listed under ``order_class_not_explained``.
+- ``explained``: the divergences that agree once the model's buffer scan orders its keys as
+  the harness's broker spells them (popTime + TIME_OFFSET): the one class explained, not fixed
+  (spec/conformance.md "buffer scan order"). Every diverging case is re-run so: besides the
+  order of revived messages, with store put failures the order decides which CK or ACK put a
+  pending failure refuses, and the divergence then shows on offsets or the revive topic. Those
+  that still diverge are listed under ``order_class_not_explained``.
 
 Bounds: --cases 1..100000, --steps 1..500, --chunk 1..1000. Exit 0 when every schedule agrees
 or is out of scope, 1 when one diverges, 2 on bad arguments.
@@ -38,7 +40,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from popverify.conformance.confirm import MAX_STATEFUL_STEPS, StatefulReport, stateful_differential
+from popverify.conformance.confirm import (LOCKSTEP_FAULTS, MAX_STATEFUL_STEPS, OPT_IN_FAULTS, StatefulReport,
+                                           stateful_differential)
 from popverify.conformance.lockstep import RELEASES, TIME_OFFSET, LockstepClient
 
 
@@ -90,11 +93,12 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
         service.scan, bm.concurrent_hash_map_order = original_scan, original_order  # type: ignore[method-assign]
 
 
-def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient) -> bool:
+def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
+                  faults: tuple[str, ...] = LOCKSTEP_FAULTS) -> bool:
     """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
     them, i.e. its divergence is the buffer scan order on shifted clocks."""
     with harness_spelled_buffer_keys():
-        return stateful_differential(profile, 1, seed, steps, client, first_case=case).agree == 1
+        return stateful_differential(profile, 1, seed, steps, client, first_case=case, faults=faults).agree == 1
 
 
 def harness_costs(client: LockstepClient, release: str, resets: int = 10) -> dict[str, Any]:
@@ -124,6 +128,8 @@ def merge(into: StatefulReport, part: StatefulReport) -> None:
     for cls, entry in part.classes.items():
         mine = into.classes.setdefault(cls, {"count": 0, "example": entry["example"]})
         mine["count"] += entry["count"]
+    for site, n in part.put_failures.items():
+        into.put_failures[site] = into.put_failures.get(site, 0) + n
     for reason, n in part.out_of_scope_reasons.items():
         into.out_of_scope_reasons[reason] = into.out_of_scope_reasons.get(reason, 0) + n
 
@@ -138,6 +144,7 @@ def figures(report: StatefulReport, costs: dict[str, Any]) -> dict[str, Any]:
             **costs,
             "classes": {cls: e["count"] for cls, e in sorted(report.classes.items())},
             "out_of_scope_reasons": dict(sorted(report.out_of_scope_reasons.items())),
+            "put_failures": dict(sorted(report.put_failures.items())),
             "examples": {cls: e["example"] for cls, e in sorted(report.classes.items())}}
 
 
@@ -152,12 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-case", type=_bounded(0, 100_000), default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--late-faults", action="store_true",
+                        help="also draw the faults store_put_fail and scan_stall (the harness's refusePuts and scanStall ops)")
     args = parser.parse_args(argv)
+    faults = LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ())
     profiles = [p for p in args.profiles.split(",") if p]
     unknown = [p for p in profiles if p not in RELEASES]
     if unknown or not profiles:
         parser.error(f"unknown profile(s) {unknown}; known: {', '.join(RELEASES)}")
-    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "profiles": {}}
+    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "faults": list(faults), "profiles": {}}
     diverged = False
     for profile in profiles:
         release = RELEASES[profile]
@@ -175,17 +185,17 @@ def main(argv: list[str] | None = None) -> int:
                 order_cases: list[int] = []
 
                 def progress(m: str, order_cases: list[int] = order_cases) -> None:
-                    hit = re.match(r"\S+ case (\d+): diverges .*revived\[\d+\]\.uniqKey$", m)
+                    hit = re.match(r"\S+ case (\d+): diverges ", m)
                     if hit:
                         order_cases.append(int(hit.group(1)))
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
                 part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
-                                             first_case=args.first_case + done, progress=progress)
+                                             first_case=args.first_case + done, progress=progress, faults=faults)
                 merge(report, part)
                 for case in order_cases:
                     (explained["buffer scan order (shifted clocks)"] if explain_order(
-                        profile, case, args.seed, args.steps, client) else unexplained_order).append(case)
+                        profile, case, args.seed, args.steps, client, faults) else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
                 results["profiles"][profile]["explained"] = explained

@@ -14,7 +14,7 @@ def run_stateful(args: argparse.Namespace) -> int:
     """``--stateful``: random swarm schedules replayed in lockstep on model and Java."""
     import time
 
-    from popverify.conformance.confirm import MAX_STATEFUL_STEPS, stateful_differential
+    from popverify.conformance.confirm import LOCKSTEP_FAULTS, MAX_STATEFUL_STEPS, OPT_IN_FAULTS, stateful_differential
     from popverify.conformance.lockstep import RELEASES, LockstepClient
 
     if not 1 <= args.cases <= 100_000:
@@ -34,7 +34,8 @@ def run_stateful(args: argparse.Namespace) -> int:
             reports.append(stateful_differential(
                 by_release[version], args.cases, args.seed, args.steps, client, interleave=args.interleave,
                 progress=(lambda m: print(f"[stateful] {m}", file=sys.stderr, flush=True)) if args.progress
-                else (lambda _m: None), clock=time.monotonic))
+                else (lambda _m: None), clock=time.monotonic,
+                faults=LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ())))
     if args.json:
         out = []
         for r in reports:
@@ -54,6 +55,8 @@ def run_stateful(args: argparse.Namespace) -> int:
                 print(f"    {entry['count']:4} x {cls}   e.g. seed {ex['seed']} step {ex['step']} {ex['action']}: "
                       f"model {json.dumps(ex['model'], sort_keys=True)[:160]} java "
                       f"{json.dumps(ex['java'], sort_keys=True)[:160]}")
+            if r.put_failures:
+                print("    store puts refused: " + ", ".join(f"{site} {n}" for site, n in sorted(r.put_failures.items())))
             for reason, n in sorted(r.out_of_scope_reasons.items()):
                 print(f"    {n:4} x out of scope: {reason}")
     return 1 if any(r.diverge for r in reports) else 0
@@ -105,6 +108,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--steps", type=int, default=50, help="--stateful: actions per schedule (1..500, default 50)")
     parser.add_argument("--interleave", action="store_true",
                         help="--stateful: let other actions run inside a POP (a stalled broker thread)")
+    parser.add_argument("--late-faults", action="store_true",
+                        help="--stateful: also draw the faults store_put_fail and scan_stall (refused store puts, a slow buffer scan)")
     parser.add_argument("--progress", action="store_true", help="--stateful: one line per schedule on stderr")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

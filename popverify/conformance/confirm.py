@@ -31,6 +31,7 @@ import attrs
 
 from popverify.checker.pop import PopChecker
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
+from popverify.conformance import put_refusal
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
@@ -82,6 +83,8 @@ class Verdict:
     why: str | None = None
     model_violations: tuple[str, ...] = ()
     java_violations: tuple[str, ...] = ()
+    # the sites whose store puts the model refused (store_put_fail), in order; not in to_json
+    put_failures: tuple[str, ...] = ()
 
     @property
     def finding(self) -> str | None:
@@ -181,7 +184,8 @@ def model_state(d: PopDriver) -> dict[str, Any]:
         revive.append(_revive_entry(m.queue_id, m.tags, m.body.decode(), False))
     return {"now": d.clock.now(), "offsets": offsets, "topics": topics,
             "reviveOffsets": {str(q): o for q, o in sorted(b.revive_offsets().items())},
-            "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True))}
+            "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True)),
+            "putRefusals": put_refusal.model_refusals(b)}
 
 
 def _revive_entry(queue_id: int, tags: str | None, body: str, java: bool) -> dict[str, Any]:
@@ -201,7 +205,8 @@ def java_state(s: dict[str, Any]) -> dict[str, Any]:
               for e in [*s.get("revive", []), *s.get("timer", [])]]
     return {"now": to_model_time(s["now"]), "offsets": offsets, "topics": topics,
             "reviveOffsets": {str(q): o for q, o in sorted(s.get("reviveOffsets", {}).items(), key=lambda kv: int(kv[0]))},
-            "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True))}
+            "retry": retry, "revive": sorted(revive, key=lambda e: json.dumps(e, sort_keys=True)),
+            "putRefusals": put_refusal.java_refusals(s)}
 
 
 def _model_pop(op: PopOperation) -> dict[str, Any]:
@@ -396,6 +401,7 @@ class Lockstep:
         def ids(vs: Sequence[Any]) -> tuple[str, ...]:
             return tuple(sorted({v.property_id for v in vs}))
         fields.setdefault("model_violations", ids(self.driver.checker.violations))
+        fields.setdefault("put_failures", tuple(self.driver.broker.put_faults.failed))
         return Verdict(self.profile, self.release, status, self.compared,
                        java_violations=ids(self.java_checker.violations), **fields)
 
@@ -408,6 +414,7 @@ class Lockstep:
         pre = self._pre(action)
         reads0 = self._reads
         op_seq = d.broker._op_seq
+        self._failed_before = len(d.broker.put_faults.failed)
         applied = d.apply(action)
         d.schedule.append(action)
         d.checker.check_offsets(i, d.broker, self.config.queues)
@@ -626,8 +633,21 @@ class Lockstep:
             return {}, [{"op": "timer"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
         if kind == "revive":
             qid = args[0] % d.broker.config.revive_queue_num
-            revived = _model_revived(events)
-            return {"revived": revived}, [{"op": "revive", "qid": qid}], lambda a: self._after_revive(i, a[0])
+            return self._revive_obs(_model_revived(events)), [{"op": "revive", "qid": qid}], \
+                lambda a: self._after_revive(i, a[0])
+        if kind == "scan_stall":
+            # PopBufferMergeService#scan with an eclipse of ms (ScanStall.java), then the time
+            # passes as pop_driver.scan_stall lets it (an `advance`, services as configured)
+            ev = next(e for e in events if e["type"] == "scan_stall")
+            return ({"serving": ev["serving"], "errors": []},
+                    [{"op": "scanStall", "ms": args[0]},
+                     {"op": "advance", "ms": args[0], "servicesOnPeriod": self.config.services_on_period}],
+                    lambda a: {"serving": a[0].get("serving", a[0].get("error")),
+                               "errors": [x["error"] for x in a if "error" in x]})
+        if kind == "store_put_fail":
+            self.java_checker.on_fault("store_put_fail")
+            return ({"pending": d.broker.put_faults.pending}, [put_refusal.arm_request(args[0])],
+                    lambda a: {"pending": a[0].get("pending", a[0].get("error"))})
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.
@@ -652,7 +672,16 @@ class Lockstep:
                                  held.deadline)
         return {"code": code}
 
+    def _revive_obs(self, revived: list[dict[str, Any]]) -> dict[str, Any]:
+        """The model's observation of a revive round (5.0.0's refused retry put: the throw)."""
+        if put_refusal.revive_threw(self.driver.broker, self._failed_before):
+            return {"reviveError": True}
+        return {"revived": revived}
+
     def _after_revive(self, i: int, a: dict[str, Any]) -> dict[str, Any]:
+        if put_refusal.java_revive_threw(a):
+            self._call({"op": "settle"})  # the throw skipped the dispatch of the round's earlier puts
+            return {"reviveError": True}
         if "error" in a:
             return a
         revived = [{"uniqKey": r.get("uniqKey"), "retryOffset": r.get("retryOffset")} for r in a.get("revived") or []]
@@ -689,6 +718,7 @@ class Lockstep:
         return False
 
     _last_drain_got = False
+    _failed_before = 0  # put failures the model had recorded before the current step
 
     def _drain_round(self, step: int, rnd: int, d: PopDriver, drainer: Consumer) -> None:
         """One drain round: acks, 1 s with services, timer, scan, every revive queue, flush, a POP."""
@@ -711,9 +741,10 @@ class Lockstep:
                         lambda a: {"errors": [x["error"] for x in a if "error" in x]})
         for qid in range(d.broker.config.revive_queue_num):
             d.events = []
+            self._failed_before = len(d.broker.put_faults.failed)
             d.world.revive(qid)
             revived = _model_revived(d.events)
-            self._immediate(step, act(f"revive {qid}"), {"revived": revived}, [{"op": "revive", "qid": qid}],
+            self._immediate(step, act(f"revive {qid}"), self._revive_obs(revived), [{"op": "revive", "qid": qid}],
                             lambda a: self._after_revive(step, a[0]))
         flushed = d.broker.offset_flush_step()
         if flushed:
@@ -743,6 +774,10 @@ def run_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule: Sequ
 
 # Faults the harness can inject (store retention and topic deletion are not driven on Java).
 LOCKSTEP_FAULTS: tuple[str, ...] = ("restart", "clock_jump")
+# Faults the harness can also inject, opt-in (drawing them changes every later case's draw):
+# store put failures (PutRefusal.java) and a slow buffer scan (ScanStall.java); spec/conformance.md
+# "Store put failures and scan stalls".
+OPT_IN_FAULTS: tuple[str, ...] = ("store_put_fail", "scan_stall")
 MAX_STATEFUL_STEPS = 500
 
 
@@ -814,6 +849,8 @@ class StatefulReport:
     model_seconds: float = 0.0    # the same schedules on the model alone (run_scenario)
     classes: dict[str, dict[str, Any]] = attrs.Factory(dict)
     out_of_scope_reasons: dict[str, int] = attrs.Factory(dict)
+    # store puts refused per site over the compared schedules (the store_put_fail fault)
+    put_failures: dict[str, int] = attrs.Factory(dict)
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (seconds left out by the caller for byte-stable output)."""
@@ -822,19 +859,24 @@ class StatefulReport:
 
 def stateful_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
-                          clock: Callable[[], float] | None = None, first_case: int = 0) -> StatefulReport:
+                          clock: Callable[[], float] | None = None, first_case: int = 0,
+                          faults: Sequence[str] = LOCKSTEP_FAULTS) -> StatefulReport:
     """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
     scope counts, and each divergence class with its first example (seed, config, schedule).
     Case k's draw depends only on ``seed`` and k, so cases ``first_case`` .. ``first_case +
-    cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks)."""
+    cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks). ``faults``:
+    each is kept with probability 0.3 per case (LOCKSTEP_FAULTS, plus OPT_IN_FAULTS if asked)."""
     from reference.common.javalang import JavaRandom
 
+    unknown = [f for f in faults if f not in LOCKSTEP_FAULTS + OPT_IN_FAULTS]
+    if unknown:
+        raise ValueError(f"the harness cannot inject {unknown}; known: {', '.join(LOCKSTEP_FAULTS + OPT_IN_FAULTS)}")
     report = StatefulReport(profile, RELEASES[profile])
     start = clock() if clock else 0.0
     for case in range(first_case, first_case + cases):
         rng = JavaRandom(seed * 1_000_003 + case)
-        faults = tuple(f for f in LOCKSTEP_FAULTS if rng.next_int(10) < 3)
-        config = ScenarioConfig.draw(rng, faults=faults)
+        chosen = tuple(f for f in faults if rng.next_int(10) < 3)
+        config = ScenarioConfig.draw(rng, faults=chosen)
         run_seed = rng.next_int(1 << 30)
         verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
         if clock is not None:
@@ -845,6 +887,8 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
             report.model_seconds += clock() - t0
         report.cases += 1
         report.steps += verdict.steps
+        for site in verdict.put_failures:
+            report.put_failures[site] = report.put_failures.get(site, 0) + 1
         if verdict.status == "agrees":
             report.agree += 1
         elif verdict.status == "out of scope":

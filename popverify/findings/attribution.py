@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F6 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F8 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -48,6 +48,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "buffer_commit_moves_offset_back", ("pop",)),
     Finding("F7", "a deleted topic's commit-offset queue skips the re-created topic's first messages", "broker",
             "delete_topic_keeps_buffer_offsets", ("pop",)),
+    Finding("F8", "v5.5 revive loses a message when its retry put and rePutCK's put both fail", "broker",
+            "reput_ck_put_unchecked", ("pop",)),
 )}
 
 

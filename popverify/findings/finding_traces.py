@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F7), its ITF traces in the repository
+"""The minimal schedule of every known finding (F1..F8), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -106,6 +106,15 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                  (_a("produce", 0), _a("pop", 0, 0, False), _a("pop_step", 0), _a("delete_recreate"),
                   _a("produce", 0)),
                  "tests/sim/test_sim_findings.py::test_f7_deleted_topic_commit_queue_skips_the_recreated_topics_first_message"),
+    # pop one message, the consumer crashes, its CK comes due, the next two store puts fail:
+    # reviveRetry's retry-topic put, then (5.5.0) rePutCK's; 5.0.0 fails the round and retries
+    FindingTrace("F8", "ALO-2", "pop",
+                 ScenarioConfig(queues=1, consumers=1, invisible_time=5000, enable_pop_buffer_merge=False,
+                                faults=("store_put_fail",)),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("consumer_crash", 0), _a("advance", 12_000), _a("timer"),
+                  _a("store_put_fail", 2), _a("revive", 0)),
+                 "tests/broker/test_store_put_failure_f8.py (the fuzz signature ALO-2/unexplained of "
+                 "`popverify fuzz --profile v5.5 --runs 40 --steps 700`, seed 0, shrunk by hand)"),
 )}
 
 
@@ -117,6 +126,7 @@ JAVA_LINES: dict[str, str] = {
     "F4": "PopBufferMergeService#scan stores a CK only after popCkStayBufferTime; #addAk refuses a late ack (past reviveTime - popCkStayBufferTimeOut), which is stored on its own; PopReviveService#consumeReviveMessage drops an ACK whose CK it has not read",
     "F5": "RebalancePushImpl#computePullFromWhere (CONSUME_FROM_LAST_OFFSET) on QUERY_NOT_FOUND from ConsumerManageProcessor#queryConsumerOffset once the min offset is above 0",
     "F6": "PopMessageProcessor 5.0.0:498-509 (OFFSET_TOO_SMALL commits the min offset), PopBufferMergeService 5.0.0:129-142 scanCommitOffset, 340-364 commitOffset; 5.5.0 PopMessageProcessor:771-782, PopBufferMergeService:136-149, 387-413 (spec/findings/F6.md)",
+    "F8": "PopReviveService 5.5.0 #reviveRetry:145-149 returns false on a failed put; #reviveMsgFromCk's whenComplete:584-590 calls rePutCK, whose messageStore.putMessage (:634) result is ignored, then :595-603 commits the revive offset past the CK. 5.0.0 #reviveRetry:115-117 throws; the round is not committed (run:466) and is read again",
     "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
 }
 

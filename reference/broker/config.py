@@ -131,6 +131,12 @@ class BrokerConfig:
     # ends uncommitted (PopReviveService:115-117, run:466); 5.5.0 returns false and rePutCK
     # writes a one-message CK per failed offset (reviveMsgFromCk:578-590, rePutCK:608).
     revive_retry_failure_reputs_ck: bool = False
+    # PopReviveService#rePutCK (5.5.0:634) puts the re-put CK with messageStore.putMessage and
+    # ignores the result: when that put fails too, nothing holds the message any more and the
+    # revive offset moves past its CK -- finding F8 (spec/findings/F8.md). Off (the cause
+    # removed, for attribution only): a refused rePutCK put fails the round as 5.0.0's
+    # reviveRetry does (uncommitted; the next round reads the CK again).
+    reput_ck_put_unchecked: bool = False
     # --- end H3 switches ---
 
     @classmethod
@@ -161,6 +167,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "batch_ack_as_batch_ack_msg": True,
         "pop_queue_order_desc": True,
         "revive_retry_failure_reputs_ck": True,
+        "reput_ck_put_unchecked": True,
         "pop_retry_answers_request_topic": True,
         "buffer_ack_has_broker_name": True,
     },

@@ -271,4 +271,7 @@ class PopReviveService:
             ck.invisible_time = old.invisible_time + CK_REWRITE_INTERVALS_S[index] * 1000
         self.re_put_cks.append(ck)
         if self._put_ck is not None:
-            self._put_ck(ck, self.queue_id, "reput_ck")
+            stored = self._put_ck(ck, self.queue_id, "reput_ck")
+            if stored < 0 and not self._cfg.reput_ck_put_unchecked:
+                # attribution's F8 removal: a checked put fails the round (nothing committed)
+                raise ReviveRetryFailed(f"reviveQueueId={self.queue_id}, rePutCK error")

@@ -220,6 +220,7 @@ public final class Lockstep {
         }
         long t1 = System.nanoTime();
         broker = Broker.create(version, s, null);
+        PutRefusal.clear();
         lastInit = req;
         long t2 = System.nanoTime();
         JSONObject o = new JSONObject(true);
@@ -645,6 +646,13 @@ public final class Lockstep {
                     return new JSONObject();
                 case "state":
                     return state();
+                case "refusePuts":
+                    return PutRefusal.arm(req);
+                case "scanStall":
+                    return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
+                case "settle":
+                    settleStore();
+                    return new JSONObject();
                 default:
                     throw new IllegalArgumentException("unknown op " + op);
             }
@@ -1191,6 +1199,7 @@ public final class Lockstep {
             ti.put("enqueueBehind", firstLong(timer, "getEnqueueBehind"));
             o.put("timerStore", ti);
             o.put("buffer", buffer());
+            o.put("putRefusals", PutRefusal.state());
             return o;
         }
 

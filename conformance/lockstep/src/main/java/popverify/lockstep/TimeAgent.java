@@ -17,7 +17,12 @@ import net.bytebuddy.jar.asm.Opcodes;
  * PopReviveService and DefaultMessageStore#shutdown, Thread.sleep becomes VirtualClock.sleep
  * (no wait); in PopMessageProcessor
  * the popTime read becomes Hooks.popTime() and each MessageStore#getMessage[Async] call is
- * preceded by Hooks.beforeRead().
+ * preceded by Hooks.beforeRead(); in the four classes that put the consumption path's messages
+ * (PopBufferMergeService, AckMessageProcessor, ChangeInvisibleTimeProcessor, PopReviveService)
+ * EscapeBridge#putMessageToSpecificQueue / #asyncPutMessageToSpecificQueue and, in
+ * PopReviveService, MessageStore#putMessage become PutRefusal's static counterparts (the
+ * receiver becomes the first argument: same stack shape); PopBufferMergeService#scan's last
+ * clock read (its eclipse) becomes ScanStall.eclipseNow().
  *
  * <p>One ASM pass at class load with Byte Buddy's repackaged ASM (net.bytebuddy.jar.asm): every
  * rewrite keeps the operand stack shape (a static call replaces a static call of the same
@@ -35,6 +40,18 @@ public final class TimeAgent implements ClassFileTransformer {
     private static final String OURS = "org/apache/rocketmq/broker/processor/Lockstep";
     private static final String CLOCK = "popverify/lockstep/VirtualClock";
     private static final String HOOKS = "popverify/lockstep/Hooks";
+    private static final String REFUSAL = "popverify/lockstep/PutRefusal";
+    private static final String MERGE = "org/apache/rocketmq/broker/processor/PopBufferMergeService";
+    private static final String STALL = "popverify/lockstep/ScanStall";
+    private static final String BRIDGE = "org/apache/rocketmq/broker/failover/EscapeBridge";
+    private static final String MESSAGE_STORE = "org/apache/rocketmq/store/MessageStore";
+    /** The consumption path's putting classes and the prefix of their PutRefusal methods. */
+    private static final String[][] PUTTERS = {
+        {"org/apache/rocketmq/broker/processor/PopBufferMergeService", "buffer"},
+        {"org/apache/rocketmq/broker/processor/AckMessageProcessor", "ack"},
+        {"org/apache/rocketmq/broker/processor/ChangeInvisibleTimeProcessor", "change"},
+        {REVIVE, "revive"},
+    };
 
     private final String popTimeMethod;
 
@@ -63,7 +80,10 @@ public final class TimeAgent implements ClassFileTransformer {
                     // PopReviveService's tail waits; DefaultMessageStore#shutdown's 3 s grace sleep
                     boolean noSleep = name.startsWith(REVIVE) || name.equals(STORE) && m.equals("shutdown");
                     int popTimeSite = popTimeSites.getOrDefault(m + desc, -1);
-                    return new Rewriter(mv, noSleep, name, popTimeSite, changed);
+                    // PopBufferMergeService#scan's eclipse read: its last clock call (ScanStall)
+                    int eclipseSite = name.equals(MERGE) && m.equals("scan") && desc.equals("()V")
+                        ? clockCalls(bytes, m, desc) - 1 : -1;
+                    return new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, changed);
                 }
             }, 0);
             return changed[0] ? writer.toByteArray() : null;
@@ -73,6 +93,38 @@ public final class TimeAgent implements ClassFileTransformer {
             Runtime.getRuntime().halt(3);
             return null;
         }
+    }
+
+    /** How many System.currentTimeMillis() calls method ``m`` ``desc`` of the class makes. */
+    private static int clockCalls(byte[] bytes, String m, String desc) {
+        int[] n = {0};
+        new ClassReader(bytes).accept(new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public MethodVisitor visitMethod(int access, String name, String d, String sig, String[] exc) {
+                if (!name.equals(m) || !d.equals(desc)) {
+                    return null;
+                }
+                return new MethodVisitor(Opcodes.ASM9) {
+                    @Override
+                    public void visitMethodInsn(int op, String owner, String n2, String d2, boolean itf) {
+                        if (op == Opcodes.INVOKESTATIC && "java/lang/System".equals(owner) && "currentTimeMillis".equals(n2)) {
+                            n[0]++;
+                        }
+                    }
+                };
+            }
+        }, 0);
+        return n[0];
+    }
+
+    /** The PutRefusal method prefix for a class (or nested class) of PUTTERS, else null. */
+    private static String putter(String name) {
+        for (String[] p : PUTTERS) {
+            if (name.equals(p[0]) || name.startsWith(p[0] + "$")) {
+                return p[1];
+            }
+        }
+        return null;
     }
 
     /** For each method of PopMessageProcessor named by the agent argument: the ordinal of the
@@ -136,10 +188,15 @@ public final class TimeAgent implements ClassFileTransformer {
         private final boolean noSleep;
         private final boolean[] changed;
         private final int popTimeSite;
+        private final String putter;
+        private final int eclipseSite;
         private int clockCalls = -1;
 
-        Rewriter(MethodVisitor mv, boolean noSleep, String owner, int popTimeSite, boolean[] changed) {
+        Rewriter(MethodVisitor mv, boolean noSleep, String owner, int popTimeSite, String putter, int eclipseSite,
+                 boolean[] changed) {
             super(Opcodes.ASM9, mv);
+            this.putter = putter;
+            this.eclipseSite = eclipseSite;
             this.noSleep = noSleep;
             this.owner = owner;
             this.popTimeSite = popTimeSite;
@@ -148,11 +205,30 @@ public final class TimeAgent implements ClassFileTransformer {
 
         @Override
         public void visitMethodInsn(int opcode, String target, String name, String desc, boolean itf) {
+            if (putter != null) {
+                String with = null;
+                if (opcode == Opcodes.INVOKEVIRTUAL && BRIDGE.equals(target) && "putMessageToSpecificQueue".equals(name)) {
+                    with = putter + "Put";
+                } else if (opcode == Opcodes.INVOKEVIRTUAL && BRIDGE.equals(target)
+                    && "asyncPutMessageToSpecificQueue".equals(name)) {
+                    with = putter + "PutAsync";
+                } else if (opcode == Opcodes.INVOKEINTERFACE && MESSAGE_STORE.equals(target) && "putMessage".equals(name)
+                    && "revive".equals(putter)) {
+                    with = "reviveStorePut";
+                }
+                if (with != null) {
+                    changed[0] = true;
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, REFUSAL, with, "(L" + target + ";" + desc.substring(1), false);
+                    return;
+                }
+            }
             if (opcode == Opcodes.INVOKESTATIC && "java/lang/System".equals(target) && "currentTimeMillis".equals(name)) {
                 changed[0] = true;
                 clockCalls++;
                 if (clockCalls == popTimeSite) {
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "popTime", "()J", false);
+                } else if (clockCalls == eclipseSite) {
+                    super.visitMethodInsn(Opcodes.INVOKESTATIC, STALL, "eclipseNow", "()J", false);
                 } else {
                     super.visitMethodInsn(Opcodes.INVOKESTATIC, CLOCK, "currentTimeMillis", "()J", false);
                 }

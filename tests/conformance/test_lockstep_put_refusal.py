@@ -1,0 +1,193 @@
+"""Store put failures on the real broker: the harness's ``refusePuts`` op (PutRefusal.java) and
+the ``store_put_fail`` fault replayed in lockstep (spec/conformance.md "Store put failures").
+
+Each schedule arms failures before a different put site; the model's and Java's refused sites
+(``putRefusals`` in every state) and everything else agree step by step. A model that refuses
+a different put diverges at that step; F8's schedule reproduces on 5.5.0 and holds on 5.0.0.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import pytest
+
+from popverify.conformance import put_refusal
+from popverify.conformance.confirm import run_lockstep
+from popverify.conformance.lockstep import RELEASES, LockstepClient
+from popverify.findings.finding_traces import FINDING_TRACES
+from popverify.sim.pop_driver import PopDriver
+from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.put_failure import StorePutFaults
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+
+def _a(kind: str, *args: Any) -> Action:
+    return Action(kind, tuple(args))
+
+
+def _pop(c: int, queue: int, steps: int) -> list[Action]:
+    return [_a("pop", c, queue, False), *[_a("pop_step", c) for _ in range(steps)]]
+
+
+CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, enable_pop_buffer_merge=False,
+                        services_on_period=False, faults=("store_put_fail",), drain=True)
+MERGE = ScenarioConfig(queues=1, consumers=1, invisible_time=30_000, enable_pop_buffer_merge=True,
+                       services_on_period=False, faults=("store_put_fail",), drain=True)
+_DUE = [_a("advance", 6000), _a("timer"), _a("advance", 6000), _a("timer")]
+
+# (name, config, schedule, the sites the model refuses, per profile)
+CASES = [
+    ("ack", CONFIG, [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("store_put_fail", 1), _a("ack", 0, 0),
+                     _a("scan")], {"v5.0": ["ack"], "v5.5": ["ack"]}),
+    ("pop ck", CONFIG, [_a("produce", 0), _a("store_put_fail", 2), *_pop(0, 0, 3), _a("scan"), _a("ack", 0, 0)],
+     {"v5.0": ["buffer_ck", "buffer_ck"], "v5.5": ["buffer_ck", "buffer_ck"]}),
+    # the buffer takes an ack only while its CK is unstored and puts the CK just before the
+    # ACKs, so a pending failure hits the CK (spec/conformance.md "Store put failures")
+    ("buffered ck and ack", MERGE, [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("ack", 0, 0),
+                                    _a("advance", 11_000), _a("store_put_fail", 1), _a("scan"), _a("scan")],
+     {"v5.0": ["buffer_ck"], "v5.5": ["buffer_ck"]}),
+    ("change ck", CONFIG, [_a("produce", 0), *_pop(0, 0, 3), _a("scan"), _a("store_put_fail", 1),
+                           _a("change_invisible", 0, 0, 3000), _a("store_put_fail", 2),
+                           _a("change_invisible", 0, 0, 3000)],
+     {"v5.0": ["change_invisible_ck", "change_invisible_ck"], "v5.5": ["change_invisible_ck", "change_invisible_ck"]}),
+    ("revive retry", CONFIG, [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("scan"), *_DUE,
+                              _a("store_put_fail", 1), _a("revive", 0), _a("revive", 0), _a("advance", 6000),
+                              _a("timer"), _a("revive", 0)],
+     {"v5.0": ["revive_retry"], "v5.5": ["revive_retry"]}),
+]
+
+
+def _model_failed(profile: str, config: ScenarioConfig, schedule: list[Action]) -> list[str]:
+    d = PopDriver(profile, 3, config, True, True)
+    for action in schedule:
+        d.apply(action)
+    return list(d.broker.put_faults.failed)
+
+
+def test_the_replay_helpers_map_refusals_and_the_500_revive_throw() -> None:
+    assert put_refusal.arm_request(2) == {"op": "refusePuts", "count": 2}
+    assert put_refusal.java_refusals({}) == {"pending": "<absent>", "failed": "<absent>"}
+    assert put_refusal.java_refusals({"putRefusals": {"pending": 1, "failed": ["ack"]}}) == \
+        {"pending": 1, "failed": ["ack"]}
+    assert put_refusal.java_revive_threw({"error": "Exception: reviveQueueId=0,revive error ,msg is :x"})
+    assert not put_refusal.java_revive_threw({"error": "IllegalStateException: no broker"})
+    assert not put_refusal.java_revive_threw({"revived": []})
+    d = PopDriver("v5.0", 3, CONFIG, True, True)
+    d.broker.put_faults.arm(1)
+    d.broker.put_faults.take("revive_retry")
+    assert put_refusal.revive_threw(d.broker, 0) and not put_refusal.revive_threw(d.broker, 1)
+    d5 = PopDriver("v5.5", 3, CONFIG, True, True)
+    d5.broker.put_faults.arm(1)
+    d5.broker.put_faults.take("revive_retry")
+    assert not put_refusal.revive_threw(d5.broker, 0)  # 5.5.0 re-puts the CK instead of throwing
+
+
+@pytest.mark.parametrize("name, config, schedule, sites", CASES, ids=[c[0] for c in CASES])
+def test_each_case_refuses_the_sites_it_names_on_the_model(name: str, config: ScenarioConfig,
+                                                          schedule: list[Action], sites: dict) -> None:
+    for profile in RELEASES:
+        assert _model_failed(profile, config, schedule) == sites[profile], profile
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", sorted(RELEASES))
+def test_put_failures_agree_with_the_real_broker(profile: str) -> None:
+    with LockstepClient(RELEASES[profile]) as client:
+        for name, config, schedule, _sites in CASES:
+            verdict = run_lockstep(profile, 3, config, schedule, client)
+            assert verdict.status == "agrees", (name, verdict.to_json())
+            assert verdict.put_failures, name  # the drain may use up what the schedule left
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_refusing_the_wrong_put_diverges_at_that_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check can fail: a model whose ack put is never refused keeps its failure pending;
+    Java refuses the ack's put, and the states differ at the ack."""
+    original = StorePutFaults.take
+
+    def take(self: StorePutFaults, site: str) -> bool:
+        return False if site == "ack" else original(self, site)
+
+    name, config, schedule, _ = CASES[0]
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        monkeypatch.setattr(StorePutFaults, "take", take)
+        verdict = run_lockstep("v5.0", 3, config, schedule, client)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.action == ("ack", 0, 0) and verdict.key and verdict.key.startswith(".state.putRefusals"), \
+        verdict.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_refuse_puts_is_bounded() -> None:
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        client.ok({"op": "init", "version": RELEASES["v5.5"]})
+        for bad in (0, 9, -1):
+            status, value = client.call({"op": "refusePuts", "count": bad})
+            assert status == "error" and "count must be in 1..8" in value, (bad, value)
+        assert client.ok({"op": "refusePuts", "count": 2}) == {"pending": 2, "failed": []}
+        # producer puts are never refused
+        assert client.ok({"op": "put", "queueId": 0, "uniqKey": "u0"})["status"] == "PUT_OK"
+        assert client.ok({"op": "state"})["putRefusals"] == {"pending": 2, "failed": []}
+        # a new broker starts with nothing pending
+        client.ok({"op": "reset"})
+        assert client.ok({"op": "state"})["putRefusals"] == {"pending": 0, "failed": []}
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile, expected", [("v5.0", "agrees"), ("v5.5", "reproduced on rocketmq-broker 5.5.0")])
+def test_f8_schedule_on_java(profile: str, expected: str) -> None:
+    ft = FINDING_TRACES["F8"]
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 0, ft.config, list(ft.schedule), client)
+    assert verdict.status == "agrees", verdict.to_json()
+    if profile == "v5.5":
+        assert verdict.finding == expected and verdict.java_violations == ("ALO-2",)
+        assert verdict.put_failures == ("revive_retry", "reput_ck")
+    else:
+        assert verdict.model_violations == () and verdict.java_violations == ()
+        assert verdict.put_failures[:2] == ("revive_retry", "revive_retry")
+
+
+# -- scan_stall: one PopBufferMergeService#scan that takes ms (ScanStall.java) ------------------
+
+STALL_CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=20_000, enable_pop_buffer_merge=True,
+                              services_on_period=False, faults=("scan_stall",), drain=True)
+# a stall past popCkStayBufferTimeOut - 1000 ms stops the service (serving false: the next
+# POP's CK is not buffered, the next scan stores every CK); a shorter one leaves it serving
+STALLS = [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("ack", 0, 0), _a("scan_stall", 2500),
+          _a("produce", 0), *_pop(0, 0, 3), _a("scan"), _a("scan_stall", 1500), _a("scan")]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", sorted(RELEASES))
+def test_scan_stalls_agree_with_the_real_broker(profile: str) -> None:
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 3, STALL_CONFIG, STALLS, client)
+        assert verdict.status == "agrees", verdict.to_json()
+        if profile == "v5.0":
+            for bad in (0, 60_001):
+                status, value = client.call({"op": "scanStall", "ms": bad})
+                assert status == "error" and "ms must be in 1..60000" in value, (bad, value)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_ignoring_the_scan_time_diverges_at_the_stall(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference.broker.buffer_merge import PopBufferMergeService
+
+    original = PopBufferMergeService.scan
+    monkeypatch.setattr(PopBufferMergeService, "scan", lambda self, elapsed_ms=0: original(self, 0))
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, STALL_CONFIG, STALLS, client)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.action == ("scan_stall", 2500) and verdict.key == ".response.serving", verdict.to_json()
+    assert (verdict.model, verdict.java) == (True, False)
