@@ -13,7 +13,7 @@ from popverify.checker.expectations import expected_signature, is_unexpected
 from popverify.findings.attribution import Signature, attribute, removed
 from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
-from reference.broker import response_code as rc
+from reference.common import response_code as rc
 from reference.broker.revive import CK_REWRITE_INTERVALS_S
 
 from tests.broker.conftest import make_broker
