@@ -359,6 +359,7 @@ public final class Lockstep {
             Broker b = new Broker(version, s, dir, c, store, timer, woken);
             long t1 = System.nanoTime();
             store.start();
+            RetentionOps.quietCleaners(store);  // retention only on request (RetentionOps)
             b.takeOverReput();
             // TimerFlushService is not started: every timerFlushIntervalMs (1 s of wall-clock
             // time, a period no schedule controls) it writes the timer to disk, comparing its
@@ -645,6 +646,7 @@ public final class Lockstep {
                     return new JSONObject();
                 case "state":
                     return state();
+                case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 default:
                     throw new IllegalArgumentException("unknown op " + op);
             }
