@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
+from popverify.conformance import retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -422,6 +423,8 @@ class Lockstep:
             return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
         if action.kind == "flush":
             return {"last_flush": d.broker.offsets._last_flush}
+        if action.kind in retention_replay.KINDS:
+            return retention_replay.pre(d, action)
         return {}
 
     def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int, reads: int) -> None:
@@ -570,9 +573,13 @@ class Lockstep:
         if kind == "produce":
             ev = next(e for e in events if e["type"] == "produce")
             self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
+            # a new commit-log file before each produced message, as the model's produce does
+            # (spec/conformance.md "Retention and topic deletion")
             return ({"status": PUT_OK, "queueOffset": ev["offset"]},
-                    [{"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
-                    lambda a: {"status": a[0].get("status", a[0].get("error")), "queueOffset": a[0].get("queueOffset")})
+                    [{"op": "rollCommitLog"},
+                     {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
+                    lambda a: {"error": a[0]["error"]} if "error" in a[0] else
+                    {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
         if kind == "ack":
             c = pre["c"]
             held = self.java_held[c].pop(args[1] % pre["held"])
@@ -638,8 +645,9 @@ class Lockstep:
             self.java_checker.on_restart()
             self.java_checker.on_fault("restart")
             return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
-        raise OutOfScope(i, action, "the harness has no counterpart (store retention / topic deletion are not "
-                                    "driven on the real store)")
+        if kind in retention_replay.KINDS:
+            return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
+        raise OutOfScope(i, action, "the harness has no counterpart")
 
     def _ack_request(self, held: JavaHeld) -> dict[str, Any]:
         return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.offset,
