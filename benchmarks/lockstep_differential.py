@@ -3,6 +3,7 @@ real broker classes (spec/conformance.md "Lockstep replay"), with the harness's 
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
        [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress]
+       [--extra-faults expire,expire_commit_log,clean_consume_queue,delete_recreate]
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -90,11 +91,13 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
         service.scan, bm.concurrent_hash_map_order = original_scan, original_order  # type: ignore[method-assign]
 
 
-def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient) -> bool:
+def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
+                  extra_faults: tuple[str, ...] = ()) -> bool:
     """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
     them, i.e. its divergence is the buffer scan order on shifted clocks."""
     with harness_spelled_buffer_keys():
-        return stateful_differential(profile, 1, seed, steps, client, first_case=case).agree == 1
+        return stateful_differential(profile, 1, seed, steps, client, first_case=case,
+                                     extra_faults=extra_faults).agree == 1
 
 
 def harness_costs(client: LockstepClient, release: str, resets: int = 10) -> dict[str, Any]:
@@ -152,12 +155,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-case", type=_bounded(0, 100_000), default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
+    # faults every case gets besides its drawn ones (e.g. expire,expire_commit_log,clean_consume_queue,
+    # delete_recreate: RETENTION_FAULTS), names checked against the POP mode's faults
+    parser.add_argument("--extra-faults", default="")
     args = parser.parse_args(argv)
     profiles = [p for p in args.profiles.split(",") if p]
     unknown = [p for p in profiles if p not in RELEASES]
     if unknown or not profiles:
         parser.error(f"unknown profile(s) {unknown}; known: {', '.join(RELEASES)}")
-    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "profiles": {}}
+    extra = tuple(f for f in args.extra_faults.split(",") if f)
+    from popverify.sim.scenario import ALL_POP_FAULTS
+    if any(f not in ALL_POP_FAULTS for f in extra):
+        parser.error(f"unknown fault(s) in --extra-faults: {[f for f in extra if f not in ALL_POP_FAULTS]}")
+    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "extra_faults": list(extra), "profiles": {}}
     diverged = False
     for profile in profiles:
         release = RELEASES[profile]
@@ -181,11 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
                 part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
-                                             first_case=args.first_case + done, progress=progress)
+                                             first_case=args.first_case + done, progress=progress,
+                                             extra_faults=extra)
                 merge(report, part)
                 for case in order_cases:
                     (explained["buffer scan order (shifted clocks)"] if explain_order(
-                        profile, case, args.seed, args.steps, client) else unexplained_order).append(case)
+                        profile, case, args.seed, args.steps, client, extra) else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
                 results["profiles"][profile]["explained"] = explained

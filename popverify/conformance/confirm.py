@@ -748,8 +748,11 @@ def run_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule: Sequ
 
 # -- random differential (``popverify conformance --stateful``) ---------------------------------
 
-# Faults the harness can inject (store retention and topic deletion are not driven on Java).
+# Faults the default differential draws (each kept with probability 0.3). Retention and topic
+# deletion are replayed too (RetentionOps) and join a campaign through ``extra_faults``: adding
+# them here would change every case's draw.
 LOCKSTEP_FAULTS: tuple[str, ...] = ("restart", "clock_jump")
+RETENTION_FAULTS: tuple[str, ...] = ("expire", "expire_commit_log", "clean_consume_queue", "delete_recreate")
 MAX_STATEFUL_STEPS = 500
 
 
@@ -829,11 +832,13 @@ class StatefulReport:
 
 def stateful_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
-                          clock: Callable[[], float] | None = None, first_case: int = 0) -> StatefulReport:
+                          clock: Callable[[], float] | None = None, first_case: int = 0,
+                          extra_faults: tuple[str, ...] = ()) -> StatefulReport:
     """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
     scope counts, and each divergence class with its first example (seed, config, schedule).
     Case k's draw depends only on ``seed`` and k, so cases ``first_case`` .. ``first_case +
-    cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks)."""
+    cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks).
+    ``extra_faults`` are added to every case's drawn faults (the draw itself is unchanged)."""
     from reference.common.javalang import JavaRandom
 
     report = StatefulReport(profile, RELEASES[profile])
@@ -841,7 +846,7 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
     for case in range(first_case, first_case + cases):
         rng = JavaRandom(seed * 1_000_003 + case)
         faults = tuple(f for f in LOCKSTEP_FAULTS if rng.next_int(10) < 3)
-        config = ScenarioConfig.draw(rng, faults=faults)
+        config = ScenarioConfig.draw(rng, faults=faults + tuple(f for f in extra_faults if f not in faults))
         run_seed = rng.next_int(1 << 30)
         verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
         if clock is not None:

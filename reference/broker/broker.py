@@ -158,6 +158,16 @@ class Broker:
         """Retention, second stage (CleanConsumeQueueService): min offsets follow the commit log."""
         return self.store.clean_consume_queues()
 
+    def expire(self, topic: str, queue_id: int, below: int) -> int:
+        """Retention reaching offset ``below - 1`` of a queue, both stages: the commit-log files
+        up to the one holding it (never the newest), then the consume-queue stage. Returns
+        the files deleted. Messages written to one file go together: a caller that wants the
+        offsets below ``below`` alone gone rolls the commit log before each put."""
+        files = self.store.files_up_to(topic, queue_id, below - 1)
+        deleted = self.store.delete_commit_log_files(files) if files > 0 else 0
+        self.store.clean_consume_queues()
+        return deleted
+
     def _normal_topic_exists(self, topic: str) -> bool:
         return topic in self.topics
 

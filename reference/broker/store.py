@@ -244,6 +244,14 @@ class MessageStore:
             i += 1
         return i
 
+    def files_up_to(self, topic: str, queue_id: int, offset: int) -> int:
+        """How many of the oldest commit-log files hold everything up to the message at
+        ``offset`` of a queue (0 when its file is already gone)."""
+        unit = self.unit_at(topic, queue_id, offset)
+        if unit is None:
+            raise ValueError(f"no unit at {topic}/{queue_id} offset {offset}")
+        return max(0, self.file_of(unit) - self._min_file + 1)
+
     def delete_commit_log_files(self, count: int) -> int:
         """MappedFileQueue#deleteExpiredFileByTime with cleanImmediately and deleteFileBatchMax
         ``count``: the oldest files go, never the newest (``mfsLength = mfs.length - 1``).
