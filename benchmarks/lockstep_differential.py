@@ -3,6 +3,7 @@ real broker classes (spec/conformance.md "Lockstep replay"), with the harness's 
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
        [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress] [--late-faults]
+       [--extra-faults expire,expire_commit_log,clean_consume_queue,delete_recreate]
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -94,11 +95,12 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
 
 
 def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
-                  faults: tuple[str, ...] = LOCKSTEP_FAULTS) -> bool:
+                  faults: tuple[str, ...] = LOCKSTEP_FAULTS, extra_faults: tuple[str, ...] = ()) -> bool:
     """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
     them, i.e. its divergence is the buffer scan order on shifted clocks."""
     with harness_spelled_buffer_keys():
-        return stateful_differential(profile, 1, seed, steps, client, first_case=case, faults=faults).agree == 1
+        return stateful_differential(profile, 1, seed, steps, client, first_case=case, faults=faults,
+                                     extra_faults=extra_faults).agree == 1
 
 
 def harness_costs(client: LockstepClient, release: str, resets: int = 10) -> dict[str, Any]:
@@ -161,13 +163,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--late-faults", action="store_true",
                         help="also draw the faults store_put_fail and scan_stall (the harness's refusePuts and scanStall ops)")
+    # faults every case gets besides its drawn ones (e.g. expire,expire_commit_log,clean_consume_queue,
+    # delete_recreate: RETENTION_FAULTS), names checked against the POP mode's faults
+    parser.add_argument("--extra-faults", default="")
     args = parser.parse_args(argv)
     faults = LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ())
     profiles = [p for p in args.profiles.split(",") if p]
     unknown = [p for p in profiles if p not in RELEASES]
     if unknown or not profiles:
         parser.error(f"unknown profile(s) {unknown}; known: {', '.join(RELEASES)}")
-    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "faults": list(faults), "profiles": {}}
+    extra = tuple(f for f in args.extra_faults.split(",") if f)
+    from popverify.sim.scenario import ALL_POP_FAULTS
+    if any(f not in ALL_POP_FAULTS for f in extra):
+        parser.error(f"unknown fault(s) in --extra-faults: {[f for f in extra if f not in ALL_POP_FAULTS]}")
+    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "faults": list(faults),
+                               "extra_faults": list(extra), "profiles": {}}
     diverged = False
     for profile in profiles:
         release = RELEASES[profile]
@@ -191,11 +201,12 @@ def main(argv: list[str] | None = None) -> int:
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
                 part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
-                                             first_case=args.first_case + done, progress=progress, faults=faults)
+                                             first_case=args.first_case + done, progress=progress, faults=faults,
+                                             extra_faults=extra)
                 merge(report, part)
                 for case in order_cases:
                     (explained["buffer scan order (shifted clocks)"] if explain_order(
-                        profile, case, args.seed, args.steps, client, faults) else unexplained_order).append(case)
+                        profile, case, args.seed, args.steps, client, faults, extra) else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
                 results["profiles"][profile]["explained"] = explained

@@ -7,6 +7,7 @@ identity is the UNIQ_KEY property, which revive copies into the retry topic.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -212,6 +213,11 @@ class PopChecker:
         for (qid, offset), uniq in self.by_offset.items():
             if qid == queue_id and offset < below:
                 self.excused.add(uniq)
+
+    def on_retention_lost(self, uniqs: "Iterable[str]") -> None:
+        """Retention deleted a retry copy, CK, ACK or parked copy these messages needed."""
+        if self.enabled:
+            self.excused.update(uniqs)
 
     def on_delete_topic(self) -> None:
         if not self.enabled:

@@ -41,14 +41,14 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("PQ-1", "ProcessQueue msgCount equals the number of messages it holds"),
     Property("PQ-2", "ProcessQueue msgSize equals the total body size of the messages it holds"),
     Property("PRG-1", "after a drain in which every message was acked, each queue's committed offset reaches its "
-                      "max offset", frozenset({"delete_recreate", "expire"})),
+                      "max offset", frozenset({"delete_recreate", "expire", "expire_commit_log", "clean_consume_queue"})),
     Property("PRG-2", "after a drain, each revive queue's offset reaches its last checkpoint"),
     Property("QUI-1", "after a drain, merge buffer, commit-offset queues, buffer counter, queue locks and timer are "
                       "empty"),
     Property("PSH-1", "push: the drain reaches quiescence; then every held queue has a PullRequest due within a "
                       "bound and an empty ProcessQueue"),
     Property("PRG-3", "push: after the drain, each queue held by a live consumer has its committed offset at its max "
-                      "offset", frozenset({"expire"})),
+                      "offset", frozenset({"expire", "expire_commit_log", "clean_consume_queue"})),
     Property("RED-1", "bounded redelivery: a message delivered n+1 times had n earlier deliveries abandoned (deadline "
                       "reached without a clean ack); consumers that ack in time see it once",
              # store_put_fail: a refused ACK put is answered SUCCESS and lost, as for NSR-1
@@ -59,7 +59,8 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                       "stays suspended at most 1 s of virtual time once one arrives"),
     Property("DUP-1", "push: no message is consumed successfully again at an offset below the committed offset, "
                       "unless a crash, restart, rebalance move, duplicated/lost response or retention explains it",
-             frozenset({"consumer_crash", "restart", "dup_response", "lose_response", "expire"})),
+             frozenset({"consumer_crash", "restart", "dup_response", "lose_response", "expire",
+                        "expire_commit_log", "clean_consume_queue"})),
     Property("ORD-1", "push, orderly: messages of a queue reach a consumer's listener only while that consumer holds "
                       "the broker's lock of the queue", frozenset({"restart"})),
     Property("BAT-1", "a POP or pull response carries at most the request's maxMsgNums messages"),

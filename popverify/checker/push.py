@@ -77,6 +77,11 @@ class PushChecker:
             if topic == self.topics[0] and qid == queue_id and offset < below:
                 self.excused.add(uniq)
 
+    def on_retention_lost(self, uniqs: Iterable[str]) -> None:
+        """Retention deleted a retry copy or parked copy these messages needed."""
+        if self.enabled:
+            self.excused.update(uniqs)
+
     def on_rebalance(self, consumer: str, changed: Iterable["MessageQueue"]) -> None:
         """``consumer``'s rebalance added or removed these queues: what it consumes there from
         now on may legitimately start again from the committed offset (DUP-1)."""

@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
+from popverify.conformance import retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.conformance import put_refusal
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
@@ -430,6 +431,8 @@ class Lockstep:
             return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
         if action.kind == "flush":
             return {"last_flush": d.broker.offsets._last_flush}
+        if action.kind in retention_replay.KINDS:
+            return retention_replay.pre(d, action)
         return {}
 
     def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int, reads: int) -> None:
@@ -578,9 +581,13 @@ class Lockstep:
         if kind == "produce":
             ev = next(e for e in events if e["type"] == "produce")
             self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
+            # a new commit-log file before each produced message, as the model's produce does
+            # (spec/conformance.md "Retention and topic deletion")
             return ({"status": PUT_OK, "queueOffset": ev["offset"]},
-                    [{"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
-                    lambda a: {"status": a[0].get("status", a[0].get("error")), "queueOffset": a[0].get("queueOffset")})
+                    [{"op": "rollCommitLog"},
+                     {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
+                    lambda a: {"error": a[0]["error"]} if "error" in a[0] else
+                    {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
         if kind == "ack":
             c = pre["c"]
             held = self.java_held[c].pop(args[1] % pre["held"])
@@ -659,8 +666,9 @@ class Lockstep:
             self.java_checker.on_restart()
             self.java_checker.on_fault("restart")
             return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
-        raise OutOfScope(i, action, "the harness has no counterpart (store retention / topic deletion are not "
-                                    "driven on the real store)")
+        if kind in retention_replay.KINDS:
+            return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
+        raise OutOfScope(i, action, "the harness has no counterpart")
 
     def _ack_request(self, held: JavaHeld) -> dict[str, Any]:
         return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.offset,
@@ -772,12 +780,15 @@ def run_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule: Sequ
 
 # -- random differential (``popverify conformance --stateful``) ---------------------------------
 
-# Faults the harness can inject (store retention and topic deletion are not driven on Java).
+# Faults the default differential draws (each kept with probability 0.3). Retention and topic
+# deletion are replayed too (RetentionOps) and join a campaign through ``extra_faults``: adding
+# them here would change every case's draw.
 LOCKSTEP_FAULTS: tuple[str, ...] = ("restart", "clock_jump")
 # Faults the harness can also inject, opt-in (drawing them changes every later case's draw):
 # store put failures (PutRefusal.java) and a slow buffer scan (ScanStall.java); spec/conformance.md
 # "Store put failures and scan stalls".
 OPT_IN_FAULTS: tuple[str, ...] = ("store_put_fail", "scan_stall")
+RETENTION_FAULTS: tuple[str, ...] = ("expire", "expire_commit_log", "clean_consume_queue", "delete_recreate")
 MAX_STATEFUL_STEPS = 500
 
 
@@ -860,12 +871,14 @@ class StatefulReport:
 def stateful_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
                           clock: Callable[[], float] | None = None, first_case: int = 0,
-                          faults: Sequence[str] = LOCKSTEP_FAULTS) -> StatefulReport:
+                          faults: Sequence[str] = LOCKSTEP_FAULTS,
+                          extra_faults: tuple[str, ...] = ()) -> StatefulReport:
     """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
     scope counts, and each divergence class with its first example (seed, config, schedule).
     Case k's draw depends only on ``seed`` and k, so cases ``first_case`` .. ``first_case +
     cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks). ``faults``:
-    each is kept with probability 0.3 per case (LOCKSTEP_FAULTS, plus OPT_IN_FAULTS if asked)."""
+    each is kept with probability 0.3 per case (LOCKSTEP_FAULTS, plus OPT_IN_FAULTS if asked).
+    ``extra_faults`` are added to every case's drawn faults (the draw itself is unchanged)."""
     from reference.common.javalang import JavaRandom
 
     unknown = [f for f in faults if f not in LOCKSTEP_FAULTS + OPT_IN_FAULTS]
@@ -876,7 +889,7 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
     for case in range(first_case, first_case + cases):
         rng = JavaRandom(seed * 1_000_003 + case)
         chosen = tuple(f for f in faults if rng.next_int(10) < 3)
-        config = ScenarioConfig.draw(rng, faults=chosen)
+        config = ScenarioConfig.draw(rng, faults=chosen + tuple(f for f in extra_faults if f not in chosen))
         run_seed = rng.next_int(1 << 30)
         verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
         if clock is not None:

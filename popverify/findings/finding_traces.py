@@ -96,9 +96,10 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                  "shrunk from `simulate --mode push --profile develop` swarm seed 22 (300 steps), keeping ALO-3/F5"),
     # tests/sim/test_sim_findings.py::test_f6_scan_commit_offset_undoes_a_retention_correction
     FindingTrace("F6", "OFF-2", "pop",
-                 ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=True, faults=("expire",), drain=False),
+                 ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=True, faults=("expire",), drain=False),
                  (_a("produce", 0), *_pop(0, 0, 2), _a("ack", 0, 0), _a("advance", 200), _a("produce", 0),
-                  *_pop(0, 0, 2), _a("produce", 0), _a("expire", 0, 3), *_pop(0, 0, 2), _a("advance", 10_000)),
+                  *_pop(0, 0, 2), _a("produce", 0), _a("produce", 1), _a("expire", 0, 3), *_pop(0, 0, 2),
+                  _a("advance", 10_000)),
                  "tests/sim/test_sim_findings.py::test_f6_scan_commit_offset_undoes_a_retention_correction"),
     # tests/sim/test_sim_findings.py F7_SCHEDULE (buffer merge off)
     FindingTrace("F7", "ALO-1", "pop",

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from popverify.sim.events import Expired, MessageStored
+from popverify.sim.events import MessageStored
 from reference.common import response_code as rc
 from reference.common.javalang import JavaRandom
 
@@ -131,6 +131,9 @@ def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None
 # -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------
 def _produce(world: Any, queue_id: int) -> bool:
     qid = queue_id % world.config.queues
+    # The lockstep harness's commit-log layout: a new file before each produced message
+    # (popverify/sim/retention.py, spec/conformance.md "Retention and topic deletion").
+    world.broker.roll_commit_log()
     result = world.broker.put_message(world.topic, qid, body=BODY)
     if result.code != rc.SUCCESS:
         return False
@@ -138,22 +141,8 @@ def _produce(world: Any, queue_id: int) -> bool:
     return True
 
 
-def _expire(world: Any, queue_id: int, count: int) -> bool:
-    """Retention: the ``count`` oldest messages of a queue of the consumed topic go."""
-    broker, topic = world.broker, world.topic
-    qid = queue_id % world.config.queues
-    below = min(broker.min_offset(topic, qid) + count, broker.max_offset(topic, qid))
-    if below <= broker.min_offset(topic, qid):
-        return False
-    broker.expire(topic, qid, below)
-    world.publish(Expired(qid, below, topic))
-    return True
-
-
 PRODUCE = ActionSpec("produce", 12, _produce, (index("queue_id"),),
                      lambda rng, w: (rng.next_int(w.config.queues),), always=True)
-EXPIRE = fault("expire", _expire, (index("queue_id"), index("count")),
-               lambda rng, w: (rng.next_int(w.config.queues), 1 + rng.next_int(3)))
 
 
 def clock_jump_draw(rng: JavaRandom, world: Any) -> tuple:

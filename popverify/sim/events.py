@@ -94,6 +94,16 @@ class Expired(Event):
 
 
 @attrs.frozen
+class RetentionLost(Event):
+    """Retention deleted commit-log files holding what a message still needed besides its own
+    copy in the consumed topic (a retry copy, a CK or ACK in the revive topic, a parked timer
+    copy): those messages may be lost or redelivered (reference/broker/store.py "Retention")."""
+
+    TYPE: ClassVar[str] = "retention_lost"
+    uniqs: tuple[str, ...] = ()
+
+
+@attrs.frozen
 class ConsumerCrashed(Event):
     """A consumer process died (what it held is lost with it)."""
 
@@ -366,6 +376,8 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
             checker.on_restart()
         elif isinstance(event, Expired):
             checker.on_expire(event.queue, event.below)
+        elif isinstance(event, RetentionLost):
+            checker.on_retention_lost(event.uniqs)
         elif isinstance(event, TopicRecreated):
             checker.on_delete_topic()
         elif isinstance(event, FaultInjected):
@@ -386,6 +398,8 @@ def push_checker_subscriber(checker: PushChecker) -> Subscriber:
             checker.on_pull_response_size(step, event.queue, event.delivered, event.max_msg_nums)
         elif isinstance(event, Expired):
             checker.on_expire(event.topic, event.queue, event.below)
+        elif isinstance(event, RetentionLost):
+            checker.on_retention_lost(event.uniqs)
         elif isinstance(event, FaultInjected):
             checker.on_fault(event.kind)
     return on_event

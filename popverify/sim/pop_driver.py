@@ -26,12 +26,13 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
+from popverify.sim.actions import (PRODUCE, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
+from popverify.sim.retention import CLEAN_CONSUME_QUEUE, EXPIRE, EXPIRE_COMMIT_LOG
 from reference.broker.broker import Broker
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
@@ -473,6 +474,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 16's faults (LATE_FAULTS in scenario.py: drawn after every other config field)
     fault("store_put_fail", "store_put_fail", (Arg("count", int, 1, 2),), lambda rng, w: (1 + rng.next_int(2),)),
     fault("scan_stall", "scan_stall", (Arg("ms", int, 1000, 5000),), lambda rng, w: (1000 + rng.next_int(4001),)),
+    # retention's stages one at a time (opt-in: OPT_IN_FAULTS, popverify/sim/retention.py)
+    EXPIRE_COMMIT_LOG,
+    CLEAN_CONSUME_QUEUE,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

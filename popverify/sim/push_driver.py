@@ -18,12 +18,13 @@ import attrs
 
 from popverify.checker.progress import check_push_after_drain
 from popverify.checker.push import PushChecker
-from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, clock_jump_draw, consumer_draw, fault, flag, index,
+from popverify.sim.actions import (PRODUCE, ActionSpec, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
                                   ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, PullSized, Rebalanced,
                                   ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
+from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
 from reference.client.push_consumer import DefaultMQPushConsumer

@@ -21,6 +21,7 @@ from popverify.sim.domain import DomainReach
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
+from popverify.sim.retention import OPT_IN_FAULTS
 from popverify.trace.schedule import Action
 from reference.common.javalang import JavaRandom
 
@@ -41,7 +42,8 @@ POP_ACTIONS: dict[str, int] = POP_MODE.weights()
 # seeds keep their configurations; `--faults` and explicit configurations take them too.
 LATE_FAULTS: tuple[str, ...] = ("store_put_fail", "scan_stall")
 ALL_POP_FAULTS: tuple[str, ...] = POP_MODE.kinds(fault=True)
-FAULTS: tuple[str, ...] = tuple(f for f in ALL_POP_FAULTS if f not in LATE_FAULTS)
+# Retention's stages one at a time: named by a configuration, never drawn (retention.py).
+FAULTS: tuple[str, ...] = tuple(f for f in ALL_POP_FAULTS if f not in LATE_FAULTS and f not in OPT_IN_FAULTS)
 POP_ALWAYS: frozenset[str] = POP_MODE.always()
 # Push mode: producers, push consumers joining and leaving, their pull / consume / persist
 # steps, and the faults of the push path (spec/push.md). Names shared with POP mean the same.

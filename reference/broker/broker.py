@@ -10,7 +10,8 @@ Background service steps (the driver schedules them):
   buffer_merge_scan (every 5 ms), revive_step(qid), timer_step, offset_flush_step,
   long_polling_step.
 Admin and faults:
-  create_topic, create_group, delete_topic, expire(topic, qid, below), restart.
+  create_topic, create_group, delete_topic, roll_commit_log / delete_commit_log_files /
+  clean_consume_queues (retention in its two stages), restart.
 Read-only inspection (copies or views; never mutate what they return):
   buffered_checkpoints, stored_checkpoints, committed_offset(s), revive_offsets,
   retry_messages, min_offset / max_offset, revived, timer_pending.
@@ -145,9 +146,28 @@ class Broker:
                 self.buffer_merge.clear_offset_queue(lock_key)
         return rc.SUCCESS
 
-    def expire(self, topic: str, queue_id: int, below: int) -> None:
-        """Retention expiry: offsets < ``below`` of the queue are gone (min offset moves)."""
-        self.store.expire_queue(topic, queue_id, below)
+    def roll_commit_log(self) -> bool:
+        """End the commit log's current file (the harness's layout: one before each producer put)."""
+        return self.store.roll_commit_log()
+
+    def delete_commit_log_files(self, count: int) -> int:
+        """Retention, first stage (CleanCommitLogService, forced path): the ``count`` oldest
+        commit-log files go, never the newest; returns how many went."""
+        return self.store.delete_commit_log_files(count)
+
+    def clean_consume_queues(self) -> bool:
+        """Retention, second stage (CleanConsumeQueueService): min offsets follow the commit log."""
+        return self.store.clean_consume_queues()
+
+    def expire(self, topic: str, queue_id: int, below: int) -> int:
+        """Retention reaching offset ``below - 1`` of a queue, both stages: the commit-log files
+        up to the one holding it (never the newest), then the consume-queue stage. Returns
+        the files deleted. Messages written to one file go together: a caller that wants the
+        offsets below ``below`` alone gone rolls the commit log before each put."""
+        files = self.store.files_up_to(topic, queue_id, below - 1)
+        deleted = self.store.delete_commit_log_files(files) if files > 0 else 0
+        self.store.clean_consume_queues()
+        return deleted
 
     def _normal_topic_exists(self, topic: str) -> bool:
         return topic in self.topics

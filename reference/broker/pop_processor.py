@@ -205,11 +205,16 @@ class PopOperation:
                 return
             build_start_offset_info(start_info, is_retry, queue_id, offset)
             build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
+            stored = [m.queue_offset for m in r.messages]
             for m in r.messages:
                 # The client's handle: MQClientAPIImpl#processPopResponse builds it from the
-                # response header (startOffsetInfo for this queue, popTime, reviveQid...).
+                # response header (startOffsetInfo for this queue, popTime, reviveQid...); its
+                # offset is msgOffsetInfo at the index of the first message whose stored queue
+                # offset is this one's (buildQueueOffsetSortedMap + indexOf). They differ only
+                # when the store read another message's bytes (MessageStore._read, phy offset 0).
                 handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic,
-                                          b.config.broker_name, queue_id, m.queue_offset)
+                                          b.config.broker_name, queue_id,
+                                          r.message_queue_offsets[stored.index(m.queue_offset)])
                 if is_retry and b.config.pop_retry_answers_request_topic:
                     # 5.5.0 popMsgFromQueue re-encodes a retry message with the request's topic
                     # (popResponseReturnActualRetryTopic false); the stored message is unchanged

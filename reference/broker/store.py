@@ -1,14 +1,22 @@
 """MessageStore: topics, consume queues, min/max offsets, retention and getMessage.
 
-One consume queue per (topic, queueId) holds stored messages by logical offset. Retention is
-modelled in the two stages DefaultMessageStore goes through, because each stage yields a
-distinct getMessage status:
-- ``expire_commit_log``: commit-log data removed, consume-queue units still there
-  (reads of those offsets see MESSAGE_WAS_REMOVING);
-- ``delete_expired_cq_files``: consume-queue units removed but minOffset not yet corrected
-  (iterateFrom returns null: OFFSET_FOUND_NULL);
-- ``correct_min_offset``: minOffset moves up (reads below it: OFFSET_TOO_SMALL).
-``expire_queue`` does all three at once.
+One consume queue per (topic, queueId) holds stored messages by logical offset; every write
+also lands in the commit log, which is a sequence of files. Retention runs in the stages
+DefaultMessageStore runs it, each its own step (spec/broker.md "Retention"):
+
+- ``delete_commit_log_files(k)``: CleanCommitLogService → CommitLog#deleteExpiredFile →
+  MappedFileQueue#deleteExpiredFileByTime: the ``k`` oldest commit-log files go, across all
+  topics and queues, never the newest file. Consume-queue units still point at them: reads
+  see MESSAGE_WAS_REMOVING (DefaultMessageStore#getMessage, ``selectResult == null``).
+- ``clean_consume_queues()``: CleanConsumeQueueService#deleteExpiredFiles: once the commit
+  log's min offset passed the last one it saw, every consume queue runs
+  ConsumeQueue#deleteExpiredFile (deleteExpiredFileByOffset, then correctMinOffset): min
+  offsets move up to the first unit whose data is still there (reads below:
+  OFFSET_TOO_SMALL).
+
+Files: the lockstep harness ends the current commit-log file before each producer put
+(``roll_commit_log``), so a file holds one produced message and what the broker writes until
+the next one; the model keeps the same layout (spec/conformance.md).
 """
 
 from __future__ import annotations
@@ -75,11 +83,14 @@ class GetMessageResult:
     min_offset: int
     max_offset: int
     messages: list[MessageExt] = attrs.field(factory=list)
+    # getMessageQueueOffset: the consume-queue offsets of the units read (addMessage takes the
+    # unit's offset, not the one in the bytes read: they differ in the phy-offset-0 oddity).
+    queue_offsets: list[int] = attrs.field(factory=list)
 
     @property
     def message_queue_offsets(self) -> list[int]:
         """getMessageQueueOffset: queue offsets of the messages read, in order."""
-        return [m.queue_offset for m in self.messages]
+        return list(self.queue_offsets)
 
     @property
     def buffer_total_size(self) -> int:
@@ -89,10 +100,10 @@ class GetMessageResult:
 
 @attrs.define(slots=True)
 class ConsumeQueue:
-    """One logical queue: units by offset, with the retention stages tracked separately."""
+    """One logical queue: units by offset; retention moves ``base`` and ``min_offset``."""
 
-    # units[i] is the message at offset base + i; None once its commit-log data is gone.
-    units: list[MessageExt | None] = attrs.field(factory=list)
+    # units[i] is the message at offset base + i (its commit-log data may be gone).
+    units: list[MessageExt] = attrs.field(factory=list)
     base: int = 0  # offset of units[0]: units below were deleted with their CQ file
     min_offset: int = 0  # getMinOffsetInQueue (minLogicOffset)
 
@@ -106,6 +117,11 @@ class ConsumeQueue:
 MessageFilter = Callable[[MessageExt], bool] | None
 
 
+# ConsumeQueue units per file in the lockstep harness (Setup: mappedFileSizeConsumeQueue
+# 30000 * 20 bytes; Java's default is 300000 units).
+CQ_FILE_UNITS = 30_000
+
+
 class MessageStore:
     """DefaultMessageStore reduced to what consumption reads and writes.
 
@@ -113,15 +129,27 @@ class MessageStore:
     """
 
     def __init__(self, clock_now: Callable[[], int], slave: bool = False, offset_check_in_slave: bool = False,
-                 max_pull_msg_size: int = 128 * 1024 * 1024) -> None:
+                 max_pull_msg_size: int = 128 * 1024 * 1024, cq_file_units: int = CQ_FILE_UNITS) -> None:
         self._now = clock_now
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._slave = slave
         self._offset_check_in_slave = offset_check_in_slave
         self._max_pull_msg_size = max_pull_msg_size
+        self._cq_file_units = cq_file_units
         self.put_listeners: list[Callable[[MessageExt], None]] = []
         self._commit_log: dict[int, MessageExt] = {}
         self._next_physical_offset = 0
+        # The commit log's files: _file_of[commit_log_offset] is the file a message is in;
+        # files _min_file.._cur_file exist (_cur_file only once written: a file is created by
+        # its first write). _phy0 is the store's first write (commit-log position 0) when it
+        # is a message of a consume queue (see _read).
+        self._file_of: dict[int, int] = {}
+        self._cur_file = 0
+        self._cur_used = False
+        self._min_file = 0
+        self._last_physical_min_file = 0  # CleanConsumeQueueService#lastPhysicalMinOffset
+        self._phy0: MessageExt | None = None
+        self._wrote = False
 
     # -- writes ---------------------------------------------------------------------------
     def now(self) -> int:
@@ -139,48 +167,145 @@ class MessageStore:
         msg.commit_log_offset = self._next_physical_offset
         self._next_physical_offset += 1
         self._commit_log[msg.commit_log_offset] = msg
+        self._file_of[msg.commit_log_offset] = self._write()
+        if not self._wrote:
+            self._phy0 = msg
+            self._wrote = True
         cq.units.append(msg)
         for listener in self.put_listeners:
             listener(msg)
         return msg
 
+    def _write(self) -> int:
+        """A write to the commit log's current file (creating it); returns the file."""
+        self._cur_used = True
+        return self._cur_file
+
+    def write_timer_copy(self) -> int:
+        """The timer-topic copy of a parked message (HookUtils#transformTimerMessage puts it in
+        the commit log before the timer parks it); returns its commit-log file."""
+        self._wrote = True
+        return self._write()
+
+    def roll_commit_log(self) -> bool:
+        """End the current commit-log file (the harness's END_OF_FILE record, RetentionOps
+        rollCommitLog): the next write opens a new file. False when it is empty."""
+        if not self._cur_used:
+            return False
+        self._cur_file += 1
+        self._cur_used = False
+        return True
+
+    def commit_log_files(self) -> int:
+        """How many commit-log files exist (MappedFileQueue#getMappedFiles().size())."""
+        last = self._cur_file if self._cur_used else self._cur_file - 1
+        return max(0, last - self._min_file + 1)
+
+    def first_commit_log_file(self) -> int:
+        """Index of the oldest commit-log file still there."""
+        return self._min_file
+
+    def last_cleaned_file(self) -> int:
+        """The first commit-log file as the consume-queue stage last saw it
+        (CleanConsumeQueueService#lastPhysicalMinOffset)."""
+        return self._last_physical_min_file
+
+    def file_of(self, msg: MessageExt) -> int:
+        """The commit-log file holding ``msg``."""
+        return self._file_of[msg.commit_log_offset]
+
+    def is_removed(self, msg: MessageExt) -> bool:
+        """Whether the commit-log file holding ``msg`` was deleted."""
+        return self._file_of[msg.commit_log_offset] < self._min_file
+
+    def file_removed(self, file: int) -> bool:
+        """Whether commit-log file ``file`` was deleted."""
+        return file < self._min_file
+
+    def messages_in_files(self, lo: int, hi: int) -> list[MessageExt]:
+        """The messages of consume queues stored in commit-log files lo..hi-1, in write order."""
+        return [m for p, m in self._commit_log.items() if lo <= self._file_of[p] < hi]
+
+    def unit_at(self, topic: str, queue_id: int, offset: int) -> MessageExt | None:
+        """The message a consume-queue unit points at, whether or not its data is still there."""
+        cq = self._queues.get((topic, queue_id))
+        if cq is None or not cq.base <= offset < cq.max_offset:
+            return None
+        return cq.units[offset - cq.base]
+
+    def first_readable_offset(self, topic: str, queue_id: int) -> int:
+        """The first offset at or above the min offset whose commit-log data is still there
+        (the max offset when none is)."""
+        cq = self._queues.get((topic, queue_id))
+        if cq is None:
+            return 0
+        i = max(cq.min_offset, cq.base)
+        while i < cq.max_offset and self.is_removed(cq.units[i - cq.base]):
+            i += 1
+        return i
+
+    def files_up_to(self, topic: str, queue_id: int, offset: int) -> int:
+        """How many of the oldest commit-log files hold everything up to the message at
+        ``offset`` of a queue (0 when its file is already gone)."""
+        unit = self.unit_at(topic, queue_id, offset)
+        if unit is None:
+            raise ValueError(f"no unit at {topic}/{queue_id} offset {offset}")
+        return max(0, self.file_of(unit) - self._min_file + 1)
+
+    def delete_commit_log_files(self, count: int) -> int:
+        """MappedFileQueue#deleteExpiredFileByTime with cleanImmediately and deleteFileBatchMax
+        ``count``: the oldest files go, never the newest (``mfsLength = mfs.length - 1``).
+        Returns how many were deleted."""
+        n = max(0, min(count, self.commit_log_files() - 1))
+        self._min_file += n
+        return n
+
+    def clean_consume_queues(self) -> bool:
+        """CleanConsumeQueueService#deleteExpiredFiles: when the commit log's min offset passed
+        lastPhysicalMinOffset, every consume queue (all topics) runs
+        ConsumeQueue#deleteExpiredFile: CQ files whose last unit points below it go
+        (deleteExpiredFileByOffset, never the newest), then correctMinOffset. False when the
+        min offset has not moved (nothing runs)."""
+        if self._min_file <= self._last_physical_min_file:
+            return False
+        self._last_physical_min_file = self._min_file
+        for cq in self._queues.values():
+            self._delete_expired_cq_files(cq)
+            self._correct_min_offset(cq)
+        return True
+
+    def _delete_expired_cq_files(self, cq: ConsumeQueue) -> None:
+        u = self._cq_file_units
+        while True:
+            file_start = cq.base // u * u
+            file_end = file_start + u  # one past the file's last unit
+            if file_end >= cq.max_offset or file_end <= cq.base:
+                return  # the newest file (or a partly written one) is kept
+            if not self.is_removed(cq.units[file_end - 1 - cq.base]):
+                return
+            del cq.units[: file_end - cq.base]
+            cq.base = file_end
+
+    def _correct_min_offset(self, cq: ConsumeQueue) -> None:
+        """ConsumeQueue#correctMinOffset (5.0.0 and 5.5.0 alike)."""
+        if cq.min_offset >= cq.max_offset:
+            return  # "contains no valid entries"
+        if self.is_removed(cq.units[-1]):
+            cq.min_offset = cq.max_offset  # every unit points below: min = max ("a future slot")
+            return
+        i = max(cq.min_offset, cq.base)
+        while self.is_removed(cq.units[i - cq.base]):
+            i += 1
+        cq.min_offset = max(cq.min_offset, i)
+
     def delete_topic(self, topic: str) -> None:
-        """DefaultMessageStore#deleteTopics: drop every consume queue of ``topic``.
+        """DefaultMessageStore#deleteTopics: drop every consume queue of ``topic`` (the commit
+        log keeps its messages until retention reaches them).
 
         A topic created again starts its queues at offset 0 (new consume-queue files).
         """
         for key in [k for k in self._queues if k[0] == topic]:
             del self._queues[key]
-
-    def expire_commit_log(self, topic: str, queue_id: int, below: int) -> None:
-        """Commit-log files holding offsets < ``below`` deleted; CQ units left pointing at nothing."""
-        cq = self._queues.get((topic, queue_id))
-        if cq is None:
-            return
-        for i in range(0, min(below - cq.base, len(cq.units))):
-            cq.units[i] = None
-
-    def delete_expired_cq_files(self, topic: str, queue_id: int, below: int) -> None:
-        """Consume-queue files below ``below`` deleted (minOffset not yet corrected)."""
-        cq = self._queues.get((topic, queue_id))
-        if cq is None:
-            return
-        below = min(below, cq.max_offset)
-        if below > cq.base:
-            del cq.units[: below - cq.base]
-            cq.base = below
-
-    def correct_min_offset(self, topic: str, queue_id: int, below: int) -> None:
-        """ConsumeQueue#correctMinOffset: minOffset moves up to ``below`` (never down, never past max)."""
-        cq = self._queues.get((topic, queue_id))
-        if cq is not None:
-            cq.min_offset = max(cq.min_offset, min(below, cq.max_offset))
-
-    def expire_queue(self, topic: str, queue_id: int, below: int) -> None:
-        """Retention expiry of every offset < ``below``: all three stages at once."""
-        self.expire_commit_log(topic, queue_id, below)
-        self.delete_expired_cq_files(topic, queue_id, below)
-        self.correct_min_offset(topic, queue_id, below)
 
     # -- reads ----------------------------------------------------------------------------
     def has_queue(self, topic: str, queue_id: int) -> bool:
@@ -198,20 +323,22 @@ class MessageStore:
         return cq.max_offset if cq is not None else 0
 
     def look_message_by_offset(self, topic: str, queue_id: int, offset: int) -> MessageExt | None:
-        """The stored message at a queue offset, or None (removed, out of range, no queue)."""
+        """The stored message at a queue offset, or None (below the min offset, out of range,
+        its commit-log data gone, no queue)."""
         cq = self._queues.get((topic, queue_id))
-        if cq is None or offset < cq.base or offset >= cq.max_offset:
+        if cq is None or offset < max(cq.base, cq.min_offset) or offset >= cq.max_offset:
             return None
-        return cq.units[offset - cq.base]
+        msg = cq.units[offset - cq.base]
+        return None if self.is_removed(msg) else msg
 
     def look_message_by_commit_log_offset(self, commit_log_offset: int) -> MessageExt | None:
-        """DefaultMessageStore#lookMessageByOffset(commitLogOffset): a copy, None when unknown
-        or no longer in its consume queue (expired or deleted)."""
+        """DefaultMessageStore#lookMessageByOffset(commitLogOffset): a copy, None when unknown,
+        its commit-log file deleted, or no longer in its consume queue (deleted topic)."""
         msg = self._commit_log.get(commit_log_offset)
-        if msg is None:
+        if msg is None or self.is_removed(msg):
             return None
         cq = self._queues.get((msg.topic, msg.queue_id))
-        if cq is None or not cq.min_offset <= msg.queue_offset < cq.max_offset or \
+        if cq is None or not cq.base <= msg.queue_offset < cq.max_offset or \
                 cq.units[msg.queue_offset - cq.base] is not msg:
             return None
         return msg.copy()
@@ -221,6 +348,24 @@ class MessageStore:
         from reference.common.javalang import string_sort_key
 
         return sorted(self._queues, key=lambda k: (string_sort_key(k[0]), k[1]))
+
+    def _read(self, msg: MessageExt) -> MessageExt | None:
+        """CommitLog#getMessage(offsetPy, sizePy) for a unit pointing at ``msg``: None when its
+        file is gone -- except at commit-log position 0: findMappedFileByOffset(offset,
+        returnFirstOnNotFound = offset == 0) then answers the first file still there, and the
+        read returns the bytes at its start, i.e. that file's first message (a produced message
+        in the harness's layout, of the same size when it is of the same topic, body and
+        tags). The model follows Java there; a unit at position 0 whose size would differ
+        (not modelled: Java decodes whatever bytes are there) reads as removed."""
+        if not self.is_removed(msg):
+            return msg
+        if msg is not self._phy0 or self.commit_log_files() == 0:
+            return None
+        first = next((m for m in self._commit_log.values() if self._file_of[m.commit_log_offset] == self._min_file),
+                     None)
+        if first is None or first.topic != msg.topic or first.tags != msg.tags or len(first.body) != len(msg.body):
+            return None
+        return first
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
                     message_filter: MessageFilter = None, max_total_msg_size: int | None = None) -> GetMessageResult:
@@ -244,26 +389,33 @@ class MessageStore:
             result.next_begin_offset = next_offset_correction(next_begin, cq.base, self._slave, self._offset_check_in_slave)
             return result
         total = 0
+        skip_below_file = -1  # nextPhyFileStartOffset: units in the file of the last miss are skipped
         while next_begin < max_offset:
-            msg = cq.units[next_begin - cq.base]
+            unit = cq.units[next_begin - cq.base]
             if next_begin - offset > max_filter_count:
                 break
-            # isTheBatchFull (count and size limits once something was read)
-            if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + (msg.size if msg else 0) > max_pull_size):
+            # isTheBatchFull (count and size limits once something was read; sizePy of the unit)
+            if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + unit.size > max_pull_size):
                 break
             if total >= max_pull_size and total > 0:
                 break
             next_begin += 1
-            if msg is None:
-                if not result.messages:
-                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+            if self._file_of[unit.commit_log_offset] < skip_below_file:
                 continue
-            if message_filter is not None and not message_filter(msg):
+            # isMatchedByConsumeQueue (tags code in the unit) before the commit log is read
+            if message_filter is not None and not message_filter(unit):
                 if not result.messages:
                     result.status = GetMessageStatus.NO_MATCHED_MESSAGE
                 continue
+            msg = self._read(unit)
+            if msg is None:
+                if not result.messages:
+                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                skip_below_file = self._file_of[unit.commit_log_offset] + 1  # CommitLog#rollNextFile
+                continue
             result.messages.append(msg.copy())
-            total += max(msg.size, 1)  # an empty body still counts as read for isTheBatchFull
+            result.queue_offsets.append(unit.queue_offset)
+            total += max(unit.size, 1)  # an empty body still counts as read for isTheBatchFull
             result.status = GetMessageStatus.FOUND
             if len(result.messages) >= max_msg_nums:
                 # Java checks this at the top of the next iteration; breaking here changes
@@ -277,4 +429,4 @@ class MessageStore:
         cq = self._queues.get((topic, queue_id))
         if cq is None:
             return []
-        return [m for m in cq.units[max(0, cq.min_offset - cq.base):] if m is not None]
+        return [m for m in cq.units[max(0, cq.min_offset - cq.base):] if not self.is_removed(m)]

@@ -38,6 +38,7 @@ class TimerService:
         self._store = store
         self._precision = max(1, precision_ms)
         self._heap: list[tuple[int, int, MessageExt]] = []
+        self._copy_file: dict[int, int] = {}  # seq -> commit-log file of the parked copy
         self._seq = 0
         self._read_time = store.now() // self._precision * self._precision
         self._last_enqueue_time = 0
@@ -89,14 +90,24 @@ class TimerService:
             self._store.put_message(msg)
             return
         heapq.heappush(self._heap, (self.due_time(msg.deliver_time_ms), self._seq, msg))
+        self._copy_file[self._seq] = self._store.write_timer_copy()
         self._seq += 1
         self._last_enqueue_time = self._last_enqueue_store_time = self._store.now()
+
+    def parked_in_files(self, lo: int, hi: int) -> list[MessageExt]:
+        """Parked messages whose timer-topic copy is in commit-log files lo..hi-1."""
+        return [m for _, seq, m in self._heap if lo <= self._copy_file[seq] < hi]
 
     def timer_step(self, now: int) -> int:
         """Deliver every parked message that is due at ``now``; returns how many."""
         moved = 0
         while self._heap and self._heap[0][0] <= now:
-            _, _, msg = heapq.heappop(self._heap)
+            _, seq, msg = heapq.heappop(self._heap)
+            if self._store.file_removed(self._copy_file.pop(seq)):
+                # TimerMessageStore's dequeue reads the parked copy from the commit log
+                # (getMessageByCommitOffset); retention took its file: "the tr will never be
+                # processed afterwards", the message is dropped.
+                continue
             self._store.put_message(msg)
             moved += 1
         # dequeue has read every slot up to the write time (which never moves back:

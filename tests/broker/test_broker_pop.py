@@ -8,6 +8,7 @@ from tests.broker.conftest import make_broker
 
 def fill(b, n, queue=0, topic="T"):
     for i in range(n):
+        b.roll_commit_log()  # one commit-log file per message (the lockstep harness's layout)
         assert b.put_message(topic, queue, b"m%d" % i).code == rc.SUCCESS
 
 

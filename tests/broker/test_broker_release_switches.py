@@ -82,6 +82,7 @@ def test_initial_pop_offset_rules() -> None:
     # MAX once offset 0 is gone (retention): maxOffset - 1 on 5.5.0 as well
     b = make_broker("v5.5")
     for _ in range(3):
+        b.roll_commit_log()  # one commit-log file per message
         b.put_message("T", 0, b"m")
     b.expire("T", 0, 1)
     got = b.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV, init_mode=INIT_MODE_MAX)).result
@@ -131,6 +132,7 @@ def test_batch_ack_drops_offsets_outside_the_queue_and_answers_success() -> None
 
     b = make_broker("v5.5")
     for _ in range(2):
+        b.roll_commit_log()  # one commit-log file per message
         b.put_message("T", 0, b"m")
     msgs = b.pop(PopRequest("T", "G", queue_id=0, invisible_time=INV)).result.messages
     b.expire("T", 0, 1)

@@ -6,11 +6,19 @@ from reference.common.clock import VirtualClock
 from reference.common.message import MessageExt
 
 
-def store_with(n: int) -> MessageStore:
-    s = MessageStore(VirtualClock().now)
+def store_with(n: int, cq_file_units: int = 30_000) -> MessageStore:
+    """``n`` messages of T/0, one commit-log file each (the harness's layout)."""
+    s = MessageStore(VirtualClock().now, cq_file_units=cq_file_units)
     for i in range(n):
+        s.roll_commit_log()
         s.put_message(MessageExt("T", 0, body=b"m%d" % i, tags="a" if i % 2 == 0 else "b"))
     return s
+
+
+def expire(s: MessageStore, files: int) -> None:
+    """Both retention stages."""
+    s.delete_commit_log_files(files)
+    s.clean_consume_queues()
 
 
 def test_range_statuses_and_corrections():
@@ -22,7 +30,7 @@ def test_range_statuses_and_corrections():
     assert (r.status, r.next_begin_offset) == (S.OFFSET_OVERFLOW_BADLY, 5)
     r = s.get_message("G", "T", 1, 3, 32)
     assert (r.status, r.next_begin_offset) == (S.NO_MESSAGE_IN_QUEUE, 0)
-    s.expire_queue("T", 0, 2)
+    expire(s, 2)
     r = s.get_message("G", "T", 0, 0, 32)
     assert (r.status, r.next_begin_offset) == (S.OFFSET_TOO_SMALL, 2)
 
@@ -41,22 +49,82 @@ def test_filter_statuses():
     assert (r.status, r.next_begin_offset) == (S.NO_MATCHED_MESSAGE, 4)
 
 
-def test_retention_stages():
+def test_commit_log_stage_alone_answers_message_was_removing():
+    """Stage 1 (CleanCommitLogService): the units still point at deleted files."""
     s = store_with(5)
-    s.expire_commit_log("T", 0, 2)
-    r = s.get_message("G", "T", 0, 0, 32)
-    assert r.status is S.FOUND and r.message_queue_offsets == [2, 3, 4]
-    r = s.get_message("G", "T", 0, 0, 1)
-    assert r.message_queue_offsets == [2]
+    assert s.delete_commit_log_files(2) == 2 and s.commit_log_files() == 3
+    r = s.get_message("G", "T", 0, 1, 32)
+    assert r.status is S.FOUND and r.message_queue_offsets == [2, 3, 4] and r.next_begin_offset == 5
+    assert s.get_min_offset_in_queue("T", 0) == 0  # min not corrected yet
     s2 = store_with(3)
-    s2.expire_commit_log("T", 0, 3)
-    assert s2.get_message("G", "T", 0, 0, 32).status is S.MESSAGE_WAS_REMOVING
-    s3 = store_with(5)
-    s3.delete_expired_cq_files("T", 0, 3)
+    assert s2.delete_commit_log_files(5) == 2  # never the newest file
+    r = s2.get_message("G", "T", 0, 1, 32)
+    assert (r.status, r.message_queue_offsets) == (S.FOUND, [2])
+    r = s2.get_message("G", "T", 0, 1, 1)
+    assert (r.status, r.message_queue_offsets) == (S.FOUND, [2])
+    s3 = store_with(4)
+    s3.put_message(MessageExt("T", 1, body=b"x"))  # same file as offset 3
+    s3.roll_commit_log()
+    s3.put_message(MessageExt("T", 1, body=b"y"))
+    assert s3.delete_commit_log_files(4) == 4
     r = s3.get_message("G", "T", 0, 1, 32)
-    assert (r.status, r.next_begin_offset) == (S.OFFSET_FOUND_NULL, 3)
-    s3.correct_min_offset("T", 0, 3)
-    assert s3.get_message("G", "T", 0, 1, 32).status is S.OFFSET_TOO_SMALL
+    assert (r.status, r.messages, r.next_begin_offset) == (S.MESSAGE_WAS_REMOVING, [], 4)
+    assert s3.look_message_by_offset("T", 0, 2) is None
+
+
+def test_consume_queue_stage_corrects_min_offsets():
+    """Stage 2 (CleanConsumeQueueService → ConsumeQueue#correctMinOffset), all queues."""
+    s = store_with(5)
+    s.put_message(MessageExt("T", 1, body=b"q1"))  # in the file of T/0 offset 4
+    assert not s.clean_consume_queues()  # the commit log's min offset has not moved: nothing runs
+    s.delete_commit_log_files(2)
+    assert s.clean_consume_queues()
+    assert s.get_min_offset_in_queue("T", 0) == 2 and s.get_min_offset_in_queue("T", 1) == 0
+    r = s.get_message("G", "T", 0, 1, 32)
+    assert (r.status, r.next_begin_offset) == (S.OFFSET_TOO_SMALL, 2)
+    assert not s.clean_consume_queues()  # lastPhysicalMinOffset: once per move
+
+
+def test_a_queue_with_nothing_left_gets_min_equal_max():
+    s = store_with(3)
+    s.roll_commit_log()
+    s.put_message(MessageExt("T", 1, body=b"z"))
+    expire(s, 3)
+    assert (s.get_min_offset_in_queue("T", 0), s.get_max_offset_in_queue("T", 0)) == (3, 3)
+    assert s.get_message("G", "T", 0, 0, 32).status is S.OFFSET_TOO_SMALL
+
+
+def test_consume_queue_files_go_only_when_their_last_unit_is_gone():
+    """deleteExpiredFileByOffset: whole CQ files, never the newest; reads below: OFFSET_FOUND_NULL
+    until correctMinOffset (which runs in the same call) -- so only the min offset shows."""
+    s = store_with(7, cq_file_units=2)
+    expire(s, 3)
+    assert s.get_min_offset_in_queue("T", 0) == 3
+    r = s.get_message("G", "T", 0, 3, 32)
+    assert r.message_queue_offsets == [3, 4, 5, 6]
+
+
+def test_phy_offset_zero_reads_the_first_remaining_file():
+    """CommitLog#getMessage → findMappedFileByOffset(0, returnFirstOnNotFound = true): the unit of
+    the store's first message reads the first message of the oldest remaining file (Java, both
+    releases: msgOffsetInfo 0,2,3 with messages m2, m2, m3)."""
+    s = store_with(4)
+    s.delete_commit_log_files(2)
+    r = s.get_message("G", "T", 0, 0, 32)
+    assert r.status is S.FOUND and r.message_queue_offsets == [0, 2, 3]
+    assert [m.body for m in r.messages] == [b"m2", b"m2", b"m3"]
+    # the second unit (phy 1) reads as removed; the first one only is special
+    r = s.get_message("G", "T", 0, 1, 32)
+    assert r.message_queue_offsets == [2, 3]
+
+
+def test_a_wrong_retention_answer_is_caught():
+    """The checks above fail on a store that corrects min offsets in the commit-log stage."""
+    s = store_with(5)
+    s.delete_commit_log_files(2)
+    s.clean_consume_queues()  # what a one-stage model would do at once
+    r = s.get_message("G", "T", 0, 1, 32)
+    assert r.status is not S.FOUND  # so test_commit_log_stage_alone_... would fail on such a model
 
 
 def test_topic_delete_and_recreate_restarts_offsets():

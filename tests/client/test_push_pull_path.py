@@ -142,6 +142,7 @@ def test_offset_illegal_drops_the_queue_and_fixes_the_offset_ten_seconds_later()
     broker, clock = _world()
     consumer = _consumer(broker, clock)
     for _ in range(5):
+        broker.roll_commit_log()  # one commit-log file per message
         broker.put_message(TOPIC, 0, b"x")
     broker.expire(TOPIC, 0, 3)
     mq = MessageQueue(TOPIC, broker.broker_name, 0)

@@ -45,7 +45,7 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # popverify/findings attribution sweeps; each names a different finding.
 KNOWN_RUNS = [
     ("v5.0", "pop", 11, 400, "ALO-2/F1"),  # seed 1 showed it until the revive window fix (now F1&F3 joint)
-    ("v5.0", "pop", 11, 400, "CKM-1/F2"),
+    ("v5.0", "pop", 52, 400, "CKM-1/F2"),  # seed 11 showed it until retention went by commit-log files
     ("v5.0", "pop", 152, 400, "ALO-2/F3"),
     ("v5.5", "pop", 230, 400, "CKM-1/F4"),
     ("v5.0", "pop", 4, 400, "ALO-1/F7"),
@@ -72,11 +72,11 @@ def test_each_switch_removes_exactly_its_finding(profile: str, mode: str, seed: 
 
 
 def test_f6_schedule_is_attributed_to_f6() -> None:
-    config = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=True, faults=("expire",), drain=False)
+    config = ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=True, faults=("expire",), drain=False)
     pop = [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
     schedule = [Action("produce", (0,)), *pop, Action("ack", (0, 0)), Action("advance", (200,)),
-                Action("produce", (0,)), *pop, Action("produce", (0,)), Action("expire", (0, 3)), *pop,
-                Action("advance", (10_000,))]
+                Action("produce", (0,)), *pop, Action("produce", (0,)), Action("produce", (1,)),  # a newer file
+                Action("expire", (0, 3)), *pop, Action("advance", (10_000,))]
     for profile in ("v5.0", "v5.5"):
         result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
         assert attribute(result) == (Signature("OFF-2", ("F6",)),)

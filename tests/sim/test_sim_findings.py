@@ -76,14 +76,15 @@ def test_properties_expected_to_hold_are_clean_on_fault_free_default_runs() -> N
 def test_f6_scan_commit_offset_undoes_a_retention_correction() -> None:
     """F6: an OFFSET_TOO_SMALL correction commits the min offset; the buffer's older
     nextBeginOffset is committed after it and the offset moves back (OFF-2)."""
-    config = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=True, faults=("expire",), drain=False)
+    config = ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=True, faults=("expire",), drain=False)
 
     def pop() -> list[Action]:
         return [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
 
     schedule = [Action("produce", (0,)), *pop(), Action("ack", (0, 0)), Action("advance", (200,)),  # committed 1
                 Action("produce", (0,)), *pop(),  # CK of offset 1 in the buffer, nextBeginOffset 2 queued
-                Action("produce", (0,)), Action("expire", (0, 3)),  # retention: min offset 3
+                Action("produce", (0,)), Action("produce", (1,)),  # offset 2; a newer commit-log file (queue 1)
+                Action("expire", (0, 3)),  # retention: files of offsets 0..2 (never the newest): min offset 3
                 *pop(),  # OFFSET_TOO_SMALL at 2: commits 3
                 Action("advance", (10_000,))]  # the CK is stored; scanCommitOffset commits 2
     for profile in ("v5.0", "v5.5"):
@@ -101,14 +102,15 @@ def test_f6_also_happens_with_buffer_merge_off() -> None:
     queues nextBeginOffset in PopBufferMergeService's commit queue, committed by the next
     scanCommitOffset (every 5 ms). A retention correction between the pop and that scan is
     undone the same way; the window is one scan period instead of the CK's buffer time."""
-    config = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=False, faults=("expire",), drain=False)
+    config = ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=False, faults=("expire",), drain=False)
 
     def pop() -> list[Action]:
         return [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
 
     schedule = [Action("produce", (0,)), *pop(), Action("ack", (0, 0)), Action("advance", (200,)),  # committed 1
                 Action("produce", (0,)), *pop(),  # CK of offset 1 stored; nextBeginOffset 2 queued, no scan yet
-                Action("produce", (0,)), Action("expire", (0, 3)),  # retention: min offset 3
+                Action("produce", (0,)), Action("produce", (1,)),  # offset 2; a newer commit-log file (queue 1)
+                Action("expire", (0, 3)),  # retention: files of offsets 0..2 (never the newest): min offset 3
                 *pop(),  # OFFSET_TOO_SMALL at 2: commits 3
                 Action("scan")]  # scanCommitOffset commits the queued 2
     for profile in ("v5.0", "v5.5"):

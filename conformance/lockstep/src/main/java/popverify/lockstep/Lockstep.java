@@ -360,6 +360,7 @@ public final class Lockstep {
             Broker b = new Broker(version, s, dir, c, store, timer, woken);
             long t1 = System.nanoTime();
             store.start();
+            RetentionOps.quietCleaners(store);  // retention only on request (RetentionOps)
             b.takeOverReput();
             // TimerFlushService is not started: every timerFlushIntervalMs (1 s of wall-clock
             // time, a period no schedule controls) it writes the timer to disk, comparing its
@@ -653,6 +654,7 @@ public final class Lockstep {
                 case "settle":
                     settleStore();
                     return new JSONObject();
+                case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 default:
                     throw new IllegalArgumentException("unknown op " + op);
             }

@@ -18,6 +18,14 @@ final class Setup {
     }
 
     static MessageStore build(BrokerController c, MessageStoreConfig msc, String version, long now) throws Exception {
+        // Commit-log files of 1 MB: retention deletes whole files, and the replay ends a file
+        // before each producer put (RetentionOps rollCommitLog), so a file holds one produced
+        // message and what the broker writes until the next one (CKs, ACKs, timer and retry
+        // copies: a few hundred bytes each). The consume queue keeps 30000 units a file, more
+        // than any schedule writes to one queue, so its files are never deleted (only the
+        // newest is kept by deleteExpiredFileByOffset) and retention moves min offsets only.
+        msc.setMappedFileSizeCommitLog(1024 * 1024);
+        msc.setMappedFileSizeConsumeQueue(30_000 * 20);
         if (version.startsWith("5.0.")) {
             return build500(c, msc, now);
         }

@@ -1,0 +1,89 @@
+"""Retention and topic deletion replayed on RocketMQ's real store (RetentionOps, spec/conformance.md
+"Retention and topic deletion"): F6 and F7 on 5.0.0, the stages one at a time, and a model
+that reads deleted data differently from Java is caught."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from popverify.conformance.confirm import run_lockstep
+from popverify.conformance.lockstep import LockstepClient
+from popverify.findings.finding_traces import FINDING_TRACES
+from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.store import MessageStore
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+STAGED = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=False,
+                        faults=("expire_commit_log", "clean_consume_queue"), drain=False)
+
+
+def _pop(queue: int = 0) -> list[Action]:
+    return [Action("pop", (0, queue, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
+
+
+# Four messages, one commit-log file each; the commit-log stage takes files 0 and 1; a POP
+# between the stages; the consume-queue stage; a POP after it.
+PHY0 = [Action("produce", (0,))] * 4 + [Action("expire_commit_log", (2,))] + _pop() + \
+    [Action("clean_consume_queue", ())] + _pop()
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[LockstepClient]:
+    c = LockstepClient("5.0.0")
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("fid, prop", [("F6", "OFF-2"), ("F7", "ALO-1")])
+def test_finding_reproduces_on_5_0_0(client: LockstepClient, fid: str, prop: str) -> None:
+    t = FINDING_TRACES[fid]
+    v = run_lockstep("v5.0", 0, t.config, t.schedule, client)
+    assert v.status == "agrees", v.to_json()
+    assert prop in v.java_violations and prop in v.model_violations, v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_stages_one_at_a_time_agree(client: LockstepClient) -> None:
+    """Between the stages Java's POP reads the unit at commit-log position 0 from the first
+    remaining file: m2 twice in one answer (msgOffsetInfo 0,2,3); the model does the same."""
+    v = run_lockstep("v5.0", 0, STAGED, PHY0, client)
+    assert v.status == "agrees", v.to_json()
+    assert "INV-1" in v.java_violations  # the same message twice in one POP answer
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_that_reads_deleted_data_as_removed_is_caught(client: LockstepClient,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the position-0 oddity the model answers m2, m3 where Java answers m2, m2, m3."""
+    monkeypatch.setattr(MessageStore, "_read", lambda self, msg: None if self.is_removed(msg) else msg)
+    v = run_lockstep("v5.0", 0, STAGED, PHY0, client)
+    assert v.status == "diverges", v.to_json()
+    assert v.step == 7 and v.action == ("pop_step", 0), v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_that_deletes_the_newest_file_is_caught(client: LockstepClient,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """MappedFileQueue#deleteExpiredFileByTime keeps the newest file; a model that deletes it
+    diverges at the retention step."""
+    def delete_all(self: MessageStore, count: int) -> int:
+        n = max(0, min(count, self.commit_log_files()))
+        self._min_file += n
+        return n
+    monkeypatch.setattr(MessageStore, "delete_commit_log_files", delete_all)
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("expire_commit_log", (5,))]
+    v = run_lockstep("v5.0", 0, STAGED, schedule, client)
+    assert v.status == "diverges", v.to_json()
+    assert v.step == 2 and v.key == ".response.deleted" and (v.model, v.java) == (2, 1), v.to_json()
