@@ -52,7 +52,6 @@ NOT_DRIVEN = {
     "send_message_back_as_normal_message": "the client's fallback send to %RETRY% (a producer send)",
     "lock_batch_mq": "orderly queue locks (LOCK_BATCH_MQ is not driven)",
     "unlock_batch_mq": "orderly queue locks (UNLOCK_BATCH_MQ is not driven)",
-    "expire": "store retention (the harness deletes no commit-log files)",
     "delete_topic": "topic deletion",
 }
 QUERY_NOT_FOUND = 22  # ResponseCode.QUERY_NOT_FOUND
@@ -354,6 +353,12 @@ class PushLockstep:
             a = self._call({"op": "searchOffset", "topic": mq.topic, "queueId": mq.queue_id,
                             "timestamp": to_java_time(ts) if ts > 0 else 0})
             return {"offset": res}, {"offset": a.get("offset", a.get("error"))}
+        if name == "expire":
+            topic, qid, below = args[0], args[1], args[2]
+            a = self._call({"op": "expireQueue", "topic": topic, "queueId": qid, "below": below})
+            b = self.driver.broker
+            return ({"min": b.min_offset(topic, qid), "max": b.max_offset(topic, qid)},
+                    {"min": a.get("min", a.get("error")), "max": a.get("max")})
         if name == "restart":
             a = self._call({"op": "restart"})
             return {}, ({"error": a["error"]} if "error" in a else {})

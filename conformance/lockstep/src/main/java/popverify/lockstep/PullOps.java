@@ -97,6 +97,8 @@ final class PullOps {
                     String.valueOf(Lockstep.boundedLong(req, "timestamp", -1, 0, Long.MAX_VALUE)));
             case "pushState":
                 return ops.state(req);
+            case "expireQueue":
+                return ops.expireQueue(req);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -338,6 +340,40 @@ final class PullOps {
         JSONObject o = new JSONObject(true);
         o.put("woken", answers);
         o.put("stillHeld", sent.size());
+        return o;
+    }
+
+    /** Retention of one queue's offsets below `below` (the model's `expire` fault): the last step
+     * of DefaultMessageStore's clean-up after CommitLog files expired, CleanConsumeQueueService
+     * calling ConsumeQueue#correctMinOffset with the commit log's new minimum -- here the commit-log
+     * position of the queue's entry at `below` (the position after its last entry when `below`
+     * is its max offset). The commit-log file itself is not deleted: the schedules write a few
+     * kilobytes into one file, and reads below the min offset answer OFFSET_TOO_SMALL from the
+     * consume queue's minimum before the commit log is read (DefaultMessageStore#getMessage). */
+    JSONObject expireQueue(JSONObject req) throws Exception {
+        String topic = Lockstep.required(req, "topic");
+        int queueId = Lockstep.bounded(req, "queueId", -1, 0, 1023);
+        long below = Lockstep.boundedLong(req, "below", -1, 0, Long.MAX_VALUE);
+        org.apache.rocketmq.store.queue.ConsumeQueueInterface cq = broker.store.getConsumeQueue(topic, queueId);
+        if (cq == null) {
+            throw new IllegalArgumentException("no consume queue " + topic + ":" + queueId);
+        }
+        long max = broker.store.getMaxOffsetInQueue(topic, queueId);
+        if (below > max) {
+            throw new IllegalArgumentException("below " + below + " is past the max offset " + max);
+        }
+        long phy;
+        if (below < max) {
+            org.apache.rocketmq.store.queue.CqUnit unit = cq.get(below);
+            phy = unit.getPos();
+        } else {
+            org.apache.rocketmq.store.queue.CqUnit last = cq.get(max - 1);
+            phy = last.getPos() + last.getSize();
+        }
+        cq.correctMinOffset(phy);
+        JSONObject o = new JSONObject(true);
+        o.put("min", broker.store.getMinOffsetInQueue(topic, queueId));
+        o.put("max", broker.store.getMaxOffsetInQueue(topic, queueId));
         return o;
     }
 
