@@ -38,6 +38,16 @@ def _load(path: str) -> dict[str, Any]:
     if spec["mode"] == "push" and spec["mutant"] is not None:
         raise UsageError(f"{path} is the push counterexample of mutant {spec['mutant']!r}; the mutation exists "
                          f"only in the model")
+    if spec["mode"] == "push":
+        from popverify.sim.push_driver import PUSH_MODE_ACTIONS
+
+        specs = {a.name: a for a in PUSH_MODE_ACTIONS}
+        for action in spec["schedule"]:
+            if action.kind in specs:
+                try:
+                    specs[action.kind].check(action.args)
+                except ValueError as err:  # checked here, before any JVM starts
+                    raise UsageError(f"{path}: {err}") from err
     if spec["profile"] not in RELEASES:
         raise UsageError(f"{path}: profile {spec['profile']!r} has no RocketMQ release; known: {', '.join(RELEASES)}")
     if not spec["schedule"]:
