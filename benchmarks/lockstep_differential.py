@@ -2,7 +2,12 @@
 real broker classes (spec/conformance.md "Lockstep replay"), with the harness's costs.
 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
-       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress]
+       [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--first-case 0] [--out FILE] [--progress]
+       [--mode pop|push]
+
+``--mode push`` replays push swarm schedules instead (popverify/conformance/push_lockstep.py:
+every PULL_MESSAGE, consumer-offset, heartbeat and offset request on the real processors); the
+buffer-scan-order explanation below is POP-only.
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -152,12 +157,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-case", type=_bounded(0, 100_000), default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--mode", choices=("pop", "push"), default="pop",
+                        help="pop: POP swarm schedules (default); push: push swarm schedules "
+                             "(popverify/conformance/push_lockstep.py)")
     args = parser.parse_args(argv)
     profiles = [p for p in args.profiles.split(",") if p]
     unknown = [p for p in profiles if p not in RELEASES]
     if unknown or not profiles:
         parser.error(f"unknown profile(s) {unknown}; known: {', '.join(RELEASES)}")
-    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "profiles": {}}
+    results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "mode": args.mode, "profiles": {}}
     diverged = False
     for profile in profiles:
         release = RELEASES[profile]
@@ -180,8 +188,14 @@ def main(argv: list[str] | None = None) -> int:
                         order_cases.append(int(hit.group(1)))
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
-                part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
+                if args.mode == "push":
+                    from popverify.conformance.push_lockstep import push_differential
+
+                    part = push_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
                                              first_case=args.first_case + done, progress=progress)
+                else:
+                    part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
+                                                 first_case=args.first_case + done, progress=progress)
                 merge(report, part)
                 for case in order_cases:
                     (explained["buffer scan order (shifted clocks)"] if explain_order(

@@ -378,3 +378,49 @@ def run_push_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule:
                       client: LockstepClient, release: str | None = None) -> Verdict:
     """Replay one push schedule on the model and on ``client``'s release; the verdict."""
     return PushLockstep(profile, seed, config, client, release).run(schedule)
+
+
+def push_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
+                      progress: Callable[[str], None] = lambda _: None, clock: Callable[[], float] | None = None,
+                      first_case: int = 0) -> Any:
+    """``cases`` push swarm schedules of ``steps`` drawn actions on ``profile`` (a StatefulReport:
+    agree / diverge / out-of-scope counts, each divergence class with its first example). Case
+    k's configuration and schedule depend only on ``seed`` and k (a run in chunks is the same
+    run); the schedule is drawn by the model alone first, then replayed in lockstep."""
+    from popverify.conformance.confirm import StatefulReport, divergence_class
+    from popverify.sim.scenario import run_scenario
+    from reference.common.javalang import JavaRandom
+
+    report = StatefulReport(profile, RELEASES[profile])
+    for case in range(first_case, first_case + cases):
+        rng = JavaRandom(seed * 1_000_003 + case)
+        config = ScenarioConfig.draw(rng, mode="push")
+        run_seed = rng.next_int(1 << 30)
+        drawer = PushDriver(profile, run_seed, config, False, False)
+        drawer.run(steps, None)
+        schedule = tuple(drawer.schedule)
+        t0 = clock() if clock else 0.0
+        verdict = run_push_lockstep(profile, run_seed, config, schedule, client)
+        if clock is not None:
+            t1 = clock()
+            run_scenario(profile, run_seed, 0, mode="push", config=config, schedule=schedule)
+            report.model_seconds += clock() - t1
+            report.seconds += t1 - t0
+        report.cases += 1
+        report.steps += verdict.steps
+        if verdict.status == "agrees":
+            report.agree += 1
+        elif verdict.status == "out of scope":
+            report.out_of_scope += 1
+            reason = f"{verdict.action[0] if verdict.action else '?'}: {verdict.why}"
+            report.out_of_scope_reasons[reason] = report.out_of_scope_reasons.get(reason, 0) + 1
+        else:
+            report.diverge += 1
+            cls = divergence_class(verdict)
+            entry = report.classes.setdefault(cls, {"count": 0, "example": {
+                "case": case, "seed": run_seed, "config": config.to_json(), "step": verdict.step,
+                "action": list(verdict.action), "key": verdict.key, "model": verdict.model, "java": verdict.java,
+                "schedule": [a.to_json() for a in schedule[:(verdict.step or 0) + 1]]}})
+            entry["count"] += 1
+        progress(f"{profile} case {case}: {verdict.headline()}")
+    return report
