@@ -50,8 +50,6 @@ NOT_DRIVEN = {
     "consumer_send_msg_back": "consumer send-back (CONSUMER_SEND_MSG_BACK goes through a delay level to "
                               "ScheduleMessageService, which the harness does not run)",
     "send_message_back_as_normal_message": "the client's fallback send to %RETRY% (a producer send)",
-    "lock_batch_mq": "orderly queue locks (LOCK_BATCH_MQ is not driven)",
-    "unlock_batch_mq": "orderly queue locks (UNLOCK_BATCH_MQ is not driven)",
     "delete_topic": "topic deletion",
 }
 QUERY_NOT_FOUND = 22  # ResponseCode.QUERY_NOT_FOUND
@@ -353,6 +351,15 @@ class PushLockstep:
             a = self._call({"op": "searchOffset", "topic": mq.topic, "queueId": mq.queue_id,
                             "timestamp": to_java_time(ts) if ts > 0 else 0})
             return {"offset": res}, {"offset": a.get("offset", a.get("error"))}
+        if name in ("lock_batch_mq", "unlock_batch_mq"):
+            group, client_id, mqs = args[0], args[1], args[2]
+            mq_set = [{"topic": mq.topic, "brokerName": mq.broker_name, "queueId": mq.queue_id} for mq in mqs]
+            a = self._call({"op": "lockBatch" if name == "lock_batch_mq" else "unlockBatch", "clientId": client_id,
+                            "group": group, "mqSet": mq_set})
+            if name == "unlock_batch_mq":
+                return {"code": rc.SUCCESS}, {"code": a.get("code", a.get("error"))}
+            return ({"code": rc.SUCCESS, "locked": sorted(f"{mq.topic}:{mq.queue_id}" for mq in res)},
+                    {"code": a.get("code", a.get("error")), "locked": a.get("locked")})
         if name == "expire":
             topic, qid, below = args[0], args[1], args[2]
             a = self._call({"op": "expireQueue", "topic": topic, "queueId": qid, "below": below})

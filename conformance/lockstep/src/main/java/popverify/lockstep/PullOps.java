@@ -43,6 +43,8 @@ final class PullOps {
     private static final int HEART_BEAT = 34;
     private static final int UNREGISTER_CLIENT = 35;
     private static final int GET_CONSUMER_LIST_BY_GROUP = 38;
+    private static final int LOCK_BATCH_MQ = 41;
+    private static final int UNLOCK_BATCH_MQ = 42;
 
     private static final Map<Lockstep.Broker, PullOps> BY_BROKER = new WeakHashMap<>();
 
@@ -99,6 +101,10 @@ final class PullOps {
                 return ops.state(req);
             case "expireQueue":
                 return ops.expireQueue(req);
+            case "lockBatch":
+                return ops.lockBatch(req, LOCK_BATCH_MQ);
+            case "unlockBatch":
+                return ops.lockBatch(req, UNLOCK_BATCH_MQ);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -179,6 +185,43 @@ final class PullOps {
         RemotingCommand request = broker.request(HEART_BEAT, new TreeMap<>());
         request.setBody(data.toJSONString().getBytes(StandardCharsets.UTF_8));
         return codeOf(call(clientManage, clientId, request));
+    }
+
+    /** LOCK_BATCH_MQ / UNLOCK_BATCH_MQ through AdminBrokerProcessor (RebalanceLockManager; the
+     * client's RebalanceImpl#lock / #unlock send onlyThisBroker false, and lockInStrictMode is off
+     * by default, so only this broker's lock manager answers). The body is LockBatchRequestBody's
+     * / UnlockBatchRequestBody's JSON; LOCK answers LockBatchResponseBody's lockOKMQSet. */
+    JSONObject lockBatch(JSONObject req, int code) throws Exception {
+        String clientId = Lockstep.required(req, "clientId");
+        JSONArray queues = req.getJSONArray("mqSet");
+        if (queues == null) {
+            throw new IllegalArgumentException("missing field mqSet");
+        }
+        JSONObject body = new JSONObject(true);
+        body.put("consumerGroup", group(req));
+        body.put("clientId", clientId);
+        body.put("onlyThisBroker", false);
+        body.put("mqSet", queues);
+        RemotingCommand request = broker.request(code, new TreeMap<>());
+        request.setBody(body.toJSONString().getBytes(StandardCharsets.UTF_8));
+        RemotingCommand response = call(admin, clientId, request);
+        JSONObject o = codeOf(response);
+        if (code == LOCK_BATCH_MQ) {
+            JSONArray locked = new JSONArray();
+            if (response != null && response.getCode() == 0 && response.getBody() != null) {
+                JSONArray ok = JSONObject.parseObject(new String(response.getBody(), StandardCharsets.UTF_8))
+                    .getJSONArray("lockOKMQSet");
+                List<String> keys = new ArrayList<>();
+                for (Object mq : ok == null ? new JSONArray() : ok) {
+                    JSONObject m = (JSONObject) mq;
+                    keys.add(m.getString("topic") + ":" + m.getIntValue("queueId"));
+                }
+                java.util.Collections.sort(keys);
+                locked.addAll(keys);
+            }
+            o.put("locked", locked);
+        }
+        return o;
     }
 
     JSONObject unregister(JSONObject req) throws Exception {
