@@ -29,12 +29,17 @@ TRACES = Path(__file__).resolve().parents[2] / "spec" / "findings" / "traces"
 CONFIG = ScenarioConfig(queues=2, consumers=2, consume_fail_percent=0, faults=("restart",), drain=True,
                         actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold", "consume",
                                  "persist", "consumer_timer", "advance"))
-SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("pull", (0,)), Action("pull", (1,)),
-            Action("deliver", (0, 0)), Action("deliver", (1, 0)), Action("consume", (0, False)),
-            Action("consume", (1, False)), Action("persist", (0,)), Action("persist", (1,)), Action("pull", (0,)),
-            Action("pull", (1,)), Action("produce", (0,)), Action("hold",), Action("deliver", (0, 0)),
-            Action("consume", (0, False)), Action("advance", (6000,)), Action("hold",), Action("restart",),
-            Action("rebalance", (0,)), Action("pull", (0,)), Action("deliver", (0, 0)), Action("advance", (1000,))]
+SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("rebalance", (0,)), Action("advance", (600,)),
+            Action("pull", (0,)), Action("pull", (1,)), Action("deliver", (0, 0)), Action("deliver", (1, 0)),
+            Action("consume", (0, False)), Action("consume", (1, False)), Action("persist", (0,)),
+            Action("persist", (1,)),
+            # c1's next pull finds queue 1 empty: held; the put wakes it; hold hands the answer over
+            Action("pull", (1,)), Action("produce", (1,)), Action("hold",), Action("deliver", (1, 0)),
+            Action("consume", (1, False)),
+            # held again, and answered by checkHoldRequest once its 15 s suspend time is up
+            Action("pull", (1,)), Action("advance", (16000,)), Action("hold",),
+            Action("restart",), Action("rebalance", (0,)), Action("advance", (600,)), Action("pull", (0,)),
+            Action("deliver", (0, 0)), Action("advance", (1000,))]
 
 
 def _trace(tmp_path: Path, profile: str, schedule: list[Action], config: ScenarioConfig = CONFIG,
@@ -92,7 +97,16 @@ def test_a_push_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     path = _trace(tmp_path, profile, SCHEDULE)
     spec = run_spec(read_trace(path))
-    with LockstepClient(RELEASES[profile]) as client:
+    woken: list[tuple[int, int, int]] = []
+    observe = pl.PushLockstep._observe
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, call: pl.Call) -> tuple[object, object]:
+        model, java = observe(self, i, action, call)
+        if call.name == "pull_hold_step" and java and action.kind == "hold":
+            woken.append((i, len(java), java[0]["response"]["code"]))  # type: ignore[index]
+        return model, java
+    with LockstepClient(RELEASES[profile]) as client, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pl.PushLockstep, "_observe", spy)
         ls = pl.PushLockstep(profile, spec["seed"], spec["config"], client)
         verdict = ls.run(spec["schedule"])
     assert verdict.status == "agrees", verdict.to_json()
@@ -101,6 +115,7 @@ def test_a_push_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str,
     for name in ("register_consumer", "query_consumer_offset", "put_message", "pull_message",
                  "pull_hold_step", "update_consumer_offset", "restart", "get_consumer_id_list"):
         assert ls.calls_compared.get(name, 0) > 0, (name, ls.calls_compared)
+    assert woken == [(14, 1, 0), (19, 1, 19)], woken  # (step, answers, code): the put's wake, the time-out's
     # the CLI: exit 0, and the same trace gives the same bytes
     assert main(["confirm", str(path), "--json"]) == 0
     first = capsys.readouterr().out
