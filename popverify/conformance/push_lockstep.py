@@ -16,8 +16,10 @@ queue ranges of the topic and the group's retry topic). The first difference is 
 
 The client side (RebalancePushImpl, ProcessQueue, the offset store, consume services) is the
 model's on both sides: Java's answers are compared with the model's, never fed to the model.
-What the harness cannot send is "out of scope" with the reason, never skipped: consumer
-send-back (the delay-level path through ScheduleMessageService), orderly locks, topic deletion.
+Consumer send-back goes through SendMessageProcessor (CONSUMER_SEND_MSG_BACK) into the delay-level
+queues; ScheduleMessageService's delivery tasks run when the model's schedule service does
+(``timer_step``). What the harness cannot send is "out of scope" with the reason, never
+skipped: the client's fallback send to %RETRY% and topic deletion.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import attrs
 
 from popverify.conformance.confirm import Diverged, OutOfScope, Verdict, _first_difference
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time
-from popverify.sim.push_driver import GROUP, RETRY_TOPIC, TOPIC, PushDriver
+from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, PushDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker import response_code as rc
 from reference.broker.broker import Broker
@@ -47,8 +49,6 @@ RECORDED = ("put_message", "pull_message", "pull_hold_step", "register_consumer"
             "unlock_batch_mq", "restart", "expire", "delete_topic", "timer_step", "offset_flush_step")
 # Calls with no harness counterpart: why (reported as out of scope at the step that makes one).
 NOT_DRIVEN = {
-    "consumer_send_msg_back": "consumer send-back (CONSUMER_SEND_MSG_BACK goes through a delay level to "
-                              "ScheduleMessageService, which the harness does not run)",
     "send_message_back_as_normal_message": "the client's fallback send to %RETRY% (a producer send)",
     "delete_topic": "topic deletion",
 }
@@ -200,6 +200,10 @@ class PushLockstep:
         self.requests = 0
         self.notes: set[str] = set()
         self.calls_compared: dict[str, int] = {}  # requests compared, by model broker method
+        # model commit-log offset -> the same message's on Java (paired in agreeing pull answers):
+        # CONSUMER_SEND_MSG_BACK names a message by its commit-log offset, which differs
+        self._java_phy: dict[int, int] = {}
+        self._sent_back = False  # from the first send-back on, every timer_step steps Java's schedule
         self._java_now: int | None = None
         self.recorder = _Recorder(lambda: 0)
         with recording(self.recorder):
@@ -302,13 +306,24 @@ class PushLockstep:
                             "maxMsgNums": h.max_msg_nums, "sysFlag": h.sys_flag, "commitOffset": h.commit_offset,
                             "suspendTimeoutMillis": h.suspend_timeout_millis, "subscription": h.subscription,
                             "subVersion": h.sub_version})
-            return model_pull(res), java_pull(a)
+            model, java = model_pull(res), java_pull(a)
+            if res is not None and model == java:
+                for m, j in zip(res.messages, a.get("messages") or []):
+                    self._java_phy[m.commit_log_offset] = j["commitLogOffset"]
+            return model, java
         if name == "pull_hold_step":
             a = self._call({"op": "pullHeld"})
             model = sorted((_woken_key({"clientId": h.client_id or "client", "topic": h.topic, "queueId": h.queue_id,
                                         "queueOffset": h.queue_offset, "response": model_pull(r)}) for h, r in res))
             if "error" in a:
                 return model, {"error": a["error"]}
+            by_request = {(h.client_id or "client", h.topic, h.queue_id, h.queue_offset): r for h, r in res}
+            for w in a.get("woken") or []:
+                q = w.get("request") or {}
+                r = by_request.get((w.get("clientId"), q.get("topic"), q.get("queueId"), q.get("queueOffset")))
+                if r is not None:
+                    for m, j in zip(r.messages, (w.get("response") or {}).get("messages") or []):
+                        self._java_phy[m.commit_log_offset] = j["commitLogOffset"]
             java = sorted(_woken_key({**{k: (w.get("request") or {}).get(k) for k in ("topic", "queueId", "queueOffset")},
                                       "clientId": w.get("clientId"), "response": java_pull(w.get("response") or {})})
                           for w in a.get("woken") or [])
@@ -374,10 +389,22 @@ class PushLockstep:
                 return None, None
             a = self._call({"op": "flush"})
             return {}, ({"error": a["error"]} if "error" in a else {})
+        if name == "consumer_send_msg_back":
+            group, msg, delay_level, max_times = args[0], args[1], args[2], args[3]
+            phy = self._java_phy.get(msg.commit_log_offset)
+            if phy is None:
+                raise OutOfScope(i, action, "send-back of a message Java never delivered to this run")
+            a = self._call({"op": "sendBack", "clientId": "client", "group": group, "offset": phy,
+                            "delayLevel": delay_level, "originTopic": msg.topic,
+                            "originMsgId": msg.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX) or "",
+                            "maxReconsumeTimes": 16 if max_times is None else max_times})
+            self._sent_back = True
+            return {"code": res}, {"code": a.get("code", a.get("error"))}
         if name == "timer_step":
-            if res:  # the model's schedule service delivered a retry message: only after a send-back
-                raise OutOfScope(i, action, "the schedule service's delivery of a sent-back message")
-            return None, None
+            if not res and not self._sent_back:
+                return None, None  # nothing sent back: nothing in ScheduleMessageService's queues
+            a = self._call({"op": "scheduleStep", "topics": [RETRY_TOPIC, DLQ_TOPIC]})
+            return {"delivered": res}, {"delivered": a.get("delivered", a.get("error"))}
         raise OutOfScope(i, action, f"no harness counterpart for {name}")
 
 

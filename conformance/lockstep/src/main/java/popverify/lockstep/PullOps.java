@@ -45,6 +45,7 @@ final class PullOps {
     private static final int GET_CONSUMER_LIST_BY_GROUP = 38;
     private static final int LOCK_BATCH_MQ = 41;
     private static final int UNLOCK_BATCH_MQ = 42;
+    private static final int CONSUMER_SEND_MSG_BACK = 36;
 
     private static final Map<Lockstep.Broker, PullOps> BY_BROKER = new WeakHashMap<>();
 
@@ -67,6 +68,134 @@ final class PullOps {
         // does not have (Broker2Client#notifyConsumerIdsChanged); the model's clients learn of a
         // membership change at their next rebalance, which the schedule draws.
         broker.controller.getBrokerConfig().setNotifyConsumerIdsChangedEnable(false);
+        try {
+            takeOverSchedule();
+        } catch (Exception e) {
+            throw new IllegalStateException("ScheduleMessageService set-up failed: " + Lockstep.describe(e), e);
+        }
+    }
+
+    // -- ScheduleMessageService, stepped ----------------------------------------------------------
+
+    /** Delivery tasks the schedule service handed its executor, run only by `scheduleStep`. */
+    private final List<Runnable> scheduled = new ArrayList<>();
+    /** True while `scheduleStep` runs the delivery tasks (see #takeOverSchedule's put hook). */
+    private boolean delivering;
+
+    /** ScheduleMessageService as BrokerController#start would run it, but stepped: load() (the
+     * delay levels -- without them HookUtils#transformDelayLevelMessage would clip every level to
+     * 0 -- and the persisted per-level offsets), `started` set, and an executor that keeps the
+     * DeliverDelayedMessageTimerTasks it is given instead of running them 100 ms later. Each
+     * level's first task is the one #start schedules (its offset from the offset table). */
+    private void takeOverSchedule() throws Exception {
+        Object svc = broker.controller.getScheduleMessageService();
+        if (!(Boolean) svc.getClass().getMethod("load").invoke(svc)) {
+            throw new IllegalStateException("ScheduleMessageService#load failed");
+        }
+        java.util.concurrent.ScheduledThreadPoolExecutor capture = new java.util.concurrent.ScheduledThreadPoolExecutor(1) {
+            @Override
+            public java.util.concurrent.ScheduledFuture<?> schedule(Runnable task, long delay, java.util.concurrent.TimeUnit unit) {
+                scheduled.add(task);
+                return null;  // ScheduleMessageService never reads it
+            }
+        };
+        Reflect.set(svc, "deliverExecutorService", capture);
+        ((java.util.concurrent.atomic.AtomicBoolean) Reflect.get(svc, "started")).set(true);
+        @SuppressWarnings("unchecked")
+        Map<Integer, Long> levels = (Map<Integer, Long>) Reflect.get(svc, "delayLevelTable");
+        @SuppressWarnings("unchecked")
+        Map<Integer, Long> offsets = (Map<Integer, Long>) Reflect.get(svc, "offsetTable");
+        Class<?> taskClass = Class.forName(svc.getClass().getName() + "$DeliverDelayedMessageTimerTask");
+        java.lang.reflect.Constructor<?> ctor = taskClass.getDeclaredConstructor(svc.getClass(), int.class, long.class);
+        ctor.setAccessible(true);
+        for (Integer level : new java.util.TreeSet<>(levels.keySet())) {
+            Long offset = offsets.get(level);
+            scheduled.add((Runnable) ctor.newInstance(svc, level, offset == null ? 0L : offset));
+        }
+        // A delivery task puts its due messages one after the other; in a running broker the
+        // reput thread may dispatch each (and PullRequestHoldService wake a held pull, which the
+        // pull executor answers) before the next put. The model takes that earliest interleaving
+        // (Broker#_on_put wakes at every put); so does the harness: before each put of a delivery,
+        // what is stored is dispatched and the woken pulls run.
+        broker.store.getPutMessageHookList().add(new org.apache.rocketmq.store.hook.PutMessageHook() {
+            @Override
+            public String hookName() {
+                return "popverify-lockstep-schedule-dispatch";
+            }
+
+            @Override
+            public org.apache.rocketmq.store.PutMessageResult executeBeforePutMessage(org.apache.rocketmq.common.message.MessageExt msg) {
+                if (delivering) {
+                    try {
+                        runWoken();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+                return null;  // go on with the put
+            }
+        });
+    }
+
+    /** Dispatch what is stored, then run the pulls the hold service woke (answers stay on their
+     * channels for `pullHeld`). */
+    private void runWoken() throws Exception {
+        broker.settleStore();
+        for (Runnable task = broker.woken.next(); task != null; task = broker.woken.next()) {
+            task.run();
+            broker.settleStore();
+        }
+    }
+
+    /** One pass of every delay level's delivery task (DeliverDelayedMessageTimerTask#run at the
+     * virtual now): due messages go to their real topic, each task schedules its successor. The
+     * answer: how many messages the named topics gained. */
+    JSONObject scheduleStep(JSONObject req) throws Exception {
+        JSONArray topics = req.getJSONArray("topics");
+        long before = total(topics);
+        List<Runnable> tasks = new ArrayList<>(scheduled);
+        scheduled.clear();
+        delivering = true;
+        try {
+            for (Runnable t : tasks) {
+                t.run();
+                runWoken();
+            }
+        } finally {
+            delivering = false;
+        }
+        JSONObject o = new JSONObject(true);
+        o.put("delivered", total(topics) - before);
+        return o;
+    }
+
+    private long total(JSONArray topics) throws Exception {
+        long n = 0;
+        for (Object t : topics == null ? new JSONArray() : topics) {
+            org.apache.rocketmq.common.TopicConfig tc = broker.controller.getTopicConfigManager().selectTopicConfig((String) t);
+            for (int q = 0; tc != null && q < tc.getWriteQueueNums(); q++) {
+                n += Math.max(0, broker.store.getMaxOffsetInQueue((String) t, q));
+            }
+        }
+        return n;
+    }
+
+    /** CONSUMER_SEND_MSG_BACK through SendMessageProcessor (AbstractSendMessageProcessor#consumerSendMsgBack),
+     * the header MQClientAPIImpl#consumerSendMessageBack builds: the message's commit-log offset on
+     * this broker, the group, the delay level, its msgId and topic, maxReconsumeTimes. */
+    JSONObject sendBack(JSONObject req) throws Exception {
+        String clientId = Lockstep.required(req, "clientId");
+        Map<String, String> f = new TreeMap<>();
+        f.put("offset", String.valueOf(Lockstep.boundedLong(req, "offset", -1, 0, Long.MAX_VALUE)));
+        f.put("group", group(req));
+        f.put("delayLevel", String.valueOf(Lockstep.bounded(req, "delayLevel", 0, -1, 1024)));
+        f.put("originMsgId", req.getString("originMsgId"));
+        f.put("originTopic", req.getString("originTopic"));
+        f.put("unitMode", "false");
+        f.put("maxReconsumeTimes", String.valueOf(Lockstep.bounded(req, "maxReconsumeTimes", 16, -1, Integer.MAX_VALUE)));
+        RemotingCommand response = call(broker.controller.getSendMessageProcessor(), clientId,
+            broker.request(CONSUMER_SEND_MSG_BACK, f));
+        return codeOf(response);
     }
 
     /** The one-line dispatch target of Lockstep.Broker#simple. */
@@ -101,6 +230,10 @@ final class PullOps {
                 return ops.state(req);
             case "expireQueue":
                 return ops.expireQueue(req);
+            case "sendBack":
+                return ops.sendBack(req);
+            case "scheduleStep":
+                return ops.scheduleStep(req);
             case "lockBatch":
                 return ops.lockBatch(req, LOCK_BATCH_MQ);
             case "unlockBatch":
