@@ -48,6 +48,12 @@ final class PullOps {
     private static final int CONSUMER_SEND_MSG_BACK = 36;
 
     private static final Map<Lockstep.Broker, PullOps> BY_BROKER = new WeakHashMap<>();
+    /** Retention applied per store folder: "topic@queueId" -> the commit-log position the queue
+     * now starts at. A restart (same folder) recovers the consume queues and recomputes their
+     * minimum from the commit log (ConsumeQueue#correctMinOffset with CommitLog#getMinOffset),
+     * which here still holds the expired messages; re-applying the positions gives what a broker
+     * whose commit-log files really were deleted recovers to. */
+    private static final Map<java.nio.file.Path, Map<String, Long>> EXPIRED = new HashMap<>();
 
     private final Lockstep.Broker broker;
     private final Map<String, EmbeddedChannel> channels = new TreeMap<>();
@@ -68,6 +74,14 @@ final class PullOps {
         // does not have (Broker2Client#notifyConsumerIdsChanged); the model's clients learn of a
         // membership change at their next rebalance, which the schedule draws.
         broker.controller.getBrokerConfig().setNotifyConsumerIdsChangedEnable(false);
+        for (Map.Entry<String, Long> e : EXPIRED.getOrDefault(broker.dir, new HashMap<>()).entrySet()) {
+            int at = e.getKey().lastIndexOf('@');
+            org.apache.rocketmq.store.queue.ConsumeQueueInterface cq =
+                broker.store.getConsumeQueue(e.getKey().substring(0, at), Integer.parseInt(e.getKey().substring(at + 1)));
+            if (cq != null) {
+                cq.correctMinOffset(e.getValue());
+            }
+        }
         try {
             takeOverSchedule();
         } catch (Exception e) {
@@ -547,6 +561,7 @@ final class PullOps {
             phy = last.getPos() + last.getSize();
         }
         cq.correctMinOffset(phy);
+        EXPIRED.computeIfAbsent(broker.dir, k -> new HashMap<>()).put(topic + "@" + queueId, phy);
         JSONObject o = new JSONObject(true);
         o.put("min", broker.store.getMinOffsetInQueue(topic, queueId));
         o.put("max", broker.store.getMaxOffsetInQueue(topic, queueId));
