@@ -296,9 +296,9 @@ class PushLockstep:
             topic, qid = args[0], args[1]
             uniq = res.uniq_key
             a = self._call({"op": "put", "topic": topic, "queueId": qid, "uniqKey": uniq or "", "body": "x" * 16})
+            stored = a.get("status") == "PUT_OK"
             return ({"ok": res.code == rc.SUCCESS, "queueOffset": res.queue_offset if res.code == rc.SUCCESS else None},
-                    {"ok": a.get("status") == "PUT_OK", "queueOffset": a.get("queueOffset") if a.get("status") == "PUT_OK"
-                     else a.get("error", a.get("status"))})
+                    {"ok": stored, "queueOffset": a.get("queueOffset") if stored else a.get("error", a.get("status"))})
         if name == "pull_message":
             h = args[0]
             a = self._call({"op": "pull", "clientId": h.client_id or "client", "group": h.consumer_group,
@@ -324,7 +324,8 @@ class PushLockstep:
                 if r is not None:
                     for m, j in zip(r.messages, (w.get("response") or {}).get("messages") or []):
                         self._java_phy[m.commit_log_offset] = j["commitLogOffset"]
-            java = sorted(_woken_key({**{k: (w.get("request") or {}).get(k) for k in ("topic", "queueId", "queueOffset")},
+            java = sorted(_woken_key({**{k: (w.get("request") or {}).get(k)
+                                         for k in ("topic", "queueId", "queueOffset")},
                                       "clientId": w.get("clientId"), "response": java_pull(w.get("response") or {})})
                           for w in a.get("woken") or [])
             return [json.loads(x) for x in model], [json.loads(x) for x in java]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,20 @@ SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("rebalance"
             Action("pull", (1,)), Action("advance", (16000,)), Action("hold",),
             Action("restart",), Action("rebalance", (0,)), Action("advance", (600,)), Action("pull", (0,)),
             Action("deliver", (0, 0)), Action("advance", (1000,))]
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[Callable[[str], LockstepClient]]:
+    """One harness JVM per release for the module (each replay resets its broker with `init`)."""
+    clients: dict[str, LockstepClient] = {}
+
+    def get(release: str) -> LockstepClient:
+        if release not in clients:
+            clients[release] = LockstepClient(release)
+        return clients[release]
+    yield get
+    for client in clients.values():
+        client.close()
 
 
 def _trace(tmp_path: Path, profile: str, schedule: list[Action], config: ScenarioConfig = CONFIG,
@@ -94,6 +109,7 @@ def test_bad_push_input_exits_2_before_any_jvm(tmp_path: Path, capsys: pytest.Ca
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_a_push_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str,
+                                                   harness: Callable[[str], LockstepClient],
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     path = _trace(tmp_path, profile, SCHEDULE)
     spec = run_spec(read_trace(path))
@@ -105,7 +121,8 @@ def test_a_push_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str,
         if call.name == "pull_hold_step" and java and action.kind == "hold":
             woken.append((i, len(java), java[0]["response"]["code"]))  # type: ignore[index]
         return model, java
-    with LockstepClient(RELEASES[profile]) as client, pytest.MonkeyPatch.context() as mp:
+    client = harness(RELEASES[profile])
+    with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pl.PushLockstep, "_observe", spy)
         ls = pl.PushLockstep(profile, spec["seed"], spec["config"], client)
         verdict = ls.run(spec["schedule"])
@@ -126,14 +143,15 @@ def test_a_push_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str,
 
 @needs_jdk
 @pytest.mark.slow
-def test_a_wrong_model_answer_is_a_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_wrong_model_answer_is_a_divergence(monkeypatch: pytest.MonkeyPatch,
+                                              harness: Callable[[str], LockstepClient]) -> None:
     """F5's drain asks the max offset after QUERY_NOT_FOUND; a model answering one more than
     the store holds diverges there, with both values."""
     spec = run_spec(read_trace(TRACES / "F5-5.0.0.itf.json"))
     original = Broker.get_max_offset
     monkeypatch.setattr(Broker, "get_max_offset", lambda self, mq: original(self, mq) + 1)
-    with LockstepClient("5.0.0") as client:
-        verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], client)
+    client = harness("5.0.0")
+    verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], client)
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.action == ("drain",) and verdict.key is not None and "get_max_offset.offset" in verdict.key
     assert (verdict.model, verdict.java) == (3, 2)
@@ -142,7 +160,8 @@ def test_a_wrong_model_answer_is_a_divergence(monkeypatch: pytest.MonkeyPatch) -
 @needs_jdk
 @pytest.mark.slow
 @pytest.mark.parametrize("release", ["5.0.0", "5.5.0"])
-def test_f5_broker_answers_agree_on_java(release: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_f5_broker_answers_agree_on_java(release: str, monkeypatch: pytest.MonkeyPatch,
+                                        harness: Callable[[str], LockstepClient]) -> None:
     """F5's broker side on Java: after retention moves the min offset to 1, QUERY_CONSUMER_OFFSET
     answers QUERY_NOT_FOUND and GET_MAX_OFFSET 2 -- the answers RebalancePushImpl#computePullFromWhere
     (CONSUME_FROM_LAST_OFFSET) turns into a start at 2, past the unconsumed offset 1."""
@@ -155,8 +174,8 @@ def test_f5_broker_answers_agree_on_java(release: str, monkeypatch: pytest.Monke
         seen.append((call.name, model, java))
         return model, java
     monkeypatch.setattr(pl.PushLockstep, "_observe", spy)
-    with LockstepClient(release) as client:
-        verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], client)
+    client = harness(release)
+    verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], client)
     assert verdict.status == "agrees", verdict.to_json()
     assert "ALO-3" in verdict.model_violations
     assert ("expire", {"min": 1, "max": 1}, {"min": 1, "max": 1}) in seen
@@ -179,33 +198,36 @@ def _send_back_schedule(late_ms: int) -> list[Action]:
 @needs_jdk
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
-def test_a_send_back_and_its_delayed_delivery_agree(profile: str) -> None:
+def test_a_send_back_and_its_delayed_delivery_agree(profile: str, harness: Callable[[str], LockstepClient]) -> None:
     """CONSUMER_SEND_MSG_BACK through SendMessageProcessor, the copy delivered by
     ScheduleMessageService at store time + 10 s, pulled from %RETRY% by the drain."""
-    with LockstepClient(RELEASES[profile]) as client:
-        ls = pl.PushLockstep(profile, 5, SEND_BACK_CONFIG, client)
-        verdict = ls.run(_send_back_schedule(0))
+    client = harness(RELEASES[profile])
+    ls = pl.PushLockstep(profile, 5, SEND_BACK_CONFIG, client)
+    verdict = ls.run(_send_back_schedule(0))
     assert verdict.status == "agrees", verdict.to_json()
     assert ls.calls_compared.get("consumer_send_msg_back") == 1 and ls.calls_compared.get("timer_step", 0) > 10
 
 
 @needs_jdk
 @pytest.mark.slow
-def test_the_models_delay_level_delivery_is_late_by_its_timer_precision() -> None:
+def test_the_models_delay_level_delivery_is_late_by_its_timer_precision(
+        harness: Callable[[str], LockstepClient]) -> None:
     """The known model defect (spec/conformance.md "Push lockstep", class `advance
     call[] timer_step.delivered`): the model parks a sent-back copy in its 1 s-precision timer
     wheel (reference/broker/timer.py), ScheduleMessageService delivers it at its deliver time;
     a send-back 100 ms before a whole second is delivered by Java 10 s later, by the model up
     to 1 s after that. When the model is fixed this test must change with it."""
-    with LockstepClient("5.0.0") as client:
-        verdict = pl.PushLockstep("v5.0", 5, SEND_BACK_CONFIG, client).run(_send_back_schedule(100))
+    client = harness("5.0.0")
+    verdict = pl.PushLockstep("v5.0", 5, SEND_BACK_CONFIG, client).run(_send_back_schedule(100))
     assert verdict.status == "diverges", verdict.to_json()
-    assert verdict.step == 6 and verdict.key == "call[0] timer_step.delivered" and (verdict.model, verdict.java) == (0, 1)
+    assert verdict.step == 6 and verdict.key == "call[0] timer_step.delivered"
+    assert (verdict.model, verdict.java) == (0, 1)
 
 
 @needs_jdk
 @pytest.mark.slow
-def test_retention_survives_a_restart_as_on_a_broker_whose_files_were_deleted() -> None:
+def test_retention_survives_a_restart_as_on_a_broker_whose_files_were_deleted(
+        harness: Callable[[str], LockstepClient]) -> None:
     """Found by the push differential (class `restart state.topics.TopicTest[].min`): a restart
     recomputed the queue's min offset from the commit log, which the harness's retention had not
     shortened; the harness now re-applies its retention on the recovered consume queues."""
@@ -213,6 +235,6 @@ def test_retention_survives_a_restart_as_on_a_broker_whose_files_were_deleted() 
                             actions=CONFIG.actions)
     schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("expire", (0, 1)), Action("restart",),
                 Action("advance", (600,)), Action("pull", (0,))]
-    with LockstepClient("5.5.0") as client:
-        verdict = pl.run_push_lockstep("v5.5", 3, config, schedule, client)
+    client = harness("5.5.0")
+    verdict = pl.run_push_lockstep("v5.5", 3, config, schedule, client)
     assert verdict.status == "agrees", verdict.to_json()
