@@ -4,6 +4,14 @@ real broker classes (spec/conformance.md "Lockstep replay"), with the harness's 
 Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--steps 50]
        [--profiles v5.0,v5.5] [--seed 1] [--chunk 25] [--out FILE] [--progress] [--late-faults]
        [--extra-faults expire,expire_commit_log,clean_consume_queue,delete_recreate]
+       [--mode pop|push]
+
+``--mode push`` replays push swarm schedules instead (popverify/conformance/push_lockstep.py:
+every PULL_MESSAGE, consumer-offset, heartbeat, lock, send-back and offset request on the real
+processors); each diverging push case is replayed once more with the model delivering
+delay-level copies at their deliver time (``delay_levels_exact``): those that then agree are
+``explained`` by that known model defect, the rest listed under ``order_class_not_explained``
+(the key's name is the POP one's).
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -94,6 +102,51 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
         service.scan, bm.concurrent_hash_map_order = original_scan, original_order  # type: ignore[method-assign]
 
 
+# Push: the model defect explained rather than fixed (spec/conformance.md "Push lockstep": fixing
+# it changes a pinned push trace digest): delay-level copies of a send-back are delivered on the
+# model's 1 s timer precision, by ScheduleMessageService at their deliver time.
+DELAY_PRECISION = "delay-level delivery on the timer's precision (model defect, spec/conformance.md)"
+
+
+@contextlib.contextmanager
+def delay_levels_exact() -> Iterator[None]:
+    """Inside: the model's timer parks a delay-level message (PROPERTY_DELAY_TIME_LEVEL set: a
+    send-back's copy) until its deliver time exactly, as ScheduleMessageService delivers it. A
+    diagnostic for this script only; the model is restored after."""
+    from reference.common.message import PROPERTY_DELAY_TIME_LEVEL
+    from reference.broker.timer import TimerService
+
+    original = TimerService.due_time
+    parking: list[Any] = []
+    original_put = TimerService.put
+
+    def put(self: Any, msg: Any) -> None:
+        parking.append(msg)
+        try:
+            original_put(self, msg)
+        finally:
+            parking.pop()
+
+    def due_time(self: Any, deliver_time_ms: int) -> int:
+        if parking and PROPERTY_DELAY_TIME_LEVEL in parking[-1].properties:
+            return deliver_time_ms
+        return original(self, deliver_time_ms)
+
+    TimerService.put, TimerService.due_time = put, due_time  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        TimerService.put, TimerService.due_time = original_put, original  # type: ignore[method-assign]
+
+
+def explain_push(profile: str, case: int, seed: int, steps: int, client: LockstepClient) -> bool:
+    """Whether push case ``case`` agrees once the model delivers delay-level copies exactly."""
+    from popverify.conformance.push_lockstep import push_differential
+
+    with delay_levels_exact():
+        return push_differential(profile, 1, seed, steps, client, first_case=case).agree == 1
+
+
 def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
                   faults: tuple[str, ...] = LOCKSTEP_FAULTS, extra_faults: tuple[str, ...] = ()) -> bool:
     """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
@@ -166,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     # faults every case gets besides its drawn ones (e.g. expire,expire_commit_log,clean_consume_queue,
     # delete_recreate: RETENTION_FAULTS), names checked against the POP mode's faults
     parser.add_argument("--extra-faults", default="")
+    parser.add_argument("--mode", choices=("pop", "push"), default="pop",
+                        help="pop: POP swarm schedules (default); push: push swarm schedules "
+                             "(popverify/conformance/push_lockstep.py)")
     args = parser.parse_args(argv)
     faults = LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ())
     profiles = [p for p in args.profiles.split(",") if p]
@@ -177,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     if any(f not in ALL_POP_FAULTS for f in extra):
         parser.error(f"unknown fault(s) in --extra-faults: {[f for f in extra if f not in ALL_POP_FAULTS]}")
     results: dict[str, Any] = {"seed": args.seed, "steps": args.steps, "faults": list(faults),
-                               "extra_faults": list(extra), "profiles": {}}
+                               "extra_faults": list(extra), "mode": args.mode,
+                               "profiles": {}}
     diverged = False
     for profile in profiles:
         release = RELEASES[profile]
@@ -187,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             costs: dict[str, Any] = {"init_ms": round((time.perf_counter() - t0) * 1000, 1)}
             costs.update(harness_costs(client, release))
             report = StatefulReport(profile, release)
-            explained: dict[str, list[int]] = {"buffer scan order (shifted clocks)": []}
+            why = DELAY_PRECISION if args.mode == "push" else "buffer scan order (shifted clocks)"
+            explained: dict[str, list[int]] = {why: []}
             unexplained_order: list[int] = []
             done = 0
             while done < args.cases:
@@ -200,13 +258,20 @@ def main(argv: list[str] | None = None) -> int:
                         order_cases.append(int(hit.group(1)))
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
-                part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
-                                             first_case=args.first_case + done, progress=progress, faults=faults,
-                                             extra_faults=extra)
+                if args.mode == "push":
+                    from popverify.conformance.push_lockstep import push_differential
+
+                    part = push_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
+                                             first_case=args.first_case + done, progress=progress)
+                else:
+                    part = stateful_differential(profile, n, args.seed, args.steps, client, clock=time.perf_counter,
+                                                 first_case=args.first_case + done, progress=progress,
+                                                 faults=faults, extra_faults=extra)
                 merge(report, part)
                 for case in order_cases:
-                    (explained["buffer scan order (shifted clocks)"] if explain_order(
-                        profile, case, args.seed, args.steps, client, faults, extra) else unexplained_order).append(case)
+                    agrees = (explain_push(profile, case, args.seed, args.steps, client) if args.mode == "push"
+                              else explain_order(profile, case, args.seed, args.steps, client, faults, extra))
+                    (explained[why] if agrees else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
                 results["profiles"][profile]["explained"] = explained

@@ -1,8 +1,8 @@
-"""``popverify confirm TRACE...``: replay POP traces step by step on the model and on
+"""``popverify confirm TRACE...``: replay POP and push traces step by step on the model and on
 RocketMQ's real broker classes (the lockstep harness), compare every observable.
 
 Exit 0: every trace agrees; 1: a trace diverges or needs something out of the harness's
-scope (never reported as agreement); 2: bad input (unreadable, corrupt, foreign or push
+scope (never reported as agreement); 2: bad input (unreadable, corrupt, foreign or a mutant push
 trace, unknown profile or version), checked for every trace before any JVM starts.
 
 ``--findings``: replay the known findings' minimal traces (spec/findings/traces/, one per
@@ -33,9 +33,21 @@ def _load(path: str) -> dict[str, Any]:
         spec = run_spec(read_trace(path))
     except TraceError as err:
         raise UsageError(str(err)) from err
-    if spec["mode"] != "pop":
-        raise UsageError(f"{path} is a {spec['mode']} trace; confirm replays POP traces only "
-                         f"(the push path has no lockstep harness yet)")
+    if spec["mode"] not in ("pop", "push"):
+        raise UsageError(f"{path} is a {spec['mode']} trace; confirm replays POP and push traces only")
+    if spec["mode"] == "push" and spec["mutant"] is not None:
+        raise UsageError(f"{path} is the push counterexample of mutant {spec['mutant']!r}; the mutation exists "
+                         f"only in the model")
+    if spec["mode"] == "push":
+        from popverify.sim.push_driver import PUSH_MODE_ACTIONS
+
+        specs = {a.name: a for a in PUSH_MODE_ACTIONS}
+        for action in spec["schedule"]:
+            if action.kind in specs:
+                try:
+                    specs[action.kind].check(action.args)
+                except ValueError as err:  # checked here, before any JVM starts
+                    raise UsageError(f"{path}: {err}") from err
     if spec["profile"] not in RELEASES:
         raise UsageError(f"{path}: profile {spec['profile']!r} has no RocketMQ release; known: {', '.join(RELEASES)}")
     if not spec["schedule"]:
@@ -99,23 +111,34 @@ def run(args: argparse.Namespace) -> int:
             release = args.version or RELEASES[spec["profile"]]
             if release not in clients:
                 clients[release] = LockstepClient(release)
-            verdict = run_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], clients[release],
-                                   spec["mutant"], release=release)
-            results.append((path, verdict))
+            if spec["mode"] == "push":
+                from popverify.conformance.push_lockstep import run_push_lockstep
+
+                verdict = run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"],
+                                            clients[release], release)
+            else:
+                verdict = run_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"],
+                                       clients[release], spec["mutant"], release=release)
+            results.append((path, spec["mode"], verdict))
     finally:
         for client in clients.values():
             client.close()
     if args.json:
-        print(json.dumps([{"file": path, **v.to_json()} for path, v in results], sort_keys=True, indent=2))
+        print(json.dumps([{"file": path, "mode": mode, **v.to_json()} for path, mode, v in results], sort_keys=True,
+                         indent=2))
     else:
-        for path, v in results:
+        for path, mode, v in results:
             print(f"{path}: {v.headline()}")
             if v.status == "diverges":
                 print(f"  model: {json.dumps(v.model, sort_keys=True)}")
                 print(f"  java:  {json.dumps(v.java, sort_keys=True)}")
-            if v.finding is not None:
+            if mode == "push" and v.model_violations and v.status == "agrees":
+                # the push replay runs the model's client against Java's answers (spec/conformance.md)
+                print(f"  {', '.join(v.model_violations)}: every broker answer the model's push consumers acted on "
+                      f"agrees with rocketmq-broker {v.release}; the client side is the model's (not run on Java)")
+            elif v.finding is not None:
                 print(f"  {', '.join(v.model_violations)}: {v.finding}")
-    return 0 if all(v.status == "agrees" for _, v in results) else 1
+    return 0 if all(v.status == "agrees" for _, _, v in results) else 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -153,6 +153,7 @@ def from_verdict(verdict: "Verdict", property_id: str, cached: bool = False) -> 
 # What both sides of a lockstep replay run: a change to any of these may change a verdict.
 _CODE_GLOBS = ("reference/**/*.py", "popverify/checker/**/*.py", "popverify/sim/**/*.py",
                "popverify/conformance/confirm.py", "popverify/conformance/lockstep.py",
+               "popverify/conformance/push_lockstep.py",
                "popverify/conformance/lockstep_build.py", "popverify/mutants.py",
                "conformance/lockstep/pom.xml", "conformance/lockstep/src/**/*")
 
@@ -278,8 +279,13 @@ class Confirmer:
         try:
             client = self._client(release)
             self.progress(f"confirm: replaying {len(spec['schedule'])} steps ({profile}) on rocketmq-broker {release}")
-            verdict = run_lockstep(profile, spec["seed"], spec["config"], spec["schedule"], client, spec.get("mutant"),
-                                   release=release)
+            if spec["mode"] == "push":  # popverify/conformance/push_lockstep.py (the broker's pull path)
+                from popverify.conformance.push_lockstep import run_push_lockstep
+
+                verdict = run_push_lockstep(profile, spec["seed"], spec["config"], spec["schedule"], client, release)
+            else:
+                verdict = run_lockstep(profile, spec["seed"], spec["config"], spec["schedule"], client,
+                                       spec.get("mutant"), release=release)
         except ToolError as err:  # LockstepError is one: no JDK, no Maven, a build failure, a dead JVM
             why = str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
             self._unavailable[release] = why
@@ -385,8 +391,8 @@ def _same_violations(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def scope_of(spec: dict[str, Any], property_id: str) -> str | None:
     """Why a trace cannot be replayed on the harness at all (None when it can)."""
-    if spec["mode"] != "pop":
-        return f"a {spec['mode']} trace (the push path has no lockstep harness)"
+    if spec["mode"] not in ("pop", "push"):
+        return f"a {spec['mode']} trace (no lockstep harness for that mode)"
     if spec.get("mutant"):
         return f"the counterexample of mutant {spec['mutant']} (the mutation exists only in the model)"
     if property_id == "MODEL-ERROR":

@@ -72,13 +72,14 @@ def test_bad_traces_exit_2_before_any_jvm(tmp_path: Path, capsys: pytest.Capture
     corrupt.write_text('{"#meta": {"popverify": ')
     foreign = tmp_path / "foreign.json"
     foreign.write_text(json.dumps({"#meta": {"source": "apalache"}, "vars": [], "states": []}))
-    push = tmp_path / "push.json"
+    push = tmp_path / "push.json"  # a push trace whose schedule does not fit its actions' arguments
     result = run_scenario("v5.5", 1, 10, mode="push", record_trace=True)
     assert result.trace is not None
+    result.trace["#meta"]["popverify"]["schedule"] = [["pull", "x"]]
     write_trace(push, result.trace)
     good = _trace(tmp_path, "v5.5", SCHEDULE[:3])
     for bad, words in ((corrupt, "not valid JSON"), (foreign, "not one written by popverify"),
-                       (push, "push trace"), (tmp_path / "missing.json", "cannot read")):
+                       (push, "must be an int"), (tmp_path / "missing.json", "cannot read")):
         assert main(["confirm", str(good), str(bad)]) == 2
         assert words in capsys.readouterr().err
     assert main(["confirm", "--version", "4.9.4", str(good)]) == 2
