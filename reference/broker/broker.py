@@ -275,6 +275,7 @@ class Broker:
         # Any seed is Java's behaviour; the model takes its original seed again, as the lockstep
         # harness does for the new processor (lockstep found the model's sequence continuing).
         self.rng = self.rng.reseeded()
+        self.store.recover()
         self.timer.restart()
         self._start_memory_services()
         self.restarts += 1
@@ -455,6 +456,6 @@ class Broker:
         """getMaxOffsetInQueue."""
         return self.store.get_max_offset_in_queue(topic, queue_id)
 
-    def timer_pending(self) -> list[MessageExt]:
-        """Messages waiting in the timer."""
-        return self.timer.pending()
+    def timer_pending(self, readable_only: bool = False) -> list[MessageExt]:
+        """Messages waiting in the timer (``readable_only``: whose copy retention left)."""
+        return self.timer.pending(readable_only)

@@ -214,7 +214,11 @@ class PopReviveService:
             if get_bit(point.bit_map, j):
                 continue
             msg_offset = point.ack_offset_by_index(j)
-            msg = self._store.look_message_by_offset(point.topic or "", point.queue_id, msg_offset)
+            # getBizMessage → EscapeBridge#getMessage(Async): getMessage(offset, maxMsgNums 1),
+            # list.get(0) -- the first message read at or after msg_offset: when retention
+            # removed this one's data but not yet its unit, that is the queue's next message,
+            # which gets revived in its place (spec/broker.md "Retention").
+            msg = self._store.first_message_from(point.topic or "", point.queue_id, msg_offset)
             if msg is None:
                 continue
             # v5.0 "skip ck from last epoch": a message stored after popTime is taken as a

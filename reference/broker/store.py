@@ -274,6 +274,15 @@ class MessageStore:
             self._correct_min_offset(cq)
         return True
 
+    def recover(self) -> None:
+        """A restart on the same files: DefaultMessageStore#recoverTopicQueueTable →
+        ConsumeQueueStore#recoverOffsetTable corrects every consume queue's min offset to the
+        commit log's min offset (the consume-queue stage without its file deletion); the new
+        CleanConsumeQueueService starts with lastPhysicalMinOffset 0."""
+        for cq in self._queues.values():
+            self._correct_min_offset(cq)
+        self._last_physical_min_file = 0
+
     def _delete_expired_cq_files(self, cq: ConsumeQueue) -> None:
         u = self._cq_file_units
         while True:
@@ -330,6 +339,16 @@ class MessageStore:
             return None
         msg = cq.units[offset - cq.base]
         return None if self.is_removed(msg) else msg
+
+    def first_message_from(self, topic: str, queue_id: int, offset: int) -> MessageExt | None:
+        """EscapeBridge#getMessage: getMessage(offset, maxMsgNums = 1) and its first message (the
+        stored record, not a copy), or None when the read finds none."""
+        r = self.get_message("", topic, queue_id, offset, 1)
+        if not r.messages:
+            return None
+        unit = self.unit_at(topic, queue_id, r.queue_offsets[0])
+        assert unit is not None, "a unit just read"
+        return self._read(unit)
 
     def look_message_by_commit_log_offset(self, commit_log_offset: int) -> MessageExt | None:
         """DefaultMessageStore#lookMessageByOffset(commitLogOffset): a copy, None when unknown,

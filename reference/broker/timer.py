@@ -119,9 +119,12 @@ class TimerService:
         """Whether a delivery is overdue (the timer is 'behind', getReadBehind > 0)."""
         return bool(self._heap) and self._heap[0][0] <= now
 
-    def pending(self) -> list[MessageExt]:
-        """Parked messages in delivery order (read-only inspection)."""
-        return [m for _, _, m in sorted(self._heap, key=lambda e: (e[0], e[1]))]
+    def pending(self, readable_only: bool = False) -> list[MessageExt]:
+        """Parked messages in delivery order (read-only inspection); ``readable_only``: only
+        those whose timer-topic copy is still in the commit log (what a reader of the timer
+        topic finds; the others are dropped when their slot is read)."""
+        return [m for _, seq, m in sorted(self._heap, key=lambda e: (e[0], e[1]))
+                if not readable_only or not self._store.file_removed(self._copy_file[seq])]
 
     def next_delivery(self) -> int | None:
         """The earliest time a parked message is due, or None."""

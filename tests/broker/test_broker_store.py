@@ -118,15 +118,6 @@ def test_phy_offset_zero_reads_the_first_remaining_file():
     assert r.message_queue_offsets == [2, 3]
 
 
-def test_a_wrong_retention_answer_is_caught():
-    """The checks above fail on a store that corrects min offsets in the commit-log stage."""
-    s = store_with(5)
-    s.delete_commit_log_files(2)
-    s.clean_consume_queues()  # what a one-stage model would do at once
-    r = s.get_message("G", "T", 0, 1, 32)
-    assert r.status is not S.FOUND  # so test_commit_log_stage_alone_... would fail on such a model
-
-
 def test_topic_delete_and_recreate_restarts_offsets():
     s = store_with(3)
     s.delete_topic("T")
@@ -155,3 +146,21 @@ def test_next_offset_correction_on_slave():
     assert next_offset_correction(5, 9, slave=True) == 5
     assert next_offset_correction(5, 9, slave=True, offset_check_in_slave=True) == 9
     assert get_message_status(True, 2, 5, 0, slave=True) == (S.OFFSET_TOO_SMALL, 0)
+
+
+def test_revive_read_takes_the_next_message_when_this_ones_data_is_gone():
+    """EscapeBridge#getMessage = getMessage(offset, 1).get(0): past a removed unit."""
+    s = store_with(4)
+    s.delete_commit_log_files(2)
+    assert s.first_message_from("T", 0, 1).body == b"m2"
+    s.clean_consume_queues()
+    assert s.first_message_from("T", 0, 1) is None  # below the min offset: OFFSET_TOO_SMALL
+
+
+def test_restart_corrects_min_offsets_and_rearms_the_cleaner():
+    """recoverTopicQueueTable corrects min offsets; the new CleanConsumeQueueService runs again."""
+    s = store_with(4)
+    s.delete_commit_log_files(2)
+    s.recover()
+    assert s.get_min_offset_in_queue("T", 0) == 2
+    assert s.clean_consume_queues()  # lastPhysicalMinOffset 0 again

@@ -1128,7 +1128,10 @@ public final class Lockstep {
                 if (r.getMessageBufferList().isEmpty()) {
                     return null;
                 }
-                return MessageDecoder.decode(r.getMessageBufferList().get(0), true, false);
+                // getMessage skips units whose commit-log data retention removed and reads the next
+                // one: only the unit at `offset` itself is what this reader reports
+                MessageExt m = MessageDecoder.decode(r.getMessageBufferList().get(0), true, false);
+                return m != null && m.getQueueOffset() == offset ? m : null;
             } finally {
                 r.release();
             }
