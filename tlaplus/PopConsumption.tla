@@ -20,7 +20,7 @@
 (*  - once now >= popTime + invisibleTime, revive copies every unacked      *)
 (*    message into the retry topic (reviveMsgFromCk), except that v5.0      *)
 (*    skips a message stored after the CK's popTime ("ck from last          *)
-(*    epoch", finding F1); v5.5 removed that check;                      *)
+(*    epoch", finding F1); v5.5 removed that check;                         *)
 (*  - the consumer pops and acks retry copies; it may crash, losing the     *)
 (*    handles it holds.                                                     *)
 (*                                                                          *)
@@ -44,10 +44,10 @@
 (* Abstractions: one queue, one consumer process at a time, time as a       *)
 (* bounded counter, batch = every visible message, the retry topic as a set *)
 (* consumed in any order. Without BufferMerge the offset is committed at    *)
-(* the read (the model queues it and the next scan commits it: only a      *)
+(* the read (the model queues it and the next scan commits it: only a       *)
 (* restart between the two can tell, and it only re-delivers). Batch ack is *)
 (* its acks one after another: every batch-ack behaviour is a behaviour of  *)
-(* that sequence (nothing else moves between them), so safety carries over.*)
+(* that sequence (nothing else moves between them), so safety carries over. *)
 (* A restart's rollback of the revive progress only revives again           *)
 (* (duplicates) and is left out.                                            *)
 (***************************************************************************)
@@ -86,10 +86,13 @@ VARIABLES
     restarts,
     low             \* the store's min offset (messages below it were deleted by retention)
 
-vars == <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-          oq, flushed, restarts, low>>
-\* Actions that leave the buffer-merge, restart and retention variables alone.
-Keep == UNCHANGED <<oq, flushed, restarts, low>>
+\* The variables by group; an action names the groups it leaves alone whole and, of a group
+\* it touches, the members it leaves alone.
+brokerVars == <<now, stored, len, low, restarts>>         \* the clock, the store, broker restarts
+offsetVars == <<offset, oq, flushed>>                     \* committed, queued and persisted offsets
+checkpointVars == <<cks, nextCk, retry>>                  \* CKs and what revive wrote to the retry topic
+consumerVars == <<pending, held, acked, cleanAcked, crashes, cis>>   \* the consumer and its requests
+vars == <<brokerVars, offsetVars, checkpointVars, consumerVars>>
 
 Offsets == 0..(Msgs - 1)
 CK == [id: Nat, start: Nat, num: Nat, popTime: Nat, bits: SUBSET Nat, revived: BOOLEAN, buf: BOOLEAN]
@@ -111,13 +114,13 @@ Produce ==
     /\ len < Msgs
     /\ stored' = [stored EXCEPT ![len] = now]
     /\ len' = len + 1
-    /\ UNCHANGED <<now, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<now, low, restarts>> /\ UNCHANGED <<offsetVars, checkpointVars, consumerVars>>
 
 \* PopMessageProcessor#processRequest: popTime = now, before any queue is read.
 BeginPop ==
     /\ pending = -1
     /\ pending' = now
-    /\ UNCHANGED <<now, stored, len, offset, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars, checkpointVars>> /\ UNCHANGED <<held, acked, cleanAcked, crashes, cis>>
 
 \* getPopOffset: the committed offset, or the newest nextBeginOffset still queued if larger.
 ReadPos == IF oq = <<>> THEN offset ELSE IF oq[Len(oq)].nb > offset THEN oq[Len(oq)].nb ELSE offset
@@ -144,7 +147,7 @@ ReadQueue ==
             /\ nextCk' = nextCk + 1
        ELSE /\ offset' = Corrected
             /\ UNCHANGED <<cks, held, nextCk, oq>>
-    /\ UNCHANGED <<now, stored, len, acked, cleanAcked, retry, crashes, cis, flushed, restarts, low>>
+    /\ UNCHANGED brokerVars /\ UNCHANGED flushed /\ UNCHANGED retry /\ UNCHANGED <<acked, cleanAcked, crashes, cis>>
 
 MarkBit(c, i) == [c EXCEPT !.bits = c.bits \cup {i}]
 
@@ -159,7 +162,7 @@ Ack(h) ==
     /\ cleanAcked' = IF Before(h.dl) THEN cleanAcked \cup {h.m} ELSE cleanAcked
     /\ cks' = IF h.ck = 0 THEN cks
               ELSE {IF c.id = h.ck /\ ~c.revived THEN MarkBit(c, h.m - c.start) ELSE c : c \in cks}
-    /\ UNCHANGED <<now, stored, len, offset, pending, retry, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars>> /\ UNCHANGED <<nextCk, retry>> /\ UNCHANGED <<pending, crashes, cis>>
 
 \* ChangeInvisibleTimeProcessor: a new CK for the message, then the old one acked.
 ChangeInvisible(h) ==
@@ -169,7 +172,7 @@ ChangeInvisible(h) ==
                      buf |-> FALSE]}
     /\ held' = (held \ {h}) \cup {[m |-> h.m, ck |-> nextCk, dl |-> now + Invisible]}
     /\ nextCk' = nextCk + 1 /\ cis' = cis + 1
-    /\ UNCHANGED <<now, stored, len, offset, pending, acked, cleanAcked, retry, crashes>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars>> /\ UNCHANGED retry /\ UNCHANGED <<pending, acked, cleanAcked, crashes>>
 
 \* PopReviveService#reviveMsgFromCk once the CK's revive time has come.
 SkippedByEpoch(c, x) == Profile = "v5.0" /\ c.popTime < stored[x]
@@ -181,14 +184,15 @@ Revive(c) ==
     /\ c \in cks /\ ~c.revived /\ ~c.buf /\ (now >= c.popTime + Invisible \/ now = MaxTime)
     /\ retry' = retry \cup {c.start + i : i \in {j \in 0..(c.num - 1) : j \notin c.bits /\ ~Skipped(c, c.start + j)}}
     /\ cks' = (cks \ {c}) \cup {[c EXCEPT !.revived = TRUE]}
-    /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars, consumerVars>> /\ UNCHANGED nextCk
 
 \* A POP of the retry topic: the consumer now holds the copy (no CK of its own in this abstraction).
 PopRetry(x) ==
     /\ x \in retry
     /\ retry' = retry \ {x}
     /\ held' = held \cup {[m |-> x, ck |-> 0, dl |-> now + Invisible]}
-    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars>> /\ UNCHANGED <<cks, nextCk>>
+    /\ UNCHANGED <<pending, acked, cleanAcked, crashes, cis>>
 
 \* The consumer dies with what it holds. A retry copy it held comes back through the retry
 \* topic (its own CK -- abstracted away -- revives it).
@@ -196,12 +200,12 @@ Crash ==
     /\ crashes < MaxCrash /\ held # {}
     /\ held' = {} /\ crashes' = crashes + 1
     /\ retry' = retry \cup {h.m : h \in {g \in held : g.ck = 0}}
-    /\ UNCHANGED <<now, stored, len, offset, pending, cks, acked, cleanAcked, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars>> /\ UNCHANGED <<cks, nextCk>> /\ UNCHANGED <<pending, acked, cleanAcked, cis>>
 
 Tick ==
     /\ now < MaxTime
     /\ now' = now + 1
-    /\ UNCHANGED <<stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<stored, len, low, restarts>> /\ UNCHANGED <<offsetVars, checkpointVars, consumerVars>>
 
 AllAcked(c) == \A i \in 0..(c.num - 1) : i \in c.bits
 
@@ -210,7 +214,7 @@ AllAcked(c) == \A i \in 0..(c.num - 1) : i \in c.bits
 StoreCk(c) ==
     /\ c \in cks /\ c.buf
     /\ cks' = (cks \ {c}) \cup {[c EXCEPT !.buf = FALSE]}
-    /\ UNCHANGED <<now, stored, len, offset, pending, held, acked, cleanAcked, retry, crashes, nextCk, cis>> /\ Keep
+    /\ UNCHANGED <<brokerVars, offsetVars, consumerVars>> /\ UNCHANGED <<nextCk, retry>>
 
 \* scanCommitOffset: the head of the offset queue is committed once its CK is stored or fully
 \* acked (its nextBeginOffset, even below the committed offset, as commitOffset does).
@@ -219,15 +223,13 @@ CommitScan ==
     /\ \A c \in cks : c.id = Head(oq).ck => (~c.buf \/ AllAcked(c))
     /\ offset' = Head(oq).nb
     /\ oq' = Tail(oq)
-    /\ UNCHANGED <<now, stored, len, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-                   flushed, restarts, low>>
+    /\ UNCHANGED <<brokerVars, checkpointVars, consumerVars>> /\ UNCHANGED flushed
 
 \* ConsumerOffsetManager#persist (only needed to roll back to; off once no restart is left).
 Flush ==
     /\ restarts < MaxRestart /\ flushed # offset
     /\ flushed' = offset
-    /\ UNCHANGED <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-                   oq, restarts, low>>
+    /\ UNCHANGED <<brokerVars, checkpointVars, consumerVars>> /\ UNCHANGED <<offset, oq>>
 
 \* BrokerController restart: memory lost (buffer, offset queue, the POP in progress), the
 \* committed offset back to its last flush; the store and the revive topic survive.
@@ -236,14 +238,14 @@ Restart ==
     /\ restarts' = restarts + 1
     /\ cks' = {c \in cks : ~c.buf}
     /\ oq' = <<>> /\ pending' = -1 /\ offset' = flushed
-    /\ UNCHANGED <<now, stored, len, held, acked, cleanAcked, retry, crashes, nextCk, cis, flushed, low>>
+    /\ UNCHANGED <<now, stored, len, low>> /\ UNCHANGED flushed /\ UNCHANGED <<nextCk, retry>>
+    /\ UNCHANGED <<held, acked, cleanAcked, crashes, cis>>
 
 \* Retention (DefaultMessageStore#deleteExpiredFiles) deletes the oldest stored message.
 Expire ==
     /\ low < len /\ low < MaxExpire
     /\ low' = low + 1
-    /\ UNCHANGED <<now, stored, len, offset, pending, cks, held, acked, cleanAcked, retry, crashes, nextCk, cis,
-                   oq, flushed, restarts>>
+    /\ UNCHANGED <<now, stored, len, restarts>> /\ UNCHANGED <<offsetVars, checkpointVars, consumerVars>>
 
 Next ==
     \/ Produce \/ Expire \/ BeginPop \/ ReadQueue \/ Tick \/ Crash \/ CommitScan \/ Flush \/ Restart

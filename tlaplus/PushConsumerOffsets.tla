@@ -52,7 +52,12 @@ VARIABLES
     consumed,     \* offsets consumed successfully at least once
     crashes, rebalances
 
-vars == <<alive, owns, pq, next, local, committed, consumed, crashes, rebalances>>
+\* The variables by group; an action names the groups it leaves alone whole and, of a group
+\* it touches, the members it leaves alone.
+consumerVars == <<alive, owns, pq, next>>          \* the consumers and their ProcessQueues
+offsetVars == <<local, committed>>                 \* the client's offset table and the broker's
+historyVars == <<consumed, crashes, rebalances>>   \* what happened so far (consumption, faults)
+vars == <<consumerVars, offsetVars, historyVars>>
 Offsets == 0..(Msgs - 1)
 \* Consumers are interchangeable; only the safety-only deep config uses the symmetry (it is
 \* unsound for liveness checking).
@@ -83,7 +88,7 @@ Gain(c) ==
     /\ \E v \in StoreAnswers : local' = [local EXCEPT ![c] = v]
     /\ next' = [next EXCEPT ![c] = IF committed >= 0 THEN committed ELSE 0]
     /\ rebalances' = IF rebalances < MaxRebalance THEN rebalances + 1 ELSE rebalances
-    /\ UNCHANGED <<alive, committed, consumed, crashes>>
+    /\ UNCHANGED alive /\ UNCHANGED committed /\ UNCHANGED <<consumed, crashes>>
 
 \* removeUnnecessaryMessageQueue: persist, forget the offset, drop the ProcessQueue.
 Lose(c) ==
@@ -93,13 +98,13 @@ Lose(c) ==
     /\ pq' = [pq EXCEPT ![c] = {}]
     /\ local' = [local EXCEPT ![c] = -1]
     /\ rebalances' = rebalances + 1
-    /\ UNCHANGED <<alive, next, consumed, crashes>>
+    /\ UNCHANGED <<alive, next>> /\ UNCHANGED <<consumed, crashes>>
 
 Pull(c) ==
     /\ alive[c] /\ owns[c] /\ next[c] < Msgs
     /\ pq' = [pq EXCEPT ![c] = @ \cup {next[c]}]
     /\ next' = [next EXCEPT ![c] = @ + 1]
-    /\ UNCHANGED <<alive, owns, local, committed, consumed, crashes, rebalances>>
+    /\ UNCHANGED <<alive, owns>> /\ UNCHANGED <<offsetVars, historyVars>>
 
 \* ConsumeMessageConcurrentlyService#processConsumeResult: removeMessage, then
 \* updateOffset(increaseOnly = true) unless the ProcessQueue was dropped.
@@ -110,13 +115,13 @@ Consume(c, x) ==
     /\ LET rest == pq[c] \ {x}
            off == IF rest = {} THEN next[c] ELSE Min(rest)
        IN local' = [local EXCEPT ![c] = IF @ < 0 THEN off ELSE Max2(@, off)]
-    /\ UNCHANGED <<alive, owns, next, committed, crashes, rebalances>>
+    /\ UNCHANGED <<alive, owns, next>> /\ UNCHANGED committed /\ UNCHANGED <<crashes, rebalances>>
 
 \* DefaultMQPushConsumerImpl#correctTagsOffset: NO_NEW_MSG / NO_MATCHED_MSG with nothing held.
 CorrectTagsOffset(c) ==
     /\ alive[c] /\ owns[c] /\ pq[c] = {}
     /\ local' = [local EXCEPT ![c] = IF @ < 0 THEN next[c] ELSE Max2(@, next[c])]
-    /\ UNCHANGED <<alive, owns, pq, next, committed, consumed, crashes, rebalances>>
+    /\ UNCHANGED <<consumerVars, historyVars>> /\ UNCHANGED committed
 
 \* ProcessQueue#cleanExpiredMsg: the head, consumed for longer than consumeTimeout, is sent
 \* back and removed; the offset removeMessage returns is discarded.
@@ -124,25 +129,25 @@ CleanExpired(c) ==
     /\ alive[c] /\ owns[c] /\ pq[c] # {}
     /\ consumed' = consumed \cup {Min(pq[c])}
     /\ pq' = [pq EXCEPT ![c] = @ \ {Min(pq[c])}]
-    /\ UNCHANGED <<alive, owns, next, local, committed, crashes, rebalances>>
+    /\ UNCHANGED <<alive, owns, next>> /\ UNCHANGED offsetVars /\ UNCHANGED <<crashes, rebalances>>
 
 \* persistConsumerOffset (every 5 s), or the commitOffset a pull carries (PullMessageProcessor).
 Persist(c) ==
     /\ alive[c] /\ owns[c] /\ local[c] >= 0
     /\ committed' = local[c]
-    /\ UNCHANGED <<alive, owns, pq, next, local, consumed, crashes, rebalances>>
+    /\ UNCHANGED <<consumerVars, historyVars>> /\ UNCHANGED local
 
 Crash(c) ==
     /\ alive[c] /\ crashes < MaxCrash
     /\ alive' = [alive EXCEPT ![c] = FALSE] /\ owns' = [owns EXCEPT ![c] = FALSE]
     /\ pq' = [pq EXCEPT ![c] = {}] /\ local' = [local EXCEPT ![c] = -1]
     /\ crashes' = crashes + 1
-    /\ UNCHANGED <<next, committed, consumed, rebalances>>
+    /\ UNCHANGED next /\ UNCHANGED committed /\ UNCHANGED <<consumed, rebalances>>
 
 Start(c) ==
     /\ ~alive[c]
     /\ alive' = [alive EXCEPT ![c] = TRUE]
-    /\ UNCHANGED <<owns, pq, next, local, committed, consumed, crashes, rebalances>>
+    /\ UNCHANGED <<owns, pq, next>> /\ UNCHANGED <<offsetVars, historyVars>>
 
 Next ==
     \E c \in Consumers :
