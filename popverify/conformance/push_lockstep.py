@@ -7,8 +7,8 @@ outermost ConsumerBrokerApi call, with its arguments, the model's answer and the
 and then sent to the harness JVM as the same RocketMQ request: PULL_MESSAGE through
 PullMessageProcessor, QUERY/UPDATE_CONSUMER_OFFSET and GET_CONSUMER_LIST_BY_GROUP through
 ConsumerManageProcessor, HEART_BEAT / UNREGISTER_CLIENT through ClientManageProcessor,
-GET_MAX_OFFSET and SEARCH_OFFSET_BY_TIMESTAMP through AdminBrokerProcessor, puts through the
-store, PullRequestHoldService#checkHoldRequest for ``hold``, a restart and an offset flush as
+GET_MAX_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP and LOCK/UNLOCK_BATCH_MQ through AdminBrokerProcessor,
+puts through the store, retention as ConsumeQueue#correctMinOffset, PullRequestHoldService#checkHoldRequest for ``hold``, a restart and an offset flush as
 the POP replay does them. Each answer is compared (code; found status, nextBeginOffset, min /
 max offset, suggested broker; the messages by topic, queue, offset, UNIQ_KEY, reconsume times;
 the woken held pulls), then the broker state after the step (committed offsets of the group,
