@@ -28,7 +28,8 @@ from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
                                    build_cluster_revive_topic, build_pop_retry_topic)
-from reference.broker.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
+from reference.broker.message import (MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+                                      MessageExt, properties_length)
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation, PopRequest
 from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
@@ -144,6 +145,10 @@ class Broker:
                 self.buffer_merge.clear_offset_queue(lock_key)
         return rc.SUCCESS
 
+    def start_queue_at(self, topic: str, queue_id: int, offset: int) -> None:
+        """The queue of an existing topic begins at ``offset`` (MessageStore#start_queue_at)."""
+        self.store.start_queue_at(topic, queue_id, offset)
+
     def expire(self, topic: str, queue_id: int, below: int) -> None:
         """Retention expiry: offsets < ``below`` of the queue are gone (min offset moves)."""
         self.store.expire_queue(topic, queue_id, below)
@@ -178,6 +183,10 @@ class Broker:
             self._uniq_seq += 1
             uniq_key = f"{self._uniq_seq:032X}"
         props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = uniq_key
+        # MessageExtEncoder#encode's size checks, answered MESSAGE_ILLEGAL by
+        # SendMessageProcessor#handlePutMessageResult (message.py: MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH)
+        if len(body) > MAX_MESSAGE_SIZE or properties_length(props) > MAX_PROPERTIES_LENGTH:
+            return PutResult(rc.MESSAGE_ILLEGAL)
         msg = MessageExt(topic=topic, queue_id=queue_id, body=body, tags=tags, properties=props,
                          born_timestamp=self.clock.now())
         stored = self.store.put_message(msg)
