@@ -60,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
             blind = summary["blind_baseline"]["coverage"]
             print(f"  coverage: guided {summary['coverage']} vs blind {blind} points for the same budget "
                   f"({summary['coverage'] - blind:+d})")
+        from popverify.fuzz.domain import domain_line
+        from popverify.sim.domain import table_of
+        print(f"  {domain_line(summary['domain'])}")
+        print("\n".join("  " + line for line in table_of(summary["domain"]).splitlines()))
         for v in summary["violations"]:  # by root-cause signature, unexplained first
             print(f"  {v.get('signature', v['property'])}{' UNEXPECTED' if v['unexpected'] else ''}: {v['runs']} "
                   f"run(s), first after {v.get('time_to_first_s')} s, minimal trace {v['trace']} "

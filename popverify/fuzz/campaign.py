@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from popverify.fuzz import store
+from popverify.fuzz.domain import domain_rows
 from popverify.fuzz.executors import Executor
 from popverify.fuzz.plan import round_jobs, swarm_digest
 from popverify.fuzz.rows import RoundTask
@@ -148,5 +149,7 @@ def summarize(profile: str, mode: str, rows: dict[int, dict], out: Path, seconds
         "unexplained": [v["signature"] for v in violations if v["unexplained"]],
         "time_to_first_by_signature_s": {v["signature"]: v["time_to_first_s"] for v in violations},
         "coverage": len({c for r in rows.values() for c in r["coverage"]}),
+        # per dimension of the input domain: range and boundaries reached (popverify/fuzz/domain.py)
+        "domain": domain_rows(mode, (rows[seed] for seed in sorted(rows))),
     }
     return summary

@@ -75,6 +75,24 @@ def _confirmation(v: dict[str, Any]) -> str:
     return f"<br>on Java: <b>{html.escape(mark + c['text'])}</b>"
 
 
+def domain_table_html(domain: list[dict[str, Any]], table_id: str = "domain") -> str:
+    """The domain table (summary["domain"]) as HTML: per dimension the declared range, the range
+    reached, the boundaries hit and those not reached (a row that missed one is marked)."""
+    if not domain:
+        return "<p>no domain table (no runs)</p>"
+    esc = html.escape
+    cells = []
+    for r in domain:
+        reached = "never drawn" if r["reached"] is None else f"{r['reached'][0]}..{r['reached'][1]}"
+        missing = ", ".join(str(b) for b in r["unreached"]) or "-"
+        mark = "" if r["all_reached"] else ' class="unreached"'
+        cells.append(f"<tr{mark}><td>{esc(r['dimension'])}</td><td>{r['declared'][0]}..{r['declared'][1]}</td>"
+                     f"<td>{reached}</td><td>{len(r['boundaries_reached'])}/{len(r['boundaries'])}</td>"
+                     f"<td>{esc(missing)}</td><td>{esc(r.get('java', ''))}</td></tr>")
+    return (f'<table id="{table_id}"><tr><th>dimension</th><th>declared</th><th>reached</th><th>boundaries hit</th>'
+            f"<th>not reached</th><th>Java</th></tr>{''.join(cells)}</table>")
+
+
 def write_report(out: Path, summary: dict[str, Any]) -> None:
     """Write summary.json and report.html under ``out``."""
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -106,6 +124,10 @@ mechanism switch clears them (spec/findings/README.md).</p><table id="by-signatu
 <th>runs</th><th>first round</th><th>time to first counterexample (s)</th><th>minimal steps</th>
 <th>on Java</th></tr>{by_sig}</table>
 <h2>Violations by property</h2><table id="by-property"><tr><th>property</th><th>runs</th></tr>{by_prop}</table>
+<h2>Input domain</h2><p>Per dimension (an action's value argument, or a configuration field):
+the declared range, the range the runs reached, and the boundaries (the ends and every Java
+width limit inside) hit or not reached (spec/fuzzing.md "The input domain").</p>
+{domain_table_html(summary.get('domain', []))}
 <h2>Coverage over time</h2>{_svg({'coverage': summary['coverage_timeline']}, 'seconds', 'seconds', 'coverage-plot')}
 <h2>Guided rounds against blind seeds</h2>{_comparison(summary)}
 <h2>Minimal counterexamples</h2>{cexes or '<p>none</p>'}</body></html>

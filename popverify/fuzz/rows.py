@@ -27,8 +27,12 @@ TIMING_FIELDS: tuple[str, ...] = ("duration_ms",)
 
 def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges
-    (ScenarioConfig.draw; spec/fuzzing.md "Runs and swarm configurations")."""
-    return ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)
+    (ScenarioConfig.draw), then the input-domain fields (ScenarioConfig.draw_domain;
+    spec/fuzzing.md "Runs and swarm configurations", "The input domain")."""
+    rng = JavaRandom(seed ^ 0x5F3759DF)
+    # the input-domain fields come last from the same generator: the earlier fields keep the
+    # values they had before those fields existed
+    return ScenarioConfig.draw(rng, mode=mode).draw_domain(rng, mode)
 
 
 @attrs.frozen

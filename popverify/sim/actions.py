@@ -27,6 +27,7 @@ import attrs
 
 from popverify.sim.events import MessageStored
 from reference.common import response_code as rc
+from reference.common.message import MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH
 from reference.common.javalang import JavaRandom
 
 JAVA_INT_MIN = -2 ** 31
@@ -37,6 +38,17 @@ MAX_TIME_ARG_MS = 3_600_000
 FAULT_WEIGHT = 1
 # The body every producer stores (MessageStored); the push checker's PQ-2 sums body sizes.
 BODY = b"x" * 16
+# produce_sized: body and property sizes up to one past the broker's limits (reference/broker
+# /broker.py#put_message: MAX_MESSAGE_SIZE and MAX_PROPERTIES_LENGTH), so both sides are drawn.
+MAX_BODY_ARG = MAX_MESSAGE_SIZE + 1
+MAX_PROPERTY_ARG = MAX_PROPERTIES_LENGTH + 1
+PADDING_PROPERTY = "popverify_pad"
+
+
+@functools.lru_cache(maxsize=64)
+def body_of(size: int) -> bytes:
+    """A body of ``size`` bytes (cached: a run of 4 MiB bodies shares them)."""
+    return b"x" * size
 
 
 @attrs.frozen
@@ -103,6 +115,10 @@ class ActionSpec:
     draw: Draw | None = None
     fault: bool = False
     always: bool = False
+    # An opt-in kind (issue 17 item 3's domain actions): not among a mode's default kinds
+    # (Mode.weights), so earlier configurations and their seeds keep their runs; a
+    # configuration that lists it (the swarm's late draw, ScenarioConfig.draw_domain) runs it.
+    opt_in: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -123,6 +139,11 @@ class ActionSpec:
             arg.check(self.name, value)
 
 
+def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:
+    """An opt-in action: run only when the configuration lists it."""
+    return ActionSpec(name, weight, apply, args, draw, opt_in=True)
+
+
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:
     """A fault: weight FAULT_WEIGHT, off unless the configuration lists it."""
     return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True)
@@ -141,8 +162,39 @@ def _produce(world: Any, queue_id: int) -> bool:
     return True
 
 
+def _produce_sized(world: Any, queue_id: int, body_size: int, property_size: int) -> bool:
+    """A producer sends a message of ``body_size`` body bytes with a user property of
+    ``property_size`` characters; the broker may refuse it (Broker#put_message's size checks:
+    MESSAGE_ILLEGAL), which is a skipped step, not an error."""
+    qid = queue_id % world.config.queues
+    props = {PADDING_PROPERTY: "p" * property_size} if property_size else None
+    result = world.broker.put_message(world.topic, qid, body=body_of(body_size), properties=props)
+    world.coverage.add(f"produce_sized:{rc.NAMES.get(result.code, result.code)}")
+    if result.code != rc.SUCCESS:
+        return False
+    world.publish(MessageStored(qid, result.queue_offset, result.uniq_key))
+    return True
+
+
+def size_draw(rng: JavaRandom, hi: int) -> int:
+    """A size in 0..hi, log-uniform by bit length (small and huge sizes alike)."""
+    bits = rng.next_int(hi.bit_length() + 1)
+    if bits == 0:
+        return 0
+    return min(hi, (1 << (bits - 1)) + rng.next_int(1 << (bits - 1)))
+
+
+def _produce_sized_draw(rng: JavaRandom, world: Any) -> tuple:
+    return (rng.next_int(world.config.queues), size_draw(rng, MAX_BODY_ARG), size_draw(rng, MAX_PROPERTY_ARG))
+
+
 PRODUCE = ActionSpec("produce", 12, _produce, (index("queue_id"),),
                      lambda rng, w: (rng.next_int(w.config.queues),), always=True)
+# Bodies and properties of any size the API takes, up to one past the broker's limits
+# (maxMessageSize, 4 MiB, MessageStoreConfig; properties Short.MAX_VALUE, MessageExtEncoder#encode).
+PRODUCE_SIZED = opt_in("produce_sized", 4, _produce_sized,
+                       (index("queue_id"), Arg("body_size", int, 0, MAX_BODY_ARG),
+                        Arg("property_size", int, 0, MAX_PROPERTY_ARG)), _produce_sized_draw)
 
 
 def clock_jump_draw(rng: JavaRandom, world: Any) -> tuple:

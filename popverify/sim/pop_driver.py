@@ -26,8 +26,9 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.actions import (PRODUCE, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
+from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
+from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
@@ -100,6 +101,7 @@ class PopWorld:
         self.broker = Broker(broker_config, self.clock, JavaRandom(seed * 0x9E3779B1 + 1))
         self.broker.create_topic(TOPIC, config.queues)
         self.broker.create_group(GROUP)
+        start_queues(self.broker, TOPIC, config)  # issue 17 item 3: offsets anywhere a long allows
         self.consumers = [Consumer(f"c{i}") for i in range(config.consumers)]
         self.checker = PopChecker(TOPIC, GROUP, enabled=check)
         self.handle_keys = HandleKeys(GROUP)
@@ -477,6 +479,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # retention's stages one at a time (opt-in: OPT_IN_FAULTS, popverify/sim/retention.py)
     EXPIRE_COMMIT_LOG,
     CLEAN_CONSUME_QUEUE,
+    # issue 17 item 3's opt-in actions (listed by the swarm's late draw, ScenarioConfig.draw_domain)
+    PRODUCE_SIZED,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

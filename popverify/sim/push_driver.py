@@ -18,8 +18,9 @@ import attrs
 
 from popverify.checker.progress import check_push_after_drain
 from popverify.checker.push import PushChecker
-from popverify.sim.actions import (PRODUCE, ActionSpec, clock_jump_draw, consumer_draw, fault, flag, index,
+from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
+from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
                                   ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, PullSized, Rebalanced,
@@ -89,6 +90,7 @@ class PushWorld:
         self.broker = Broker(self.prof.broker, self.clock, JavaRandom(seed * 0x9E3779B1 + 1))
         self.broker.create_topic(TOPIC, config.queues)
         self.broker.create_group(GROUP)
+        start_queues(self.broker, TOPIC, config)  # issue 17 item 3: offsets anywhere a long allows
         self.clients = [Client(f"c{i}") for i in range(config.consumers)]
         self.checker = PushChecker(GROUP, (TOPIC, RETRY_TOPIC), enabled=check)
         # Ghost of PushConsumerOffsets' ``consumed`` per queue of TOPIC: offsets whose consume
@@ -502,6 +504,8 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("dup_response", "dup_response", (index("c"), index("index")), _response_draw),
     EXPIRE,
     fault("clock_jump", "clock_jump", (millis("ms"),), clock_jump_draw),
+    # issue 17 item 3's opt-in actions (listed by the swarm's late draw, ScenarioConfig.draw_domain)
+    PRODUCE_SIZED,
 )
 
 def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:

@@ -17,7 +17,7 @@ import attrs
 
 from popverify.checker.violation import Violation
 from popverify.sim.actions import FAULT_WEIGHT
-from popverify.sim.domain import DomainReach
+from popverify.sim.domain import MAX_QUEUES, MAX_START_OFFSET, DomainReach, boundary_draw, config_dimensions
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
@@ -82,6 +82,10 @@ class ScenarioConfig:
     # (popverify/sim/actions.py, Arg.value) is replaced, with this probability, by one of its
     # domain's boundaries (popverify/sim/domain.py). 0 draws exactly as before.
     domain_bias: int = 0
+    # The input domain's configuration dimensions (popverify/sim/domain.py, CONFIG_DIMENSIONS):
+    # the offset every queue of the consumed topic starts at (0 .. MAX_START_OFFSET, a long).
+    # The queue count is ``queues`` above (1 .. MAX_QUEUES).
+    start_offset: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
@@ -108,15 +112,17 @@ class ScenarioConfig:
 
     def validate(self) -> None:
         """ValueError if a value is out of its range."""
-        if not 1 <= self.queues <= 64 or not 1 <= self.consumers <= 64:
-            raise ValueError("queues and consumers must be in 1..64")
+        if not 1 <= self.queues <= MAX_QUEUES or not 1 <= self.consumers <= 64:
+            raise ValueError(f"queues must be in 1..{MAX_QUEUES} and consumers in 1..64")
+        if not 0 <= self.start_offset <= MAX_START_OFFSET:
+            raise ValueError(f"start_offset must be in 0..{MAX_START_OFFSET}")
         if self.invisible_time <= 0 or not 1 <= self.max_msg_nums <= 32:
             raise ValueError("invisible_time must be > 0 and max_msg_nums in 1..32")
         if not 0 <= self.consume_fail_percent <= 100:
             raise ValueError("consume_fail_percent must be in 0..100")
         if not 0 <= self.domain_bias <= 100:
             raise ValueError("domain_bias must be in 0..100")
-        bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS]
+        bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS and a not in OPT_IN]
         bad += [f for f in self.faults if f not in ALL_POP_FAULTS and f not in PUSH_FAULTS]
         if bad:
             raise ValueError(f"unknown action or fault kinds: {bad}")
@@ -147,6 +153,24 @@ class ScenarioConfig:
         return cls(queues=1 + rng.next_int(4), consumers=1 + rng.next_int(3), actions=actions, faults=chosen,
                    consume_orderly=rng.next_int(4) == 0, consume_fail_percent=rng.next_int(41))
 
+    def draw_domain(self, rng: JavaRandom, mode: str = "pop") -> "ScenarioConfig":
+        """The input-domain fields of a swarm configuration, drawn from ``rng`` after every other
+        field (popverify/fuzz/rows.py#swarm_config), so the fields drawn before keep their values:
+
+        - queues: kept (1..4) with probability 7/8, else re-drawn across the mode's range (POP
+          1..1024, push 1..64) with
+          boundary bias (domain.py#boundary_draw);
+        - start_offset: 0 with probability 1/2, else drawn across 0..MAX_START_OFFSET with bias;
+        - each opt-in action of the mode (produce_sized, ...) kept with probability 1/2;
+        - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary).
+        """
+        dims = config_dimensions(mode)
+        queues = boundary_draw(rng, dims["queues"]) if rng.next_int(8) == 0 else self.queues
+        start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
+        opt = tuple(a for a in MODES[mode].opt_in() if rng.next_boolean())
+        return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
+                            domain_bias=CAMPAIGN_DOMAIN_BIAS)
+
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":
         """The default configuration of a mode (push: the push action kinds)."""
@@ -156,7 +180,12 @@ class ScenarioConfig:
 
 
 
-_LATER_FIELDS = ("domain_bias",)
+_LATER_FIELDS = ("domain_bias", "start_offset")
+# The boundary bias of a fuzz campaign's swarm configurations (ScenarioConfig.draw_domain): a
+# campaign field, not an engine default (spec/fuzzing.md "The input domain").
+CAMPAIGN_DOMAIN_BIAS = 10
+# Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).
+OPT_IN: frozenset[str] = frozenset(POP_MODE.opt_in()) | frozenset(PUSH_MODE.opt_in())
 
 
 def mode_of(name: str) -> Mode:

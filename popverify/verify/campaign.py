@@ -37,4 +37,4 @@ def run_campaign(profile: str, runs: int, steps: int, out_dir: Path,
     return {"profile": profile, "mode": mode, "engine": summary["engine"], "runs": summary["runs"],
             "steps": summary["steps"], "seconds": summary["seconds"], "coverage": summary["coverage"],
             "findings": summary["violations"], "key_witnesses_reached": summary["key_witnesses_reached"],
-            "confirmation": summary["confirmation"]}
+            "confirmation": summary["confirmation"], "domain": summary["domain"]}

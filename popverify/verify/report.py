@@ -221,6 +221,18 @@ def _confirmation_html(finding: dict[str, Any]) -> str:
     return f'<br>on Java: <span class="{cls}">{html.escape(mark + c["text"])}</span>'
 
 
+def _domain_html(tech: dict[str, Any]) -> str:
+    """Each fuzz campaign's domain table (popverify/fuzz/report.py#domain_table_html)."""
+    from popverify.fuzz.domain import domain_line
+    from popverify.fuzz.report import domain_table_html
+    parts = []
+    for key, camp in sorted(tech.get("fuzz", {}).get("campaigns", {}).items()):
+        if "domain" in camp:
+            parts.append(f"<h3>{html.escape(key)}</h3><p>{html.escape(domain_line(camp['domain']))}</p>"
+                         + domain_table_html(camp["domain"], f"domain-{key.replace('/', '-')}"))
+    return "".join(parts) or "<p>no fuzz campaign</p>"
+
+
 def _confirmation_summary(summary: dict[str, Any]) -> str:
     """Counts of the verdicts on Java over every campaign."""
     counts: dict[str, int] = {}
@@ -305,6 +317,7 @@ PushConsumerOffsets (spec/trace-validation.md).</p>
 <h2>Coverage of RocketMQ's classes</h2>{coverage_html(summary.get("coverage"))}
 <h2>Figures</h2><table><tr><th>campaign / model</th><th>engine / result</th><th>runs</th><th>steps</th><th>seconds</th>
 <th>coverage points</th></tr>{''.join(figures)}</table>
+<h2>Input domain of the fuzz campaigns</h2>{_domain_html(tech)}
 <h2>Findings (minimal counterexamples)</h2>{_confirmation_summary(summary)}{''.join(findings) or '<p>none</p>'}
 <h2>Environment</h2><table>{env}</table></body></html>
 """

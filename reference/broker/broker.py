@@ -42,7 +42,8 @@ from reference.client.offset_store import OffsetNotFound
 from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
-from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, MessageExt
+from reference.common.message import (MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
+                                      MessageExt, properties_length)
 from reference.common.message_queue import MessageQueue
 from reference.common.pop import AckEntry, ChangeInvisibleResult, PopRequest
 from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
@@ -146,6 +147,10 @@ class Broker:
                 self.buffer_merge.clear_offset_queue(lock_key)
         return rc.SUCCESS
 
+    def start_queue_at(self, topic: str, queue_id: int, offset: int) -> None:
+        """The queue of an existing topic begins at ``offset`` (MessageStore#start_queue_at)."""
+        self.store.start_queue_at(topic, queue_id, offset)
+
     def roll_commit_log(self) -> bool:
         """End the commit log's current file (the harness's layout: one before each producer put)."""
         return self.store.roll_commit_log()
@@ -199,6 +204,10 @@ class Broker:
             self._uniq_seq += 1
             uniq_key = f"{self._uniq_seq:032X}"
         props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = uniq_key
+        # MessageExtEncoder#encode's size checks, answered MESSAGE_ILLEGAL by
+        # SendMessageProcessor#handlePutMessageResult (message.py: MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH)
+        if len(body) > MAX_MESSAGE_SIZE or properties_length(props) > MAX_PROPERTIES_LENGTH:
+            return PutResult(rc.MESSAGE_ILLEGAL)
         msg = MessageExt(topic=topic, queue_id=queue_id, body=body, tags=tags, properties=props,
                          born_timestamp=self.clock.now())
         stored = self.store.put_message(msg)

@@ -307,6 +307,16 @@ class MessageStore:
             i += 1
         cq.min_offset = max(cq.min_offset, i)
 
+    def start_queue_at(self, topic: str, queue_id: int, offset: int) -> None:
+        """The queue begins at ``offset``: its first ``offset`` messages were stored and then
+        removed with their commit-log and consume-queue files (retention), so min and max
+        offset are both ``offset`` (ConsumeQueue#getMinOffsetInQueue / getMaxOffsetInQueue of
+        a queue whose first file starts there). ValueError on a queue that holds messages."""
+        cq = self._queues.setdefault((topic, queue_id), ConsumeQueue())
+        if cq.units or offset < 0:
+            raise ValueError(f"queue {topic}:{queue_id} cannot start at {offset}: it holds messages or the offset is negative")
+        cq.base = cq.min_offset = offset
+
     def delete_topic(self, topic: str) -> None:
         """DefaultMessageStore#deleteTopics: drop every consume queue of ``topic`` (the commit
         log keeps its messages until retention reaches them).

@@ -18,6 +18,22 @@ PROPERTY_MAX_OFFSET = "MAX_OFFSET"
 PROPERTY_MIN_OFFSET = "MIN_OFFSET"
 
 
+# MessageStoreConfig#maxMessageSize (4 MiB): MessageExtEncoder#encode refuses a body longer
+# than it (bodyLength > maxMessageBodySize, which the constructor sets to maxMessageSize) with
+# MESSAGE_ILLEGAL (read in rocketmq-store 5.5.0; 5.0.0's store sources are not in the cache,
+# the same rule is assumed -- spec/broker.md "Message size limits").
+MAX_MESSAGE_SIZE = 4 * 1024 * 1024
+# MessageExtEncoder#encode: a properties string longer than Short.MAX_VALUE is refused
+# (PROPERTIES_SIZE_EXCEEDED; SendMessageProcessor#handlePutMessageResult answers MESSAGE_ILLEGAL).
+MAX_PROPERTIES_LENGTH = 32767
+
+
+def properties_length(properties: dict[str, str]) -> int:
+    """Length of MessageDecoder#messageProperties2String(properties): name, value and two
+    separators per property (the CRC32 reservation is off by default)."""
+    return sum(len(k) + len(v) + 2 for k, v in properties.items())
+
+
 @attrs.define(slots=True)
 class MessageExt:
     """One message as the store holds it (MessageExt / MessageExtBrokerInner).

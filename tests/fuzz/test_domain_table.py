@@ -1,0 +1,68 @@
+"""The fuzz report's domain table (issue 17 item 3): per dimension, the range and the
+boundaries the campaign reached -- and, the table can fail, those it did not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+
+from popverify.fuzz.campaign import campaign
+from popverify.fuzz.domain import domain_line, domain_rows
+from popverify.fuzz.executors import LoopExecutor
+from popverify.fuzz.rows import run_row, swarm_config
+from popverify.sim.actions import MAX_TIME_ARG_MS
+from popverify.sim.domain import DomainReach, table_of
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+
+
+def test_a_campaign_that_cannot_reach_a_boundary_shows_it_unreached(tmp_path: Path) -> None:
+    """Three runs of five steps cannot draw an advance of an hour: the summary, the text
+    table and the report say which boundaries no run reached."""
+    summary = campaign("v5.5", "pop", 3, 5, tmp_path, LoopExecutor())
+    rows = {r["dimension"]: r for r in summary["domain"]}
+    advance = rows["pop.advance.ms"]
+    assert advance["declared"] == [0, MAX_TIME_ARG_MS]
+    assert not advance["all_reached"] and MAX_TIME_ARG_MS in advance["unreached"]
+    assert rows["pop.scan_stall.ms"]["reached"] is None  # no run drew it: declared, never drawn
+    assert "pop.config.queues" in rows and "pop.config.start_offset" in rows
+    line = domain_line(summary["domain"])
+    assert "pop.advance.ms" in line.split("; not: ")[1]
+    text = table_of(summary["domain"])
+    assert f"| pop.advance.ms | 0..{MAX_TIME_ARG_MS} |" in text and str(MAX_TIME_ARG_MS) in text.split("pop.advance.ms")[1]
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert saved["domain"] == summary["domain"]
+    page = (tmp_path / "report.html").read_text()
+    assert 'id="domain"' in page and '<tr class="unreached"><td>pop.advance.ms</td>' in page
+
+
+def test_a_boundary_some_run_reached_is_shown_reached() -> None:
+    """The other side: rows whose schedules hold an advance's bounds make that row complete."""
+    config = ScenarioConfig(drain=False)
+    edges = [Action("advance", (v,)) for v in (0, 1, 127, 255, 32767, 65535, MAX_TIME_ARG_MS)]
+    rows = [run_row("v5.5", "pop", 0, len(edges), None, 0, [a.to_json() for a in edges],
+                    config_json=json.dumps(config.to_json()))]
+    row = next(r for r in domain_rows("pop", rows) if r["dimension"] == "pop.advance.ms")
+    assert row["all_reached"] and row["unreached"] == [] and row["reached"] == [0, MAX_TIME_ARG_MS]
+
+
+def test_the_table_from_rows_equals_what_the_engine_saw() -> None:
+    """The campaign's table is computed from rows (config + schedule); it is the same table the
+    engine's own observation gives for the same runs."""
+    engine_reach = DomainReach()
+    rows = []
+    for seed in range(6):
+        config = swarm_config(seed, "push")
+        run_scenario("v5.0", seed, 60, mode="push", config=config, domain=engine_reach)
+        rows.append(run_row("v5.0", "push", seed, 60, None, 0))
+    assert domain_rows("push", rows) == engine_reach.rows()
+
+
+def test_the_verify_report_shows_each_campaigns_domain_table() -> None:
+    from popverify.verify.report import _domain_html
+
+    domain = DomainReach()
+    run_scenario("v5.5", 0, 20, config=attrs.evolve(ScenarioConfig(), drain=False), domain=domain)
+    page = _domain_html({"fuzz": {"campaigns": {"pop/v5.5": {"domain": domain.rows()}}}})
+    assert 'id="domain-pop-v5.5"' in page and "pop.config.start_offset" in page and "reached every boundary" in page

@@ -1,0 +1,119 @@
+"""The input domain (issue 17 item 3): queue counts, long start offsets, sized bodies and
+properties, the swarm's late draw and boundary bias (popverify/sim/domain.py)."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from popverify.fuzz.rows import swarm_config
+from popverify.sim.actions import MAX_BODY_ARG, MAX_PROPERTY_ARG
+from popverify.sim.domain import (MAX_PUSH_QUEUES, MAX_QUEUES, MAX_START_OFFSET, DomainReach, boundaries,
+                                  boundary_draw, config_dimensions)
+from popverify.sim.engine import Engine
+from popverify.sim.pop_driver import POP_MODE, TOPIC
+from popverify.sim.scenario import (CAMPAIGN_DOMAIN_BIAS, POP_ACTIONS, PUSH_ACTIONS, Action, ScenarioConfig,
+                                    run_scenario)
+from reference.common.message import MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH
+from reference.common.javalang import JavaRandom
+
+SIZED = attrs.evolve(ScenarioConfig(), actions=tuple(POP_ACTIONS) + ("produce_sized",), drain=False)
+
+
+def test_opt_in_actions_are_not_default_kinds() -> None:
+    """produce_sized runs only when a configuration lists it: default configurations (and the
+    pinned digests' draws) keep their kinds."""
+    assert "produce_sized" not in POP_ACTIONS and "produce_sized" not in PUSH_ACTIONS
+    assert "produce_sized" not in ScenarioConfig().actions
+    result = run_scenario("v5.5", 3, 200, config=attrs.evolve(ScenarioConfig(), drain=False))
+    assert all(a.kind != "produce_sized" for a in result.schedule)
+    listed = run_scenario("v5.5", 3, 200, config=SIZED)
+    assert any(a.kind == "produce_sized" for a in listed.schedule)
+
+
+@pytest.mark.parametrize("body,props,stored", [
+    (0, 0, True), (MAX_MESSAGE_SIZE, 0, True), (MAX_MESSAGE_SIZE + 1, 0, False),
+    (16, MAX_PROPERTIES_LENGTH - 200, True), (16, MAX_PROPERTIES_LENGTH, False),
+])
+def test_sized_messages_meet_the_brokers_limits(body: int, props: int, stored: bool) -> None:
+    """Bodies up to maxMessageSize (4 MiB) are stored, one byte more is MESSAGE_ILLEGAL; a
+    properties string longer than Short.MAX_VALUE likewise (the UNIQ_KEY property counts)."""
+    result = run_scenario("v5.5", 0, 1, config=SIZED, schedule=[Action("produce_sized", (0, body, props))])
+    assert result.counts["produced"] == int(stored)
+    assert result.counts["skipped"] == int(not stored)
+    assert f"produce_sized:{'SUCCESS' if stored else 'MESSAGE_ILLEGAL'}" in {p for p in result.coverage}
+
+
+def test_schedule_sizes_are_bounded_by_their_declaration() -> None:
+    with pytest.raises(ValueError, match="body_size"):
+        run_scenario("v5.5", 0, 1, config=SIZED, schedule=[Action("produce_sized", (0, MAX_BODY_ARG + 1, 0))])
+    with pytest.raises(ValueError, match="property_size"):
+        run_scenario("v5.5", 0, 1, config=SIZED, schedule=[Action("produce_sized", (0, 0, MAX_PROPERTY_ARG + 1))])
+
+
+@pytest.mark.parametrize("start", [1, 2 ** 31 - 1, 2 ** 31, 2 ** 32, MAX_START_OFFSET])
+def test_queues_start_anywhere_a_long_allows(start: int) -> None:
+    """A queue that starts at a long offset: messages are stored and popped from there, the
+    checker's offset properties hold, and no model error."""
+    config = attrs.evolve(ScenarioConfig(queues=1, consumers=1), start_offset=start)
+    engine = Engine(POP_MODE, "v5.5", 0, config, True, False)
+    assert engine.broker.min_offset(TOPIC, 0) == engine.broker.max_offset(TOPIC, 0) == start
+    # the advance runs the POP to its end (its answer reaches the consumer) before the acks
+    plan = [Action("produce", (0,)), Action("produce", (0,)), Action("pop", (0, 0, False)),
+            Action("advance", (10,)), Action("ack", (0, 0)), Action("ack", (0, 0)), Action("advance", (20_000,))]
+    for action in plan:
+        engine.step(action)
+    assert engine.broker.max_offset(TOPIC, 0) == start + 2
+    assert engine.counts["popped"] == 2 and engine.counts["acked"] == 2
+    assert not engine.checker.violations
+
+
+def test_start_offset_is_bounded() -> None:
+    with pytest.raises(ValueError, match="start_offset"):
+        ScenarioConfig(start_offset=MAX_START_OFFSET + 1).validate()
+    with pytest.raises(ValueError, match="queues"):
+        ScenarioConfig(queues=MAX_QUEUES + 1).validate()
+    ScenarioConfig(queues=MAX_QUEUES, start_offset=MAX_START_OFFSET).validate()
+
+
+def test_late_draw_keeps_the_earlier_fields() -> None:
+    """swarm_config draws the domain fields after every other field: what the earlier fields
+    were, they still are (only queues may be re-drawn, actions only extended)."""
+    for mode in ("pop", "push"):
+        for seed in range(40):
+            before = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)
+            after = swarm_config(seed, mode)
+            assert after.actions[:len(before.actions)] == before.actions
+            assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
+                                domain_bias=0) == before
+            assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
+
+
+def test_swarm_reaches_every_boundary_of_the_config_dimensions() -> None:
+    """Over 400 seeds the swarm's queue counts and start offsets hit every boundary of their
+    domains (POP queues up to 1024, push up to 64, offsets up to the CQ file limit)."""
+    for mode, top in (("pop", MAX_QUEUES), ("push", MAX_PUSH_QUEUES)):
+        reach = DomainReach()
+        for seed in range(400):
+            reach.observe_config(mode, swarm_config(seed, mode))
+        rows = {r["dimension"]: r for r in reach.rows()}
+        assert rows[f"{mode}.config.queues"]["declared"] == [1, top]
+        assert rows[f"{mode}.config.start_offset"]["declared"] == [0, MAX_START_OFFSET]
+        assert all(r["all_reached"] for r in rows.values()), [r["unreached"] for r in rows.values()]
+
+
+def test_boundary_draw_stays_in_the_domain_and_hits_the_ends() -> None:
+    rng = JavaRandom(5)
+    arg = config_dimensions("pop")["start_offset"]
+    values = [boundary_draw(rng, arg) for _ in range(2000)]
+    assert all(arg.lo <= v <= arg.hi for v in values)
+    assert set(boundaries(arg)) <= set(values)
+    assert len({v.bit_length() for v in values}) > 40  # spread over the widths, not only the edges
+
+
+def test_a_run_observes_its_config_dimensions() -> None:
+    reach = DomainReach()
+    run_scenario("v5.5", 1, 5, config=attrs.evolve(ScenarioConfig(queues=1), start_offset=2 ** 32), domain=reach)
+    row = next(r for r in reach.rows() if r["dimension"] == "pop.config.start_offset")
+    assert row["reached"] == [2 ** 32, 2 ** 32] and row["boundaries_reached"] == [2 ** 32]
+    assert "Long.MAX_VALUE/20" in row["java"]
