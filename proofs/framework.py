@@ -31,6 +31,13 @@ class ProofResult:
         return out
 
 
+# z3 resource budget of one check: the costliest proof (alloc-avg-partition) takes about 61
+# million (z3 4.x, `s.statistics()` "rlimit count"); 16 times that leaves room for z3 versions.
+RLIMIT = 1_000_000_000
+# Wall-clock guard only (a z3 hang); a proof that reaches it is "unknown" and fails loudly.
+HANG_GUARD_MS = 600_000
+
+
 @attrs.frozen
 class Proof:
     """A named theorem: ``build(mutate)`` returns (z3 variables, hypotheses, claim)."""
@@ -42,13 +49,18 @@ class Proof:
     cross_check: Callable[[int], int] | None = None  # runs N random comparisons, returns how many
     properties: tuple[str, ...] = ()  # the property IDs of spec/ this theorem establishes or supports
 
-    def run(self, mutate: bool = False, timeout_ms: int = 30_000) -> ProofResult:
-        """Ask z3 for a model of hypotheses ∧ ¬claim; none means the claim is proved."""
+    def run(self, mutate: bool = False, rlimit: int = RLIMIT, timeout_ms: int = HANG_GUARD_MS) -> ProofResult:
+        """Ask z3 for a model of hypotheses ∧ ¬claim; none means the claim is proved.
+
+        The budget is z3's resource limit (``rlimit``, counted in z3's own steps), not time:
+        the same proof gives the same answer on a loaded machine (a 30 s time-out made
+        alloc-avg-partition ``unknown`` at load 12). ``timeout_ms`` only guards against a hang."""
         import z3
 
         start = time.perf_counter()
         variables, hypotheses, claim = self.build(mutate)
         solver = z3.Solver()
+        solver.set("rlimit", rlimit)
         solver.set("timeout", timeout_ms)
         solver.add(*hypotheses)
         solver.add(z3.Not(claim))
