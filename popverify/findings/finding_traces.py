@@ -92,8 +92,9 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                                 enable_pop_buffer_merge=False, faults=("consumer_crash", "dup_response", "expire"),
                                 actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold",
                                          "consume", "persist", "consumer_timer", "advance"), consume_fail_percent=19),
-                 (_a("produce", 0), _a("expire", 0, 3), _a("produce", 0), _a("consumer_crash", 0)),
-                 "shrunk from `simulate --mode push --profile develop` swarm seed 22 (300 steps), keeping ALO-3/F5"),
+                 (_a("produce", 0), _a("produce", 0), _a("expire", 0, 3), _a("consumer_crash", 0)),
+                 "shrunk from `simulate --mode push --profile develop` swarm seed 22 (300 steps), keeping ALO-3/F5; "
+                 "a second message first since retention deletes whole commit-log files, never the newest"),
     # tests/sim/test_sim_findings.py::test_f6_scan_commit_offset_undoes_a_retention_correction
     FindingTrace("F6", "OFF-2", "pop",
                  ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=True, faults=("expire",), drain=False),

@@ -125,6 +125,12 @@ class BrokerConfig:
     # (`ackMsg.setBrokerName(point.getBrokerName())`, JSON "bn"); 5.0.0 leaves it null. Found by
     # lockstep replay on 5.5.0.
     buffer_ack_has_broker_name: bool = False
+    # PopMessageProcessor#popMsgFromQueue (5.5.0, lines 763-853): after an OFFSET_TOO_SMALL /
+    # OVERFLOW_BADLY / FOUND_NULL correction the asynchronous chain re-reads at the corrected
+    # offset but appendCheckPoint, buildStartOffsetInfo, addCkMock and the retry handle take
+    # `finalOffset`, the offset before the correction. 5.0.0 reassigns `offset` and uses the
+    # corrected one. Found by the retention differential (handle.ckQueueOffset, 5.5.0).
+    pop_ck_takes_uncorrected_offset: bool = False
     # --- end H2 switches ---
     # --- H3 (issue 16): features modelled from the coverage gaps (spec/profiles.md) ---
     # PopReviveService#reviveRetry when the retry-topic put fails: 5.0.0 throws and the round
@@ -170,5 +176,6 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "reput_ck_put_unchecked": True,
         "pop_retry_answers_request_topic": True,
         "buffer_ack_has_broker_name": True,
+        "pop_ck_takes_uncorrected_offset": True,
     },
 }

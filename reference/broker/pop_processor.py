@@ -192,9 +192,11 @@ class PopOperation:
         r = b.store.get_message(req.group, topic, queue_id, offset, req.max_msg_nums - len(messages), filt)
         if r.status in (GetMessageStatus.OFFSET_TOO_SMALL, GetMessageStatus.OFFSET_OVERFLOW_BADLY,
                         GetMessageStatus.OFFSET_FOUND_NULL):
-            offset = r.next_begin_offset
-            b.offsets.commit_offset(req.client, req.group, topic, queue_id, offset)
-            r = b.store.get_message(req.group, topic, queue_id, offset, req.max_msg_nums - len(messages), filt)
+            read_at = r.next_begin_offset
+            b.offsets.commit_offset(req.client, req.group, topic, queue_id, read_at)
+            r = b.store.get_message(req.group, topic, queue_id, read_at, req.max_msg_nums - len(messages), filt)
+            if not b.config.pop_ck_takes_uncorrected_offset:
+                offset = read_at  # 5.0.0; 5.5.0 keeps `finalOffset` for the CK and the handles
         rest[0] = r.max_offset - r.next_begin_offset + rest[0]
         if r.messages:
             if not self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
