@@ -72,7 +72,10 @@ ORDER_CLASSES = ("drain:revive .response.revived[].uniqKey", "revive .response.r
 @contextlib.contextmanager
 def harness_spelled_buffer_keys() -> Iterator[None]:
     """Inside: the model's buffer scan orders its keys as the harness's broker spells them
-    (popTime + TIME_OFFSET). A diagnostic for this script only; the model is restored after."""
+    (popTime + TIME_OFFSET), and so does a 5.5.0 batch ack's grouping of its handles (the
+    client's HashMap keyed retry@queueId@ckQueueOffset@popTime, which orders the BatchAckMsg
+    puts). A diagnostic for this script only; the model is restored after."""
+    import reference.broker.ack_processor as ap
     import reference.broker.buffer_merge as bm
 
     service = bm.PopBufferMergeService
@@ -95,11 +98,22 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
             spelled[head + str(pt + TIME_OFFSET) + key[len(head) + len(str(pt)):]] = key
         return [spelled[k] for k in original_order(list(spelled), table_size)]
 
+    original_batch_order = ap.hash_map_order
+
+    def batch_order(keys: list[str]) -> list[str]:
+        spelled = {}
+        for key in keys:
+            head, _, pt = key.rpartition("@")
+            spelled[f"{head}@{int(pt) + TIME_OFFSET}"] = key
+        return [spelled[k] for k in original_batch_order(list(spelled))]
+
     service.scan, bm.concurrent_hash_map_order = scan, order  # type: ignore[method-assign]
+    ap.hash_map_order = batch_order
     try:
         yield
     finally:
         service.scan, bm.concurrent_hash_map_order = original_scan, original_order  # type: ignore[method-assign]
+        ap.hash_map_order = original_batch_order
 
 
 # Push: the model defect explained rather than fixed (spec/conformance.md "Push lockstep": fixing

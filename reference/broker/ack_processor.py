@@ -17,7 +17,7 @@ from reference.broker import extra_info as ei
 from reference.broker.checkpoint import AckMsg, BatchAckMsg
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
-from reference.common.javalang import to_long
+from reference.common.javalang import hash_map_order, to_long
 from reference.common.message import MessageExt
 from reference.common.pop import AckEntry
 
@@ -142,7 +142,11 @@ def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> l
             batch[7].add(bit)
     except ValueError:
         return [rc.SYSTEM_ERROR for _ in entries]
-    for topic, queue_id, revive_qid, start, pop_time, invisible_time, broker_name, bits in batches.values():
+    # the request body lists the BatchAcks in the client's HashMap order (MQClientAPIImpl
+    # #batchAckMessageAsync: `new ArrayList<>(batchAckMap.values())`); appendAck puts them in
+    # that order, which decides which of them a pending store put failure refuses (lockstep)
+    for key in hash_map_order(list(batches)):
+        topic, queue_id, revive_qid, start, pop_time, invisible_time, broker_name, bits = batches[key]
         min_offset = broker.store.get_min_offset_in_queue(topic, queue_id)
         max_offset = broker.store.get_max_offset_in_queue(topic, queue_id)
         offsets = tuple(start + i for i in sorted(bits) if min_offset <= start + i <= max_offset)

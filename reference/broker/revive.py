@@ -163,19 +163,25 @@ class PopReviveService:
                 elif m.tags == ACK_TAG:
                     ack = AckMsg.from_json(m.body.decode())
                     point = obj.map.get(ack.merge_key)
-                    if point is not None:
-                        index = point.index_of_ack(ack.ack_offset)
-                        if index > -1:
-                            point.bit_map = set_bit(point.bit_map, index)
+                    if point is None:
+                        # an ACK whose CK this round has not read: `continue` (5.0.0:333-335,
+                        # 5.5.0:413-416 with enableSkipLongAwaitingAck false, the default), so
+                        # its deliver time does not move endTime (lockstep with restart: the
+                        # orphan ACK of a CK lost in the buffer; spec/conformance.md)
+                        continue
+                    index = point.index_of_ack(ack.ack_offset)
+                    if index > -1:
+                        point.bit_map = set_bit(point.bit_map, index)
                 elif m.tags == BATCH_ACK_TAG:
                     # 5.5.0 consumeReviveMessage: a BatchAckMsg sets each listed offset's bit
                     batch = BatchAckMsg.from_json(m.body.decode())
                     point = obj.map.get(batch.merge_key)
-                    if point is not None:
-                        for ack_offset in batch.ack_offset_list:
-                            index = point.index_of_ack(ack_offset)
-                            if index > -1:
-                                point.bit_map = set_bit(point.bit_map, index)
+                    if point is None:
+                        continue  # as a single ACK (5.5.0:440-443)
+                    for ack_offset in batch.ack_offset_list:
+                        index = point.index_of_ack(ack_offset)
+                        if index > -1:
+                            point.bit_map = set_bit(point.bit_map, index)
                 deliver_time = m.deliver_time_ms
                 if deliver_time > end_time:
                     end_time = deliver_time

@@ -87,6 +87,18 @@ def concurrent_hash_map_order(keys: list[str], table_size: int) -> list[str]:
     return sorted(keys, key=bin_of)  # stable: insertion order within a bin
 
 
+def hash_map_order(keys: list[str]) -> list[str]:
+    """Distinct String keys in the order a ``new java.util.HashMap<>()`` they were put into, in
+    the given order, iterates them: the table starts at 16 bins and doubles whenever the size
+    passes 0.75 of it (HashMap#resize keeps insertion order within a bin); a key's bin is
+    ``(h ^ (h >>> 16)) & (n - 1)`` as in concurrent_hash_map_order (bins turning into trees at 8
+    keys are not modelled)."""
+    size = 16
+    while len(keys) > size * 3 // 4:
+        size *= 2
+    return concurrent_hash_map_order(keys, size)
+
+
 class JavaRandom:
     """java.util.Random: the same 48-bit LCG, so a seed gives Java's exact sequence."""
 

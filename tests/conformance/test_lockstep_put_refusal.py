@@ -191,3 +191,15 @@ def test_a_model_ignoring_the_scan_time_diverges_at_the_stall(monkeypatch: pytes
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.action == ("scan_stall", 2500) and verdict.key == ".response.serving", verdict.to_json()
     assert (verdict.model, verdict.java) == (True, False)
+
+
+@pytest.mark.parametrize("argv", [["--cases", "0"], ["--steps", "501"], ["--profiles", "v9"]])
+def test_the_forced_put_failure_benchmark_refuses_bad_arguments_before_any_jvm(argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    from popverify.tools import PROJECT_ROOT
+
+    proc = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "lockstep_put_failures.py"), *argv],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "error:" in proc.stderr and "Traceback" not in proc.stderr
