@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reference.broker import response_code as rc
+from reference.common import response_code as rc
 from reference.broker.ack_processor import AckEntry
 from reference.broker.pop_processor import PopRequest
 from reference.common.javalang import hash_map_order

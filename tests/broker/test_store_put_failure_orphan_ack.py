@@ -11,7 +11,7 @@ import pytest
 
 from reference.broker.checkpoint import AckMsg
 from reference.broker.keys import ACK_TAG
-from reference.broker.message import MessageExt
+from reference.common.message import MessageExt
 
 from tests.broker.conftest import make_broker
 from tests.broker.test_broker_ack_revive import popped
