@@ -25,14 +25,17 @@ from reference.common.javalang import JavaRandom
 TIMING_FIELDS: tuple[str, ...] = ("duration_ms",)
 
 
-def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
+def swarm_config(seed: int, mode: str = "pop", domain: bool = True) -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges
     (ScenarioConfig.draw), then the input-domain fields (ScenarioConfig.draw_domain;
-    spec/fuzzing.md "Runs and swarm configurations", "The input domain")."""
+    spec/fuzzing.md "Runs and swarm configurations", "The input domain"); ``domain=False``
+    stops before the input-domain fields."""
     rng = JavaRandom(seed ^ 0x5F3759DF)
+    config = ScenarioConfig.draw(rng, mode=mode)
     # the input-domain fields come last from the same generator: the earlier fields keep the
-    # values they had before those fields existed
-    return ScenarioConfig.draw(rng, mode=mode).draw_domain(rng, mode)
+    # values they had before those fields existed (``domain=False``: that configuration, as
+    # tests pinned to a seed's run before the domain draw existed use it)
+    return config.draw_domain(rng, mode) if domain else config
 
 
 @attrs.frozen

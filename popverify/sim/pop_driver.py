@@ -51,6 +51,9 @@ TOPIC = "TopicTest"
 GROUP = "GID_popverify"
 RETRY_TOPIC = build_pop_retry_topic(TOPIC, GROUP)
 DRAIN_ROUNDS = 400
+# PRG-2's horizon past the drain's end plus its POPs' invisibleTime: one timer slot and a revive
+# round (popverify/checker/progress.py#drain_not_quiet).
+DRAIN_HORIZON_SLACK_MS = 2000
 # Longest gap, in virtual ms, between two runs of a periodic broker service while time passes.
 SERVICE_SLICE = 100
 # How much virtual time may pass inside one POP request (popTime to its last queue read)
@@ -146,7 +149,10 @@ class PopWorld:
             if drained:
                 check_after_drain(self.checker, self.broker, self.config.queues, RETRY_TOPIC, step)
             else:
-                drain_not_quiet(self.checker, self.broker, DRAIN_ROUNDS, step)
+                # the drain's own POPs fall due by its end plus their invisibleTime (and a timer slot)
+                horizon = self.clock.now() + self.config.invisible_time + DRAIN_HORIZON_SLACK_MS
+                if not drain_not_quiet(self.checker, self.broker, DRAIN_ROUNDS, step, horizon):
+                    self.coverage.add("drain:due-beyond-horizon")
 
     def consumer(self, c: int) -> Consumer:
         """Consumer ``c`` (modulo their number)."""

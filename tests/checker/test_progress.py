@@ -3,6 +3,7 @@ each fails on a mutant that breaks only progress (no safety property sees those)
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from popverify.sim.scenario import ScenarioConfig, run_scenario
@@ -24,7 +25,12 @@ def _fired(mutant: str | None, seeds: range, merge: bool = True) -> dict[str, st
 def test_progress_properties_hold_on_the_correct_model_with_and_without_faults() -> None:
     for profile in ("v5.0", "v5.5"):
         for seed in range(12):
-            result = run_scenario(profile, seed, 300, config=swarm_config(seed))
+            config = swarm_config(seed)
+            if profile == "v5.0" and config.queues > 128:
+                # v5.0's byte PopCheckPoint.queueId redelivers queue ids past 127 forever (PRG-2;
+                # tests/sim/test_domain.py): a known v5.0 mechanism, not this test's subject
+                config = attrs.evolve(config, queues=128)
+            result = run_scenario(profile, seed, 300, config=config)
             assert not [v for v in result.violations if v.property_id in PROGRESS], (profile, seed, result.violations)
 
 

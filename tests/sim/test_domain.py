@@ -90,11 +90,12 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
 
 
 def test_swarm_reaches_every_boundary_of_the_config_dimensions() -> None:
-    """Over 400 seeds the swarm's queue counts and start offsets hit every boundary of their
-    domains (POP queues up to 1024, push up to 64, offsets up to the CQ file limit)."""
+    """Over 2000 seeds (a default campaign) the swarm's queue counts and start offsets hit
+    every boundary of their domains (POP queues up to 1024, push up to 64, offsets up to the
+    CQ file limit)."""
     for mode, top in (("pop", MAX_QUEUES), ("push", MAX_PUSH_QUEUES)):
         reach = DomainReach()
-        for seed in range(400):
+        for seed in range(2000):
             reach.observe_config(mode, swarm_config(seed, mode))
         rows = {r["dimension"]: r for r in reach.rows()}
         assert rows[f"{mode}.config.queues"]["declared"] == [1, top]
@@ -117,3 +118,23 @@ def test_a_run_observes_its_config_dimensions() -> None:
     row = next(r for r in reach.rows() if r["dimension"] == "pop.config.start_offset")
     assert row["reached"] == [2 ** 32, 2 ** 32] and row["boundaries_reached"] == [2 ** 32]
     assert "Long.MAX_VALUE/20" in row["java"]
+
+
+@pytest.mark.parametrize("profile,queue_id,clean", [("v5.0", 127, True), ("v5.0", 128, False), ("v5.0", 200, False),
+                                                    ("v5.5", 200, True)])
+def test_a_queue_id_past_a_byte_on_v50_is_redelivered_after_a_clean_ack(profile: str, queue_id: int,
+                                                                        clean: bool) -> None:
+    """What the wider queue count reached: on v5.0 PopCheckPoint's queueId is a byte
+    (``ck.setQueueId((byte) queueId)``, BrokerConfig.ck_queue_id_is_byte, spec/broker.md), so
+    the CK of a queue id past 127 names another queue, a clean ack does not finish it, and the
+    message is delivered again (NSR-1) and again, forever (PRG-2). v5.5 keeps an int. A finding
+    candidate the lead registers (the switch exists; not yet confirmed on the 5.0.0 jars)."""
+    config = ScenarioConfig(queues=256, consumers=1)
+    plan = [Action("produce", (queue_id,)), Action("pop", (0, queue_id, False)), Action("advance", (10,)),
+            Action("ack", (0, 0)), Action("advance", (60_000,))]
+    result = run_scenario(profile, 0, len(plan), config=config, schedule=plan)
+    fired = {v.property_id for v in result.violations}
+    if clean:
+        assert not fired and result.counts["redelivered"] == 0
+    else:
+        assert {"NSR-1", "PRG-2"} <= fired and result.counts["redelivered"] > 100

@@ -203,7 +203,8 @@ def test_drawn_arguments_fit_their_declarations(mode: str, bias: int) -> None:
     """The run loop does not re-check what it drew: every draw must fit its declaration."""
     the_mode = POP_MODE if mode == "pop" else PUSH_MODE
     faults = ALL_POP_FAULTS if mode == "pop" else PUSH_FAULTS
-    config = attrs.evolve(ScenarioConfig.default_for(mode), faults=faults, domain_bias=bias)
+    config = ScenarioConfig.default_for(mode)
+    config = attrs.evolve(config, actions=config.actions + the_mode.opt_in(), faults=faults, domain_bias=bias)
     engine = Engine(the_mode, "develop", 5, config, True, False)
     drawn = [engine.draw() for _ in range(3000)]
     assert {a.kind for a in drawn} == {s.name for s in the_mode.actions}

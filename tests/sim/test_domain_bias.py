@@ -1,0 +1,39 @@
+"""PRG-2 and the drain's horizon (triage of what boundary bias showed, spec/fuzzing.md "The
+input domain"): an Integer.MAX_VALUE invisibleTime is no lack of progress; a stuck revive
+offset still is."""
+
+from __future__ import annotations
+
+import pytest
+
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+
+CONFIG = ScenarioConfig(queues=1, consumers=1)
+PLAN = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("advance", (10,))]
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_an_invisibility_past_the_drain_is_not_a_prg2_violation(profile: str) -> None:
+    plan = PLAN + [Action("change_invisible", (0, 0, 2 ** 31 - 1))]
+    result = run_scenario(profile, 0, len(plan), config=CONFIG, schedule=plan)
+    assert result.counts["changed_invisible"] == 1
+    assert not result.violations
+    assert "drain:due-beyond-horizon" in result.coverage
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_a_stuck_revive_offset_is_still_prg2_beside_such_a_checkpoint(profile: str) -> None:
+    plan = PLAN + [Action("change_invisible", (0, 0, 2 ** 31 - 1))]
+    result = run_scenario(profile, 0, len(plan), config=CONFIG, schedule=plan, mutant="revive-offset-stuck")
+    assert "PRG-2" in {v.property_id for v in result.violations}
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_an_invisibility_inside_the_drain_is_judged(profile: str) -> None:
+    """A 30 s invisibility falls due inside the drain: the drain reaches quiescence (no
+    set-aside), and the stuck-offset mutant is caught there too."""
+    plan = PLAN + [Action("change_invisible", (0, 0, 30_000))]
+    result = run_scenario(profile, 0, len(plan), config=CONFIG, schedule=plan)
+    assert not result.violations and "drain:due-beyond-horizon" not in result.coverage
+    stuck = run_scenario(profile, 0, len(plan), config=CONFIG, schedule=plan, mutant="revive-offset-stuck")
+    assert "PRG-2" in {v.property_id for v in stuck.violations}
