@@ -103,6 +103,10 @@ class ActionSpec:
     draw: Draw | None = None
     fault: bool = False
     always: bool = False
+    # An opt-in kind (issue 17 item 3's domain actions): not among a mode's default kinds
+    # (Mode.weights), so earlier configurations and their seeds keep their runs; a
+    # configuration that lists it (the swarm's late draw, ScenarioConfig.draw_domain) runs it.
+    opt_in: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -121,6 +125,11 @@ class ActionSpec:
                              f"got {len(args)}: {list(args)!r}")
         for arg, value in zip(self.args, args):
             arg.check(self.name, value)
+
+
+def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:
+    """An opt-in action: run only when the configuration lists it."""
+    return ActionSpec(name, weight, apply, args, draw, opt_in=True)
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:

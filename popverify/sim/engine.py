@@ -140,8 +140,12 @@ class Mode:
         return tuple(a.name for a in self.actions if a.fault == fault)
 
     def weights(self) -> dict[str, int]:
-        """Non-fault kinds and their weights."""
-        return {a.name: a.weight for a in self.actions if not a.fault}
+        """Non-fault kinds and their weights (opt-in kinds left out: popverify/sim/actions.py)."""
+        return {a.name: a.weight for a in self.actions if not a.fault and not a.opt_in}
+
+    def opt_in(self) -> tuple[str, ...]:
+        """The opt-in kinds of the mode, in order (run only when a configuration lists them)."""
+        return tuple(a.name for a in self.actions if a.opt_in)
 
     def always(self) -> frozenset[str]:
         """Kinds every swarm configuration keeps."""
@@ -180,7 +184,7 @@ class Engine:
         # Weighted choice: the mode's actions the configuration keeps (all of them if it keeps
         # none of this mode's), then its faults in the configuration's order.
         kept = [a for a in mode.actions if not a.fault and a.name in config.actions] \
-            or [a for a in mode.actions if not a.fault]
+            or [a for a in mode.actions if not a.fault and not a.opt_in]
         faults = [self._specs[f] for f in config.faults if f in self._specs and self._specs[f].fault]
         self._choices = kept + faults
         self._cumulative: list[int] = []

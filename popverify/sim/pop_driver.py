@@ -29,6 +29,7 @@ from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.actions import (EXPIRE, PRODUCE, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.engine import Coverage, Engine, Mode
+from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -473,6 +474,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 16's faults (LATE_FAULTS in scenario.py: drawn after every other config field)
     fault("store_put_fail", "store_put_fail", (Arg("count", int, 1, 2),), lambda rng, w: (1 + rng.next_int(2),)),
     fault("scan_stall", "scan_stall", (Arg("ms", int, 1000, 5000),), lambda rng, w: (1000 + rng.next_int(4001),)),
+    # issue 17 item 3's requests over the API's argument domain (opt-in: popverify/sim/request_domain.py)
+    *REQUEST_DOMAIN_ACTIONS,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -114,7 +114,7 @@ class ScenarioConfig:
             raise ValueError("consume_fail_percent must be in 0..100")
         if not 0 <= self.domain_bias <= 100:
             raise ValueError("domain_bias must be in 0..100")
-        bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS]
+        bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS and a not in OPT_IN]
         bad += [f for f in self.faults if f not in ALL_POP_FAULTS and f not in PUSH_FAULTS]
         if bad:
             raise ValueError(f"unknown action or fault kinds: {bad}")
@@ -155,6 +155,8 @@ class ScenarioConfig:
 
 
 _LATER_FIELDS = ("domain_bias",)
+# Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).
+OPT_IN: frozenset[str] = frozenset(POP_MODE.opt_in()) | frozenset(PUSH_MODE.opt_in())
 
 
 def mode_of(name: str) -> Mode:

@@ -130,6 +130,16 @@ class BrokerConfig:
     # writes a one-message CK per failed offset (reviveMsgFromCk:578-590, rePutCK:608).
     revive_retry_failure_reputs_ck: bool = False
     # --- end H3 switches ---
+    # --- H5 (issue 16/17 item 3): request validation (spec/broker.md "Request validation") ---
+    # PopMessageProcessor#processRequest refuses maxMsgNums > 32 and queueId >= readQueueNums
+    # with SYSTEM_ERROR at 5.0.0 (lines 263-296) and with INVALID_PARAMETER at 5.5.0 (265-304).
+    pop_refusal_invalid_parameter: bool = False
+    # 5.5.0 processRequest:381 builds `new GetMessageResult(maxMsgNums)` (ArrayList capacities)
+    # after the checks and before random.nextInt: a negative maxMsgNums throws
+    # IllegalArgumentException, which the remoting layer answers SYSTEM_ERROR, nothing changed.
+    # 5.0.0 sizes it by commercialSizePerMsg: a maxMsgNums <= 0 reads nothing (POLLING_TIMEOUT).
+    pop_negative_max_msg_nums_throws: bool = False
+    # --- end H5 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -163,5 +173,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "revive_retry_failure_reputs_ck": True,
         "pop_retry_answers_request_topic": True,
         "buffer_ack_has_broker_name": True,
+        "pop_refusal_invalid_parameter": True,
+        "pop_negative_max_msg_nums_throws": True,
     },
 }
