@@ -132,7 +132,7 @@ class BrokerConfig:
     # --- end H3 switches ---
     # --- H5 (issue 16/17 item 3): request validation (spec/broker.md "Request validation") ---
     # PopMessageProcessor#processRequest refuses maxMsgNums > 32 and queueId >= readQueueNums
-    # with SYSTEM_ERROR at 5.0.0 (lines 263-296) and with INVALID_PARAMETER at 5.5.0 (265-304).
+    # with SYSTEM_ERROR at 5.0.0 (lines 263, 287) and with INVALID_PARAMETER at 5.5.0 (265, 296).
     pop_refusal_invalid_parameter: bool = False
     # 5.5.0 processRequest:381 builds `new GetMessageResult(maxMsgNums)` (ArrayList capacities)
     # after the checks and before random.nextInt: a negative maxMsgNums throws
