@@ -31,6 +31,7 @@ import attrs
 
 from popverify.checker.pop import PopChecker
 from popverify.conformance import retention_replay
+from popverify.conformance import request_domain
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.conformance import put_refusal
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
@@ -426,7 +427,8 @@ class Lockstep:
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
         d = self.driver
-        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", "pop") and action.args:
+        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", "pop",
+                           *request_domain.KINDS) and action.args:
             c = action.args[0] % len(d.world.consumers)
             return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
         if action.kind == "flush":
@@ -438,7 +440,7 @@ class Lockstep:
     def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int, reads: int) -> None:
         d, kind = self.driver, action.kind
         pending = self.pending
-        if kind == "pop":
+        if kind in ("pop", "pop_request"):
             if pending is not None:
                 raise OutOfScope(i, action, f"a second POP while the one of step {pending.step} is in flight; "
                                             f"PopMessageProcessor cannot be interleaved with itself")
@@ -528,7 +530,7 @@ class Lockstep:
         req = dict(request)
         if interleave:
             req["interleave"] = interleave
-        answer = self._call(req)
+        answer = request_domain.java_pop_answer(self._call(req))  # a processor exception: SYSTEM_ERROR
         if "error" in answer:
             raise Diverged(i, action, "pop", _model_pop(op), answer["error"])
         # answers of the deferred steps, by interleave point
@@ -548,7 +550,7 @@ class Lockstep:
                 n = len(s.requests)
                 self._compare(s.step, s.action, s.model_obs, s.finish, answers[pos:pos + n], s.model_state)
                 pos += n
-        model_obs = _model_pop(op)
+        model_obs = request_domain.model_pop_observation(_model_pop(op))
         java_obs = _java_pop(answer)
         if answer.get("parked"):
             java_obs["parked"] = True
@@ -628,6 +630,8 @@ class Lockstep:
                     self.java_checker.on_change_invisible(held.uniq, code, held.deadline)
                 return {"code": code, "handle": _handle(a[0].get("extraInfo"), True) if code == rc.SUCCESS else None}
             return model_obs, [req], after_change
+        if kind in ("ack_request", "change_invisible_request"):
+            return request_domain.plan(self, i, action, pre)
         if kind in ("advance", "clock_jump"):
             if kind == "clock_jump":
                 self.java_checker.on_fault("clock_jump")
@@ -813,7 +817,7 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
             pending = ls.pending
             if pending is not None and not (action.kind == "pop_step" and action.args[0] % len(d.world.consumers)
                                             == pending.consumer):
-                if not interleave or action.kind in ("pop", "restart"):
+                if not interleave or action.kind in ("pop", "pop_request", "restart"):
                     action = Action("pop_step", (pending.consumer,))
             ls.step(step, action)
         step = steps

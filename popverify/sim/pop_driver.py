@@ -30,6 +30,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
                                    millis)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
+from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -487,6 +488,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     CLEAN_CONSUME_QUEUE,
     # issue 17 item 3's opt-in actions (listed by the swarm's late draw, ScenarioConfig.draw_domain)
     PRODUCE_SIZED,
+    # issue 17 item 3's requests over the API's argument domain (opt-in: popverify/sim/request_domain.py)
+    *REQUEST_DOMAIN_ACTIONS,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

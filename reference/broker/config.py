@@ -144,6 +144,16 @@ class BrokerConfig:
     # reviveRetry does (uncommitted; the next round reads the CK again).
     reput_ck_put_unchecked: bool = False
     # --- end H3 switches ---
+    # --- H5 (issue 16/17 item 3): request validation (spec/broker.md "Request validation") ---
+    # PopMessageProcessor#processRequest refuses maxMsgNums > 32 and queueId >= readQueueNums
+    # with SYSTEM_ERROR at 5.0.0 (lines 263, 287) and with INVALID_PARAMETER at 5.5.0 (265, 296).
+    pop_refusal_invalid_parameter: bool = False
+    # 5.5.0 processRequest:381 builds `new GetMessageResult(maxMsgNums)` (ArrayList capacities)
+    # after the checks and before random.nextInt: a negative maxMsgNums throws
+    # IllegalArgumentException, which the remoting layer answers SYSTEM_ERROR, nothing changed.
+    # 5.0.0 sizes it by commercialSizePerMsg: a maxMsgNums <= 0 reads nothing (POLLING_TIMEOUT).
+    pop_negative_max_msg_nums_throws: bool = False
+    # --- end H5 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -177,5 +187,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_retry_answers_request_topic": True,
         "buffer_ack_has_broker_name": True,
         "pop_ck_takes_uncorrected_offset": True,
+        "pop_refusal_invalid_parameter": True,
+        "pop_negative_max_msg_nums_throws": True,
     },
 }

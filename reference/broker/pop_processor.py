@@ -106,18 +106,26 @@ class PopOperation:
             # header throws and the remoting layer answers SYSTEM_ERROR (see ack_processor).
             self._finish(rc.SYSTEM_ERROR)
             return
+        # Request validation (spec/broker.md "Request validation"). The header's checkFields is
+        # empty: no bound on queueId below, on maxMsgNums below 1, on invisibleTime or pollTime.
+        # isTimeoutTooMuch (bornTime + pollTime) and the permission checks are not modelled:
+        # the model's clients send bornTime = now and the broker, topic and group are readable.
+        refused = rc.INVALID_PARAMETER if cfg.pop_refusal_invalid_parameter else rc.SYSTEM_ERROR
         if req.max_msg_nums > cfg.pop_max_msg_nums:
-            self._finish(rc.SYSTEM_ERROR)
+            self._finish(refused)  # "pop message's num is greater than 32"
             return
         topic_cfg = b.topics.get(req.topic)
         if topic_cfg is None:
             self._finish(rc.TOPIC_NOT_EXIST)
             return
         if req.queue_id >= topic_cfg:
-            self._finish(rc.SYSTEM_ERROR)
+            self._finish(refused)  # "queueId[%d] is illegal"; a queueId below -1 reads every queue
             return
         if req.group not in b.groups:
             self._finish(rc.SUBSCRIPTION_GROUP_NOT_EXIST)
+            return
+        if cfg.pop_negative_max_msg_nums_throws and req.max_msg_nums < 0:
+            self._finish(rc.SYSTEM_ERROR)  # 5.5.0: new ArrayList<>(negative) throws (see config)
             return
         random_q = b.rng.next_int(100)
         # (int) Math.abs(ckMessageNumber.getAndIncrement() % reviveQueueNum)

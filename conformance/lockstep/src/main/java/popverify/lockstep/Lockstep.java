@@ -727,9 +727,10 @@ public final class Lockstep {
             Map<String, String> f = new TreeMap<>();
             f.put("consumerGroup", group);
             f.put("topic", topic);
-            f.put("queueId", String.valueOf(bounded(req, "queueId", -1, -1, 1023)));
-            f.put("maxMsgNums", String.valueOf(bounded(req, "maxMsgNums", 32, 1, 1024)));
-            f.put("invisibleTime", String.valueOf(boundedLong(req, "invisibleTime", 60_000, 0, 86_400_000L)));
+            // the request domain (spec/broker.md "Request validation"): any Java int / long
+            f.put("queueId", String.valueOf(bounded(req, "queueId", -1, Integer.MIN_VALUE, Integer.MAX_VALUE)));
+            f.put("maxMsgNums", String.valueOf(bounded(req, "maxMsgNums", 32, Integer.MIN_VALUE, Integer.MAX_VALUE)));
+            f.put("invisibleTime", String.valueOf(boundedLong(req, "invisibleTime", 60_000, Long.MIN_VALUE, Long.MAX_VALUE)));
             f.put("pollTime", String.valueOf(boundedLong(req, "pollTime", 0, 0, 86_400_000L)));
             f.put("bornTime", String.valueOf(req.getLong("bornTime") == null ? VirtualClock.get() : req.getLong("bornTime")));
             f.put("initMode", String.valueOf(bounded(req, "initMode", 0, 0, 1)));
@@ -846,8 +847,8 @@ public final class Lockstep {
             Map<String, String> f = new TreeMap<>();
             f.put("consumerGroup", req.getString("group") == null ? GROUP : req.getString("group"));
             f.put("topic", required(req, "topic"));
-            f.put("queueId", String.valueOf(bounded(req, "queueId", -1, 0, 1023)));
-            f.put("offset", String.valueOf(boundedLong(req, "offset", -1, 0, Long.MAX_VALUE)));
+            f.put("queueId", String.valueOf(bounded(req, "queueId", -1, Integer.MIN_VALUE, Integer.MAX_VALUE)));
+            f.put("offset", String.valueOf(boundedLong(req, "offset", -1, Long.MIN_VALUE, Long.MAX_VALUE)));
             f.put("extraInfo", required(req, "extraInfo"));
             RemotingCommand response = call(controller.getAckMessageProcessor(), request(ACK_MESSAGE, f));
             JSONObject o = new JSONObject(true);
@@ -884,14 +885,14 @@ public final class Lockstep {
         JSONObject changeInvisibleTime(JSONObject req) throws Exception {
             Map<String, String> f = new TreeMap<>();
             String topic = required(req, "topic");
-            int queueId = bounded(req, "queueId", -1, 0, 1023);
-            long offset = boundedLong(req, "offset", -1, 0, Long.MAX_VALUE);
+            int queueId = bounded(req, "queueId", -1, Integer.MIN_VALUE, Integer.MAX_VALUE);
+            long offset = boundedLong(req, "offset", -1, Long.MIN_VALUE, Long.MAX_VALUE);
             f.put("consumerGroup", req.getString("group") == null ? GROUP : req.getString("group"));
             f.put("topic", topic);
             f.put("queueId", String.valueOf(queueId));
             f.put("offset", String.valueOf(offset));
             f.put("extraInfo", required(req, "extraInfo"));
-            f.put("invisibleTime", String.valueOf(boundedLong(req, "invisibleTime", -1, 0, 86_400_000L)));
+            f.put("invisibleTime", String.valueOf(boundedLong(req, "invisibleTime", -1, Long.MIN_VALUE, Long.MAX_VALUE)));
             RemotingCommand response = call(controller.getChangeInvisibleTimeProcessor(), request(CHANGE_MESSAGE_INVISIBLETIME, f));
             JSONObject o = new JSONObject(true);
             if (response == null) {

@@ -1,0 +1,188 @@
+"""Requests over the API's whole argument domain (issue 17 item 3; issue 16's refused paths).
+
+Three opt-in POP-mode actions send requests a well-behaved client never sends, so that the
+broker's request validation (spec/broker.md "Request validation") is driven by the fuzzer:
+
+- ``pop_request``: a POP with a raw queueId (-1 reads every queue, past the topic's read
+  queues is refused, below -1 reads every queue too), maxMsgNums (0, negative, 32, 33, ...)
+  and invisibleTime (0, negative, the int limits);
+- ``ack_request``: an ACK_MESSAGE for a held message whose fields are altered by a *handle
+  kind* (HANDLE_KINDS): the same handle twice, a garbled or truncated receipt handle, another
+  consumer group, a topic that does not exist, a queueId at -1 or past the end, an offset
+  below the queue's min, at its max or past it;
+- ``change_invisible_request``: a CHANGE_MESSAGE_INVISIBLETIME with the same alterations (but
+  the ones whose success would write a CK for another group or a stale handle, see below)
+  and an invisibleTime anywhere in a Java int.
+
+What is left out, and why: an ack whose offset names *another* stored message of the same
+CK (it acks a message the client never consumed: ALO is then lost by the client's lie, not
+by the broker), a changeInvisibleTime for another group (its CK revives into a retry topic
+nobody consumes) or with a stale handle (a second CK revives a message its consumer already
+acked, the documented oddity of spec/broker.md); the checker would report those as the
+broker's violations.
+
+A refused request leaves the message held: the consumer still acks it normally later. Each
+request publishes a ``RequestSent`` event (the fields sent, the response code): the lockstep
+replay sends the same fields to Java (popverify/conformance/confirm.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from popverify.sim.actions import JAVA_INT_MAX, JAVA_INT_MIN, ActionSpec, Arg, index, opt_in
+from popverify.sim.events import Event, PopBegun
+from reference.common import response_code as rc
+from reference.broker.pop_processor import PopRequest
+from reference.common.javalang import JavaRandom
+
+# How an ack / changeInvisibleTime request differs from the held message's own.
+HANDLE_KINDS: tuple[str, ...] = ("duplicate", "garbled", "truncated", "other_group", "no_topic", "queue_minus_one",
+                                 "queue_past_end", "offset_below_min", "offset_at_max", "offset_past_max")
+# The kinds changeInvisibleTime takes (module docstring: the others would be the client's fault).
+CHANGE_KINDS: tuple[str, ...] = tuple(k for k in HANDLE_KINDS if k not in ("duplicate", "other_group"))
+OTHER_GROUP = "GID_popverify_other"
+NO_TOPIC = "TopicNotThere"
+# Values a POP's maxMsgNums / invisibleTime / queueId take besides uniform draws (the limits).
+MAX_MSG_EDGES = (JAVA_INT_MIN, -1, 0, 1, 31, 32, 33, JAVA_INT_MAX)
+INVISIBLE_EDGES = (JAVA_INT_MIN, -1, 0, 1, 1000, 60_000, JAVA_INT_MAX)
+
+
+@attrs.frozen
+class RequestSent(Event):
+    """A request of the argument domain (``op``: pop is traced by PopBegun/PopAnswered; ack,
+    change_invisible here): the fields sent and the response code."""
+
+    TYPE: ClassVar[str] = "request"
+    op: str
+    kind: str
+    group: str
+    topic: str
+    queue: int
+    offset: int
+    handle: str
+    invisible_time: int
+    code: int
+
+
+def altered(kind: str, world: Any, topic: str, queue_id: int, offset: int,
+            handle: str) -> tuple[str, str, int, int, str]:
+    """(group, topic, queueId, offset, extraInfo) of a request of handle kind ``kind`` for the
+    held message (topic, queue_id, offset, handle)."""
+    group = world_group(world)
+    store = world.broker.store
+    if kind == "garbled":
+        return group, topic, queue_id, offset, "x" + handle.replace(" ", "")  # field 0 is no long
+    if kind == "truncated":
+        return group, topic, queue_id, offset, " ".join(handle.split(" ")[:3])  # getReviveQid: [3] missing
+    if kind == "other_group":
+        return OTHER_GROUP, topic, queue_id, offset, handle
+    if kind == "no_topic":
+        return group, NO_TOPIC, queue_id, offset, handle
+    if kind == "queue_minus_one":
+        return group, topic, -1, offset, handle
+    if kind == "queue_past_end":
+        return group, topic, world.broker.topics.get(topic, 0), offset, handle
+    if kind == "offset_below_min":
+        return group, topic, queue_id, store.get_min_offset_in_queue(topic, queue_id) - 1, handle
+    if kind == "offset_at_max":
+        return group, topic, queue_id, store.get_max_offset_in_queue(topic, queue_id), handle
+    if kind == "offset_past_max":
+        return group, topic, queue_id, store.get_max_offset_in_queue(topic, queue_id) + 1, handle
+    assert kind == "duplicate", kind
+    return group, topic, queue_id, offset, handle
+
+
+def world_group(world: Any) -> str:
+    """The consumed group (the POP mode's)."""
+    from popverify.sim.pop_driver import GROUP
+
+    return GROUP
+
+
+def _pop_request(world: Any, c: int, queue_id: int, max_msg_nums: int, invisible_time: int) -> bool:
+    """Consumer ``c`` sends a POP with raw queueId, maxMsgNums and invisibleTime (no long poll)."""
+    consumer = world.consumer(c)
+    if consumer.op is not None:
+        return False
+    request = PopRequest(topic=world.topic, group=world_group(world), queue_id=queue_id, max_msg_nums=max_msg_nums,
+                         invisible_time=invisible_time, poll_time=0, client=consumer.name)
+    consumer.op = world.broker.begin_pop(request)
+    world.publish(PopBegun(consumer.name, queue_id))
+    return world._advance_op(consumer)  # a refused POP is answered at once (collect: its code)
+
+
+def _ack_request(world: Any, c: int, at: int, kind: int) -> bool:
+    """Consumer ``c`` sends an ack for the message it holds at ``at``, altered by HANDLE_KINDS[kind]."""
+    consumer = world.consumer(c)
+    if not consumer.held:
+        return False
+    name = HANDLE_KINDS[kind % len(HANDLE_KINDS)]
+    i = at % len(consumer.held)
+    held = consumer.held[i]
+    if name == "duplicate":
+        consumer.held.pop(i)
+        world.ack(consumer, held)  # the real ack (an Acked event); the second is the duplicate
+    group, topic, queue_id, offset, handle = altered(name, world, held.ack_topic, held.queue_id, held.offset,
+                                                     held.extra_info)
+    code = world.broker.ack(group, topic, queue_id, offset, handle)
+    world.coverage.add(f"ack_request:{name}:{rc.NAMES.get(code, code)}")
+    world.publish(RequestSent("ack", name, group, topic, queue_id, offset, handle, 0, code))
+    return True
+
+
+def _change_invisible_request(world: Any, c: int, at: int, kind: int, invisible_time: int) -> bool:
+    """Consumer ``c`` changes the invisible time of the message it holds at ``at`` with a request
+    altered by CHANGE_KINDS[kind]; the held message keeps its handle (every kind is refused or
+    names nothing the consumer holds)."""
+    consumer = world.consumer(c)
+    if not consumer.held:
+        return False
+    name = CHANGE_KINDS[kind % len(CHANGE_KINDS)]
+    held = consumer.held[at % len(consumer.held)]
+    group, topic, queue_id, offset, handle = altered(name, world, held.ack_topic, held.queue_id, held.offset,
+                                                     held.extra_info)
+    result = world.broker.change_invisible_time(group, topic, queue_id, offset, handle, invisible_time)
+    world.coverage.add(f"change_invisible_request:{name}:{rc.NAMES.get(result.code, result.code)}")
+    world.publish(RequestSent("change_invisible", name, group, topic, queue_id, offset, handle, invisible_time,
+                              result.code))
+    return True
+
+
+def _edge_or(rng: JavaRandom, edges: tuple[int, ...], lo: int, hi: int) -> int:
+    """One of ``edges`` half the time, else uniform in lo..hi (small)."""
+    if rng.next_boolean():
+        return edges[rng.next_int(len(edges))]
+    return lo + rng.next_int(hi - lo + 1)
+
+
+def _pop_request_draw(rng: JavaRandom, world: Any) -> tuple:
+    queues = world.config.queues
+    # queueId: -1 (all), each queue, the first past the end, a far one, one below -1
+    choice = rng.next_int(queues + 4)
+    qid = (-1, queues, JAVA_INT_MAX, -2)[choice - queues] if choice >= queues else choice
+    return (rng.next_int(world.config.consumers), qid, _edge_or(rng, MAX_MSG_EDGES, 1, 32),
+            _edge_or(rng, INVISIBLE_EDGES, 1000, 60_000))
+
+
+def _ack_request_draw(rng: JavaRandom, world: Any) -> tuple:
+    return (rng.next_int(world.config.consumers), rng.next_int(64), rng.next_int(len(HANDLE_KINDS)))
+
+
+def _change_request_draw(rng: JavaRandom, world: Any) -> tuple:
+    return (rng.next_int(world.config.consumers), rng.next_int(64), rng.next_int(len(CHANGE_KINDS)),
+            _edge_or(rng, INVISIBLE_EDGES, 1000, 60_000))
+
+
+# The opt-in actions (weight 1 each: a run is still mostly well-formed traffic).
+REQUEST_DOMAIN_ACTIONS: tuple[ActionSpec, ...] = (
+    opt_in("pop_request", 1, _pop_request,
+           (index("c"), Arg("queue_id"), Arg("max_msg_nums"), Arg("invisible_time")), _pop_request_draw),
+    opt_in("ack_request", 1, _ack_request,
+           (index("c"), index("index"), Arg("handle_kind", int, 0, len(HANDLE_KINDS) - 1)), _ack_request_draw),
+    opt_in("change_invisible_request", 1, _change_invisible_request,
+           (index("c"), index("index"), Arg("handle_kind", int, 0, len(CHANGE_KINDS) - 1), Arg("invisible_time")),
+           _change_request_draw),
+)
