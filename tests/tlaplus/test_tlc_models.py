@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from popverify.cli import main
-from popverify.tlc.runner import TLAPLUS, models, parse_output, run_model
+from popverify.tlc.runner import TLAPLUS, TlcResult, models, parse_output, run_model
 
 
-def test_small_configs_pass_and_the_negative_check_fails_as_documented() -> None:
-    results = {r.model: r for r in (run_model(cfg) for cfg in models("small"))}
+def test_small_configs_pass_and_the_negative_check_fails_as_documented(shared_tlc: Callable[..., TlcResult]) -> None:
+    # real TLC on every model; verify's TLC cells (tests/verify) reuse these runs (tests/conftest.py)
+    results = {r.model: r for r in (shared_tlc(cfg) for cfg in models("small"))}
     assert results["MCAllocate4Pop_small"].result == "ok"
     assert results["MCAllocate4Pop_small"].distinct_states == 252
     naive = results["MCAllocate4Pop_naive"]

@@ -21,6 +21,7 @@ from popverify.trace.itf import read_trace, write_trace
 REFERENCE = {profile: seeds[0] for profile, seeds in REFERENCE_SEEDS.items()}
 
 
+@pytest.mark.usefixtures("shared_tlc")  # verify validates these runs too (tests/conftest.py)
 @pytest.mark.parametrize("profile", sorted(REFERENCE))
 def test_reference_runs_are_behaviours_of_the_spec(tmp_path: Path, profile: str) -> None:
     path = _trace(profile, REFERENCE[profile], tmp_path)

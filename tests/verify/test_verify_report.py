@@ -106,6 +106,7 @@ def test_verify_runs_its_campaigns_on_spark(tmp_path: Path) -> None:
     assert list((tmp_path / "fuzz" / "pop-v5.0-steps200" / "runs").glob("*.parquet"))
 
 
+@pytest.mark.usefixtures("shared_tlc")  # TLC runs tests/tlaplus already made are reused (tests/conftest.py)
 def test_tlc_cells_are_per_profile_and_show_the_v50_counterexample(tmp_path: Path) -> None:
     assert main(["verify", "--out", str(tmp_path), "--skip", "z3,fuzz,stateful,conformance"]) == 1  # incomplete
     summary = json.loads((tmp_path / "summary.json").read_text())
