@@ -35,7 +35,7 @@ import attrs
 from popverify.sim.actions import JAVA_INT_MAX, JAVA_INT_MIN, ActionSpec, Arg, index, opt_in
 from popverify.sim.events import Event, PopBegun
 from reference.common import response_code as rc
-from reference.broker.pop_processor import PopRequest
+from reference.common.pop import PopRequest
 from reference.common.javalang import JavaRandom
 
 # How an ack / changeInvisibleTime request differs from the held message's own.

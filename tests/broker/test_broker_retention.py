@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.broker.pop_processor import PopRequest
+from reference.common.pop import PopRequest
 from tests.broker.conftest import make_broker
 
 INV = 60_000

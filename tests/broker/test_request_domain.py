@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from reference.common import response_code as rc
-from reference.broker.pop_processor import PopRequest
+from reference.common.pop import PopRequest
 from tests.broker.conftest import make_broker
 
 

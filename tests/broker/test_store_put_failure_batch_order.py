@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from reference.common import response_code as rc
-from reference.broker.ack_processor import AckEntry
-from reference.broker.pop_processor import PopRequest
+from reference.common.pop import AckEntry
+from reference.common.pop import PopRequest
 from reference.common.javalang import hash_map_order
 
 from tests.broker.conftest import make_broker
