@@ -130,6 +130,17 @@ class BrokerConfig:
     # writes a one-message CK per failed offset (reviveMsgFromCk:578-590, rePutCK:608).
     revive_retry_failure_reputs_ck: bool = False
     # --- end H3 switches ---
+    # --- H4 (issue 16): orderly POP, broker side (spec/broker.md "Orderly POP") ---
+    # The consumer order info: 5.0.0 broker/offset/ConsumerOrderInfoManager (one consumed count
+    # per batch, checkBlock on lastConsumeTimestamp, ack commits only when the whole batch is
+    # done, changeInvisibleTime has no orderly branch); 5.5.0 pop/orderly/QueueLevelConsumerManager
+    # (per-offset next visible time and consumed count, commitAndNext checks popTime and commits
+    # the first un-acked offset, ChangeInvisibleTimeProcessor#processChangeInvisibleTimeForOrder).
+    order_info_queue_level: bool = False
+    # mechanism switch (no finding; the ORD-1 mutant): False makes checkBlock never block, so an
+    # orderly POP serves a queue whose previous batch is still in flight.
+    order_check_block: bool = True
+    # --- end H4 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -163,5 +174,6 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "revive_retry_failure_reputs_ck": True,
         "pop_retry_answers_request_topic": True,
         "buffer_ack_has_broker_name": True,
+        "order_info_queue_level": True,
     },
 }
