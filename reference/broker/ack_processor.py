@@ -76,14 +76,39 @@ def ack_message(broker: "BrokerContext", group: str, topic: str, queue_id: int, 
     except ValueError:
         return rc.SYSTEM_ERROR
     if revive_qid == POP_ORDER_REVIVE_QUEUE:
-        # Orderly POP (ConsumerOrderInfoManager) is not modelled; see spec/broker.md.
-        return rc.SYSTEM_ERROR
+        if invisible_time is None:
+            # 5.0.0 parses field 2 only on the non-orderly path; 5.5.0 appendAck parsed it above.
+            invisible_time = 0
+        return ack_orderly(broker, group, topic, queue_id, offset, ack.pop_time, invisible_time)
     try:
         put_ack(broker, ack, revive_qid, invisible_time, extra_info)
     except ValueError:
         # 5.0.0: addAk refused the ack and getInvisibleTime threw (AckMessageProcessor
         # #processRequest line 201): nothing was written, the remoting layer says SYSTEM_ERROR.
         return rc.SYSTEM_ERROR
+    return rc.SUCCESS
+
+
+def ack_orderly(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int, pop_time: int,
+                invisible_time: int) -> int:
+    """AckMessageProcessor's orderly branch (5.0.0 processRequest:148-185, 5.5.0 #ackOrderly).
+
+    An ack below the committed offset is a quiet SUCCESS. Java spins on the queue lock
+    (``while (!tryLock(lockKey))``); a model step never interleaves inside a pop's visit, so
+    the ack runs as if the pop had released it. commitAndNext's answer: >= 0 commit it and
+    wake long polling (5.5.0 only when the queue is no longer blocked), -1 MESSAGE_ILLEGAL,
+    -2 nothing to do (5.0.0: batch not done; 5.5.0: a handle of an earlier pop).
+    """
+    if offset < broker.offsets.query_offset(group, topic, queue_id):
+        return rc.SUCCESS
+    next_offset = broker.order_info.commit_and_next(topic, group, queue_id, offset, pop_time)
+    if next_offset > -1:
+        broker.offsets.commit_offset("ackOrderly", group, topic, queue_id, next_offset)
+        if not broker.config.order_info_queue_level or \
+                not broker.order_info.check_block(None, topic, group, queue_id, invisible_time):
+            broker.pop_polling.notify_message_arriving(topic, group, queue_id)
+    elif next_offset == -1:
+        return rc.MESSAGE_ILLEGAL
     return rc.SUCCESS
 
 
@@ -142,6 +167,7 @@ def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> l
             batch[7].add(bit)
     except ValueError:
         return [rc.SYSTEM_ERROR for _ in entries]
+    code = rc.SUCCESS
     # the request body lists the BatchAcks in the client's HashMap order (MQClientAPIImpl
     # #batchAckMessageAsync: `new ArrayList<>(batchAckMap.values())`); appendAck puts them in
     # that order, which decides which of them a pending store put failure refuses (lockstep)
@@ -150,8 +176,15 @@ def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> l
         min_offset = broker.store.get_min_offset_in_queue(topic, queue_id)
         max_offset = broker.store.get_max_offset_in_queue(topic, queue_id)
         offsets = tuple(start + i for i in sorted(bits) if min_offset <= start + i <= max_offset)
-        if revive_qid == POP_ORDER_REVIVE_QUEUE or not offsets:
-            continue  # orderly POP is not modelled (spec/broker.md); nothing in range
+        if revive_qid == POP_ORDER_REVIVE_QUEUE:
+            # appendAck: ackOrderly per offset; they share one response, so a MESSAGE_ILLEGAL
+            # of any of them stays the answer.
+            for o in offsets:
+                if ack_orderly(broker, group, topic, queue_id, o, pop_time, invisible_time) != rc.SUCCESS:
+                    code = rc.MESSAGE_ILLEGAL
+            continue
+        if not offsets:
+            continue  # nothing in range
         # appendAck's brokerName is the request body's (the client's first handle's); one broker here
         batch_msg = BatchAckMsg(offsets, start, group, topic, queue_id, pop_time, broker_name, ack_offset=-1)
         broker.acks_received.extend(batch_msg.to_acks())
@@ -161,4 +194,4 @@ def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> l
                          tags=BATCH_ACK_TAG, deliver_time_ms=to_long(pop_time + invisible_time),
                          born_timestamp=broker.clock.now())
         broker.put_revive_message(msg, "ack")  # a failed put is only logged (handlePutMessageResult)
-    return [rc.SUCCESS for _ in entries]
+    return [code for _ in entries]

@@ -30,6 +30,7 @@ from reference.broker.consumer_manager import ConsumerManager, RebalanceLockMana
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
                                    build_cluster_revive_topic, build_pop_retry_topic)
 from reference.broker.offset_manager import ConsumerOffsetManager
+from reference.broker.consumer_order_info import make_order_info_manager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation
 from reference.broker.pull_processor import PullMessageProcessor, PullRequestHoldService
 from reference.broker.put_failure import StorePutFaults
@@ -85,6 +86,9 @@ class Broker:
         self.store.put_listeners.append(self._on_put)
         self.timer = TimerService(self.store, cfg.timer_precision_ms)
         self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now())
+        # Persisted like the offsets (a ConfigManager), so it survives restarts as a snapshot.
+        self.order_info = make_order_info_manager(cfg.order_info_queue_level, clock.now, self.topics.get,
+                                                  self.groups.__contains__)
         self.acks_received: list[AckMsg] = []
         self.revived: list[RevivedMessage] = []
         self._ck_message_number = 0
@@ -263,6 +267,8 @@ class Broker:
 
     def offset_flush_step(self) -> bool:
         """The consumer-offset persist timer (flushConsumerOffsetInterval)."""
+        # BrokerController also persists consumerOrderInfoManager every 10 s (own schedule).
+        self.order_info.flush_step()
         return self.offsets.flush_step(self.clock.now())
 
     def long_polling_step(self) -> int:
@@ -277,6 +283,7 @@ class Broker:
             op.abort()
         self.pop_polling.clear()
         self.offsets.restart()
+        self.order_info.restart()
         # A new PopMessageProcessor: ckMessageNumber = new AtomicLong() (lockstep replay found
         # the model's counter surviving a restart).
         self._ck_message_number = 0

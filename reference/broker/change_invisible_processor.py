@@ -14,12 +14,34 @@ from typing import TYPE_CHECKING
 from reference.broker import extra_info as ei
 from reference.broker.ack_processor import check_queue_and_offset, header_fields_missing, parse_ack, put_ack
 from reference.broker.checkpoint import PopCheckPoint
+from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
 from reference.common.javalang import to_byte
 from reference.common.pop import ChangeInvisibleResult
 
 if TYPE_CHECKING:
     from reference.broker.context import BrokerContext
+
+
+def _change_invisible_time_for_order(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int,
+                                     parts: list[str], invisible_time: int) -> ChangeInvisibleResult:
+    """5.5.0 ChangeInvisibleTimeProcessor#processChangeInvisibleTimeForOrder: below the committed
+    offset a SUCCESS with an empty header; else (under the queue lock, which a model step never
+    finds held mid-visit) updateNextVisibleTime(now + invisibleTime) and answer the ORIGINAL
+    popTime with invisibleTime = nextVisibleTime - popTime (the handle stays that pop's)."""
+    try:
+        pop_time = ei.get_pop_time(parts)
+    except ValueError:
+        return ChangeInvisibleResult(rc.SYSTEM_ERROR)
+    if offset < broker.offsets.query_offset(group, topic, queue_id):
+        return ChangeInvisibleResult(rc.SUCCESS)
+    next_visible_time = broker.clock.now() + invisible_time
+    broker.order_info.update_next_visible_time(topic, group, queue_id, offset, pop_time, next_visible_time)
+    new_invisible = next_visible_time - pop_time
+    # The client builds the new handle with the message offset as ckQueueOffset (as below).
+    handle = ei.build_extra_info(offset, pop_time, new_invisible, POP_ORDER_REVIVE_QUEUE,
+                                 topic, broker.config.broker_name, queue_id, offset)
+    return ChangeInvisibleResult(rc.SUCCESS, pop_time, new_invisible, POP_ORDER_REVIVE_QUEUE, handle)
 
 
 def change_invisible_time(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int,
@@ -41,6 +63,10 @@ def change_invisible_time(broker: "BrokerContext", group: str, topic: str, queue
         broker_name = ei.get_broker_name(parts)
     except ValueError:
         return ChangeInvisibleResult(rc.SYSTEM_ERROR)
+    if revive_qid == POP_ORDER_REVIVE_QUEUE and broker.config.order_info_queue_level:
+        return _change_invisible_time_for_order(broker, group, topic, queue_id, offset, parts, invisible_time)
+    # 5.0.0 has no orderly branch: an orderly handle gets a CK in revive queue 999, which no
+    # revive service reads, and its "ack" goes there too; the order info is untouched.
     now = broker.clock.now()
     if not broker.config.change_invisible_accepts_expired or not broker.config.change_invisible_same_ms_key:
         try:

@@ -154,6 +154,17 @@ class BrokerConfig:
     # 5.0.0 sizes it by commercialSizePerMsg: a maxMsgNums <= 0 reads nothing (POLLING_TIMEOUT).
     pop_negative_max_msg_nums_throws: bool = False
     # --- end H5 switches ---
+    # --- H4 (issue 16): orderly POP, broker side (spec/broker.md "Orderly POP") ---
+    # The consumer order info: 5.0.0 broker/offset/ConsumerOrderInfoManager (one consumed count
+    # per batch, checkBlock on lastConsumeTimestamp, ack commits only when the whole batch is
+    # done, changeInvisibleTime has no orderly branch); 5.5.0 pop/orderly/QueueLevelConsumerManager
+    # (per-offset next visible time and consumed count, commitAndNext checks popTime and commits
+    # the first un-acked offset, ChangeInvisibleTimeProcessor#processChangeInvisibleTimeForOrder).
+    order_info_queue_level: bool = False
+    # mechanism switch (no finding; the ORD-1 mutant): False makes checkBlock never block, so an
+    # orderly POP serves a queue whose previous batch is still in flight.
+    order_check_block: bool = True
+    # --- end H4 switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -189,5 +200,6 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_ck_takes_uncorrected_offset": True,
         "pop_refusal_invalid_parameter": True,
         "pop_negative_max_msg_nums_throws": True,
+        "order_info_queue_level": True,
     },
 }

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from reference.broker.buffer_merge import PopBufferMergeService
     from reference.broker.checkpoint import AckMsg, PopCheckPoint
     from reference.broker.config import BrokerConfig
+    from reference.broker.consumer_order_info import ConsumerOrderInfoManager
     from reference.broker.offset_manager import ConsumerOffsetManager
     from reference.broker.pop_processor import PopLongPollingService
     from reference.broker.queue_lock import QueueLockManager
@@ -44,6 +45,7 @@ class BrokerContext(Protocol):
     pop_polling: PopLongPollingService     # PopMessageProcessor's polling map and counters
     revive_topic: str                      # PopMessageProcessor#reviveTopic
     acks_received: list[AckMsg]            # the model's record of every ack written (checkers)
+    order_info: ConsumerOrderInfoManager   # ConsumerOrderInfoManager (5.0.0) / QueueLevelConsumerManager (5.5.0)
 
     def next_ck_message_number(self) -> int:
         """PopMessageProcessor#ckMessageNumber.getAndIncrement()."""

@@ -17,10 +17,11 @@ import copy
 from typing import TYPE_CHECKING, Iterator
 
 from reference.broker.checkpoint import PopCheckPoint
+from reference.broker.consumer_order_info import OrderInfoNullError
 from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
-from reference.broker.keys import (RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
+from reference.broker.keys import (POP_ORDER_REVIVE_QUEUE, RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
                                    build_pop_retry_topic)
-from reference.broker.store import GetMessageStatus
+from reference.broker.store import GetMessageResult, GetMessageStatus
 from reference.common import response_code as rc
 from reference.common.javalang import to_byte, to_int, to_long
 from reference.common.pop import INIT_MODE_MIN, PoppedMessage, PopRequest, PopResult
@@ -128,11 +129,16 @@ class PopOperation:
             self._finish(rc.SYSTEM_ERROR)  # 5.5.0: new ArrayList<>(negative) throws (see config)
             return
         random_q = b.rng.next_int(100)
-        # (int) Math.abs(ckMessageNumber.getAndIncrement() % reviveQueueNum)
-        revive_qid = to_int(abs(to_long(b.next_ck_message_number()) % cfg.revive_queue_num))
+        if req.order:
+            # An orderly pop takes no ckMessageNumber: its handles name POP_ORDER_REVIVE_QUEUE.
+            revive_qid = POP_ORDER_REVIVE_QUEUE
+        else:
+            # (int) Math.abs(ckMessageNumber.getAndIncrement() % reviveQueueNum)
+            revive_qid = to_int(abs(to_long(b.next_ck_message_number()) % cfg.revive_queue_num))
         messages: list[PoppedMessage] = []
         start_info: list[str] = []
         msg_info: list[str] = []
+        self._order_counts: list[str] = []
         rest = [0]
         pop_time = b.clock.now()
         self.pop_time = pop_time
@@ -142,6 +148,8 @@ class PopOperation:
             need_retry = random_q < cfg.pop_from_retry_probability
         else:
             need_retry = random_q % 5 == 0
+        if req.order:
+            need_retry = False  # `needRetry && !requestHeader.isOrder()` (both releases)
         retry_topic = build_pop_retry_topic(req.topic, req.group)
 
         def visit(is_retry: bool, queue_id: int) -> None:
@@ -161,14 +169,15 @@ class PopOperation:
         else:
             visit(False, req.queue_id)
             yield
-        if not need_retry and len(messages) < req.max_msg_nums:
+        if not need_retry and len(messages) < req.max_msg_nums and not req.order:
             retry_queues = b.topics.get(retry_topic)
             if retry_queues is not None:
                 for i in range(retry_queues):
                     visit(True, ((retry_queues - 1 - i if cfg.pop_queue_order_desc else i) + random_q) % retry_queues)
                     yield
         header = dict(pop_time=pop_time, invisible_time=req.invisible_time, revive_qid=revive_qid,
-                      rest_num=rest[0], start_offset_info=joined(start_info), msg_offset_info=joined(msg_info))
+                      rest_num=rest[0], start_offset_info=joined(start_info), msg_offset_info=joined(msg_info),
+                      order_count_info=joined(self._order_counts) if req.order else None)
         if messages:
             self._finish(rc.SUCCESS, messages=tuple(messages), **header)
             if rest[0] > 0:
@@ -189,10 +198,19 @@ class PopOperation:
         lock_key = build_lock_key(topic, req.group, queue_id)
         offset = self._get_pop_offset(topic, queue_id, False, lock_key)
         if not b.queue_locks.try_lock(lock_key):
-            rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
+            if not (req.order and b.config.order_info_queue_level):
+                # 5.5.0 popMsgFromQueue leaves an orderly pop's restNum alone here.
+                rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
             return
         self._held_lock = lock_key
         offset = self._get_pop_offset(topic, queue_id, True, lock_key)
+        if req.order and b.config.order_check_block and b.order_info.check_block(
+                req.attempt_id, topic, req.group, queue_id, req.invisible_time):
+            # checkBlock: the queue's previous batch is still in flight. 5.0.0 returns the
+            # backlog (`maxOffset - offset + restNum`, no assignment); 5.5.0 restNum unchanged.
+            if not b.config.order_info_queue_level:
+                rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
+            return
         if len(messages) >= req.max_msg_nums:
             rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
             return
@@ -206,7 +224,10 @@ class PopOperation:
             if not b.config.pop_ck_takes_uncorrected_offset:
                 offset = read_at  # 5.0.0; 5.5.0 keeps `finalOffset` for the CK and the handles
         rest[0] = r.max_offset - r.next_begin_offset + rest[0]
-        if r.messages:
+        if r.messages and req.order:
+            self._orderly_found(is_retry, topic, queue_id, offset, r, pop_time, revive_qid, messages,
+                                start_info, msg_info)
+        elif r.messages:
             if not self._append_check_point(topic, revive_qid, queue_id, offset, r.message_queue_offsets,
                                             r.next_begin_offset, pop_time):
                 # 5.5.0 popMsgFromQueue: `return atomicRestNum.get() + result.getMessageCount()`
@@ -234,8 +255,38 @@ class PopOperation:
         elif r.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
                           GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \
                 and r.next_begin_offset > -1:
+            if req.order and b.config.order_info_queue_level:
+                # 5.5.0: an orderly pop commits nextBeginOffset instead of a mock CK.
+                b.offsets.commit_offset(req.client, req.group, topic, queue_id, r.next_begin_offset)
+                return
             b.buffer_merge.add_ck_mock(req.group, topic, queue_id, offset, req.invisible_time, pop_time, revive_qid,
                                        r.next_begin_offset, b.config.broker_name, b.config.ck_queue_id_is_byte)
+
+    def _orderly_found(self, is_retry: bool, topic: str, queue_id: int, offset: int, r: GetMessageResult, pop_time: int,
+                       revive_qid: int, messages: list[PoppedMessage], start_info: list[str],
+                       msg_info: list[str]) -> None:
+        """popMsgFromQueue's ``isOrder`` branch: update the order info, commit the batch's start
+        offset (so the next pop starts there again), no CK; the handles name reviveQid 999."""
+        b, req = self.broker, self.request
+        try:
+            counts = b.order_info.update(req.attempt_id, is_retry, topic, req.group, queue_id, pop_time,
+                                         req.invisible_time, list(r.message_queue_offsets))
+        except OrderInfoNullError:
+            # 5.0.0 after a restart: update throws NullPointerException (reloaded OrderInfo
+            # without offsetList); popMsgFromQueue catches it, so nothing is committed and no
+            # offset info is written, but the messages still join the response (added after
+            # the finally). The client finds no msgOffsetInfo for them (spec/broker.md).
+            for m in r.messages:
+                messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, ""))
+            return
+        b.offsets.commit_offset(req.client, req.group, topic, queue_id, offset)
+        self._order_counts.extend(c.encode() for c in counts)
+        build_start_offset_info(start_info, is_retry, queue_id, offset)
+        build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
+        for m in r.messages:
+            handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic, b.config.broker_name,
+                                      queue_id, m.queue_offset)
+            messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
 
     def _get_pop_offset(self, topic: str, queue_id: int, init: bool, lock_key: str) -> int:
         """getPopOffset: committed offset (or the init-mode start), raised to the buffer's latest."""

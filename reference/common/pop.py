@@ -29,6 +29,9 @@ class PopRequest:
     init_mode: int = INIT_MODE_MIN
     tags: frozenset[str] | None = None
     client: str = "client"
+    # PopMessageRequestHeader#order (orderly POP) and #attemptId (5.5.0; null from the client)
+    order: bool = False
+    attempt_id: str | None = None
 
 
 @attrs.frozen
@@ -58,6 +61,8 @@ class PopResult:
     rest_num: int = 0
     start_offset_info: str = ""
     msg_offset_info: str = ""
+    # PopMessageResponseHeader#orderCountInfo: set only for an orderly pop.
+    order_count_info: str | None = None
 
 
 @attrs.frozen
