@@ -184,6 +184,16 @@ def test_f5_broker_answers_agree_on_java(release: str, monkeypatch: pytest.Monke
     assert ("get_max_offset", {"offset": 2}, {"offset": 2}) in seen
 
 
+@needs_jdk
+@pytest.mark.slow
+def test_confirm_says_which_part_of_f5_ran_on_java(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["confirm", str(TRACES / "F5-5.0.0.itf.json"), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)[0]
+    assert verdict["status"] == "agrees" and verdict["mode"] == "push" and "ALO-3" in verdict["model_violations"]
+    assert verdict["finding"] == ("every broker answer the model's push consumers acted on agrees with "
+                                  "rocketmq-broker 5.0.0; the client side is the model's (not run on Java)")
+
+
 SEND_BACK_CONFIG = ScenarioConfig(queues=1, consumers=1, consume_fail_percent=0, faults=(), drain=True,
                                   actions=CONFIG.actions)
 
