@@ -123,21 +123,24 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for client in clients.values():
             client.close()
+    def finding(mode: str, v: Any) -> str | None:
+        if mode == "push" and v.model_violations and v.status == "agrees":
+            # the push replay runs the model's client against Java's answers (spec/conformance.md)
+            return (f"every broker answer the model's push consumers acted on agrees with rocketmq-broker "
+                    f"{v.release}; the client side is the model's (not run on Java)")
+        return v.finding
+
     if args.json:
-        print(json.dumps([{"file": path, "mode": mode, **v.to_json()} for path, mode, v in results], sort_keys=True,
-                         indent=2))
+        print(json.dumps([{"file": path, "mode": mode, **v.to_json(), "finding": finding(mode, v)}
+                          for path, mode, v in results], sort_keys=True, indent=2))
     else:
         for path, mode, v in results:
             print(f"{path}: {v.headline()}")
             if v.status == "diverges":
                 print(f"  model: {json.dumps(v.model, sort_keys=True)}")
                 print(f"  java:  {json.dumps(v.java, sort_keys=True)}")
-            if mode == "push" and v.model_violations and v.status == "agrees":
-                # the push replay runs the model's client against Java's answers (spec/conformance.md)
-                print(f"  {', '.join(v.model_violations)}: every broker answer the model's push consumers acted on "
-                      f"agrees with rocketmq-broker {v.release}; the client side is the model's (not run on Java)")
-            elif v.finding is not None:
-                print(f"  {', '.join(v.model_violations)}: {v.finding}")
+            if finding(mode, v) is not None:
+                print(f"  {', '.join(v.model_violations)}: {finding(mode, v)}")
     return 0 if all(v.status == "agrees" for _, _, v in results) else 1
 
 

@@ -9,6 +9,7 @@ import json
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -183,6 +184,16 @@ def test_f5_broker_answers_agree_on_java(release: str, monkeypatch: pytest.Monke
     assert ("get_max_offset", {"offset": 2}, {"offset": 2}) in seen
 
 
+@needs_jdk
+@pytest.mark.slow
+def test_confirm_says_which_part_of_f5_ran_on_java(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["confirm", str(TRACES / "F5-5.0.0.itf.json"), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)[0]
+    assert verdict["status"] == "agrees" and verdict["mode"] == "push" and "ALO-3" in verdict["model_violations"]
+    assert verdict["finding"] == ("every broker answer the model's push consumers acted on agrees with "
+                                  "rocketmq-broker 5.0.0; the client side is the model's (not run on Java)")
+
+
 SEND_BACK_CONFIG = ScenarioConfig(queues=1, consumers=1, consume_fail_percent=0, faults=(), drain=True,
                                   actions=CONFIG.actions)
 
@@ -238,3 +249,43 @@ def test_retention_survives_a_restart_as_on_a_broker_whose_files_were_deleted(
     client = harness("5.5.0")
     verdict = pl.run_push_lockstep("v5.5", 3, config, schedule, client)
     assert verdict.status == "agrees", verdict.to_json()
+
+
+def _benchmark() -> Any:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "lockstep_differential.py"
+    spec = importlib.util.spec_from_file_location("lockstep_differential_push", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmarks_push_explanation_delivers_delay_level_copies_exactly_and_restores_the_model() -> None:
+    """benchmarks/lockstep_differential.py --mode push explains a divergence only if the case
+    agrees with delay-level copies parked until their deliver time; CK-like timer messages keep
+    the wheel's precision, and the model is restored after."""
+    from reference.broker.message import PROPERTY_DELAY_TIME_LEVEL, MessageExt
+    from reference.broker.store import MessageStore
+    from reference.broker.timer import TimerService
+    from reference.common.clock import VirtualClock
+
+    bench = _benchmark()
+    original = (TimerService.put, TimerService.due_time)
+
+    def due(delay_level: bool) -> int | None:
+        timer = TimerService(MessageStore(VirtualClock().now))
+        props = {PROPERTY_DELAY_TIME_LEVEL: "3"} if delay_level else {}
+        timer.put(MessageExt(topic="t", queue_id=0, properties=props, deliver_time_ms=1_001_500))
+        return timer.next_delivery()
+    assert (due(True), due(False)) == (1_002_000, 1_002_000)
+    with bench.delay_levels_exact():
+        assert (due(True), due(False)) == (1_001_500, 1_002_000)
+    assert (TimerService.put, TimerService.due_time) == original
+
+
+def test_the_benchmark_refuses_an_unknown_mode() -> None:
+    with pytest.raises(SystemExit) as exit_:
+        _benchmark().main(["--mode", "pull", "--cases", "1"])
+    assert exit_.value.code == 2

@@ -11,7 +11,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.WeakHashMap;
 import org.apache.rocketmq.broker.processor.AdminBrokerProcessor;
 import org.apache.rocketmq.broker.processor.ClientManageProcessor;
 import org.apache.rocketmq.broker.processor.ConsumerManageProcessor;
@@ -31,7 +30,8 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  * Every client id has a channel of its own (an EmbeddedChannel): ConsumerManager keys a group's
  * members by channel, and a pull that PullRequestHoldService held answers on the channel it came
  * in on (PullMessageProcessor#executeRequestWhenWakeup). One instance per broker (a restart or
- * reset starts with none: the connections are gone).
+ * reset starts a new one: the connections are gone). Requests come one at a time from the
+ * harness's stdin loop.
  */
 final class PullOps {
     private static final int PULL_MESSAGE = 11;
@@ -47,7 +47,8 @@ final class PullOps {
     private static final int UNLOCK_BATCH_MQ = 42;
     private static final int CONSUMER_SEND_MSG_BACK = 36;
 
-    private static final Map<Lockstep.Broker, PullOps> BY_BROKER = new WeakHashMap<>();
+    /** The ops of the live broker (one at a time; a new broker -- init, reset, restart -- gets new ones). */
+    private static PullOps current;
     /** Retention applied per store folder: "topic@queueId" -> the commit-log position the queue
      * now starts at. A restart (same folder) recovers the consume queues and recomputes their
      * minimum from the commit log (ConsumeQueue#correctMinOffset with CommitLog#getMinOffset),
@@ -214,10 +215,10 @@ final class PullOps {
 
     /** The one-line dispatch target of Lockstep.Broker#simple. */
     static Object handle(Lockstep.Broker broker, String op, JSONObject req) throws Exception {
-        PullOps ops;
-        synchronized (BY_BROKER) {
-            ops = BY_BROKER.computeIfAbsent(broker, PullOps::new);
+        if (current == null || current.broker != broker) {
+            current = new PullOps(broker);
         }
+        PullOps ops = current;
         switch (op) {
             case "heartbeat":
                 return ops.heartbeat(req);
