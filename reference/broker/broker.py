@@ -50,6 +50,10 @@ from reference.common.pop import AckEntry, ChangeInvisibleResult, PopRequest
 from reference.common.remoting import PullMessageRequestHeader, PullMessageResponse
 
 
+# MessageStoreConfig#timerMaxDelaySec (3600 * 24 * 3, both releases), in ms.
+TIMER_MAX_DELAY_MS = 3600 * 24 * 3 * 1000
+
+
 @attrs.frozen
 class PutResult:
     """Response of a put: code and, on success, where the message went."""
@@ -312,6 +316,11 @@ class Broker:
         when the store refuses the put (a store put failure at ``site``): nothing is written."""
         msg.topic = self.revive_topic
         if self.put_faults.take(site):
+            return False
+        if msg.deliver_time_ms - self.clock.now() > TIMER_MAX_DELAY_MS:
+            # HookUtils#transformTimerMessage (5.0.0:186, 5.5.0:221): a deliver time more than
+            # timerMaxDelaySec (3 days) ahead is WHEEL_TIMER_MSG_ILLEGAL, a refused put -- e.g.
+            # the CK of a POP or changeInvisibleTime whose invisibleTime exceeds 3 days.
             return False
         if msg.deliver_time_ms > 0:
             self.timer.put(msg)

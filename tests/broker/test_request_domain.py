@@ -171,3 +171,19 @@ def test_change_invisible_time_with_bad_ck_offset_field_writes_ck_and_keeps_old(
     r = b.change_invisible_time("G", "T", 0, m.queue_offset, "x" + m.extra_info, 1000)
     assert r.code == rc.SUCCESS
     assert _revive_writes(b) == before + 1 and not b.acks_received  # one CK, no ack
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_a_ck_due_more_than_three_days_ahead_is_refused_by_the_timer(profile: str) -> None:
+    """HookUtils#transformTimerMessage: deliverMs - now > timerMaxDelaySec (3 days) is
+    WHEEL_TIMER_MSG_ILLEGAL; a POP with such an invisibleTime delivers, but no CK is stored."""
+    b = make_broker(profile)
+    _stored(b, 1)
+    r = _pop(b, queue_id=0, invisible_time=3 * 24 * 3600 * 1000 + 1000 + 1)  # CK due at reviveTime - 1 s
+    assert r.code == rc.SUCCESS and len(r.messages) == 1
+    assert not b.timer_pending() and _revive_writes(b) == 0
+    ok = _pop(b, queue_id=0, invisible_time=3 * 24 * 3600 * 1000)
+    assert ok.code == rc.POLLING_TIMEOUT  # the offset moved on either way
+    _stored(b, 1)
+    assert _pop(b, queue_id=0, invisible_time=3 * 24 * 3600 * 1000).code == rc.SUCCESS
+    assert b.timer_pending()  # exactly 3 days is accepted

@@ -1,0 +1,84 @@
+"""The request-domain actions replayed on RocketMQ's real broker classes (lockstep harness):
+every refused request answers as the model does, and a wrong response code is caught."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from popverify.conformance.confirm import run_lockstep
+from popverify.conformance.lockstep import RELEASES, LockstepClient
+from popverify.conformance.request_domain import code_of, java_pop_answer
+from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
+from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
+from reference.broker import response_code as rc
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+OPT = ("pop_request", "ack_request", "change_invisible_request")
+CONFIG = ScenarioConfig(queues=2, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False,
+                        actions=tuple(POP_ACTIONS) + OPT)
+_INT_MAX = 2 ** 31 - 1
+
+
+def _schedule() -> list[Action]:
+    s = [Action("produce", (0,)), Action("produce", (0,)), Action("produce", (1,)),
+         Action("pop", (0, 0, False)), *[Action("pop_step", (0,))] * 3]
+    # POPs the processor refuses or reads nothing for (each answers at its first step)
+    # (5.0.0 serves maxMsgNums <= 0 queue by queue: pop_steps until it answers; no-ops otherwise)
+    for q, n, t in ((2, 4, 1000), (_INT_MAX, 4, 1000), (0, 33, 1000), (-1, _INT_MAX, 1000), (-1, -1, 1000),
+                    (0, 0, 1000)):
+        s += [Action("pop_request", (0, q, n, t)), *[Action("pop_step", (0,))] * 4]
+    # every altered ack and changeInvisibleTime of the held message, the duplicate last
+    s += [Action("ack_request", (0, 0, HANDLE_KINDS.index(k))) for k in HANDLE_KINDS if k != "duplicate"]
+    s += [Action("change_invisible_request", (0, 0, CHANGE_KINDS.index(k), t)) for k in CHANGE_KINDS
+          for t in (0,)]
+    s += [Action("ack_request", (0, 0, HANDLE_KINDS.index("duplicate"))), Action("advance", (20,)),
+          Action("timer",), Action("revive", (0,))]
+    # a POP of every queue with invisibleTime 0 and -1: accepted as sent
+    s += [Action("pop_request", (0, -2, 1, 0)), *[Action("pop_step", (0,))] * 4]
+    return s
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_the_schedule_sends_every_refusal(profile: str) -> None:
+    """(On the model) the replayed schedule really sends each altered request to a held message."""
+    cov = run_scenario(profile, 5, 0, config=CONFIG, schedule=_schedule()).coverage
+    assert {f"ack_request:{k}:" for k in HANDLE_KINDS} <= {k[:k.rindex(":") + 1] for k in cov if "_request:" in k}
+    assert {f"change_invisible_request:{k}:" for k in CHANGE_KINDS} <= \
+        {k[:k.rindex(":") + 1] for k in cov if "_request:" in k}
+    refused = "INVALID_PARAMETER" if profile == "v5.5" else "SYSTEM_ERROR"
+    assert f"pop:{refused}:0" in cov and "pop:SUCCESS:1" in cov
+
+
+def test_processor_exceptions_are_system_error_and_harness_refusals_stay_errors() -> None:
+    assert code_of({"error": "java.lang.NumberFormatException: For input string: \"x0\""}) == rc.SYSTEM_ERROR
+    assert code_of({"error": "queueId must be in 0..1023, got 5000"}) == "queueId must be in 0..1023, got 5000"
+    assert code_of({"code": 29}) == 29
+    assert java_pop_answer({"error": "java.lang.IllegalArgumentException: Illegal Capacity: -1"})["code"] == \
+        rc.SYSTEM_ERROR
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_refused_requests_agree_on_the_real_broker(profile: str) -> None:
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 5, CONFIG, _schedule(), client)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert verdict.steps >= 30
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_wrong_response_code_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model answering 5.5.0's refused POP with SYSTEM_ERROR instead of INVALID_PARAMETER
+    diverges at that POP, on the response code."""
+    monkeypatch.setattr(rc, "INVALID_PARAMETER", rc.SYSTEM_ERROR)
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 5, CONFIG, _schedule(), client)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.action == ("pop_request", 0, 2, 4, 1000) and verdict.key == ".response.code"
+    assert (verdict.model, verdict.java) == (rc.SYSTEM_ERROR, 29)
