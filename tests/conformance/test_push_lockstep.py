@@ -266,7 +266,7 @@ def test_the_benchmarks_push_explanation_delivers_delay_level_copies_exactly_and
     """benchmarks/lockstep_differential.py --mode push explains a divergence only if the case
     agrees with delay-level copies parked until their deliver time; CK-like timer messages keep
     the wheel's precision, and the model is restored after."""
-    from reference.broker.message import PROPERTY_DELAY_TIME_LEVEL, MessageExt
+    from reference.common.message import PROPERTY_DELAY_TIME_LEVEL, MessageExt
     from reference.broker.store import MessageStore
     from reference.broker.timer import TimerService
     from reference.common.clock import VirtualClock

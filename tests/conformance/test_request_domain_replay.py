@@ -12,7 +12,7 @@ from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.conformance.request_domain import code_of, java_pop_answer
 from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
-from reference.broker import response_code as rc
+from reference.common import response_code as rc
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
