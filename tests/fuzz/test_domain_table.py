@@ -53,9 +53,9 @@ def test_the_table_from_rows_equals_what_the_engine_saw() -> None:
     engine_reach = DomainReach()
     rows = []
     for seed in range(6):
-        config = swarm_config(seed, "push")
+        config = swarm_config(seed, "push", domain=True)
         run_scenario("v5.0", seed, 60, mode="push", config=config, domain=engine_reach)
-        rows.append(run_row("v5.0", "push", seed, 60, None, 0))
+        rows.append(run_row("v5.0", "push", seed, 60, None, 0, config_json=json.dumps(config.to_json())))
     assert domain_rows("push", rows) == engine_reach.rows()
 
 

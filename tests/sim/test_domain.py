@@ -82,7 +82,7 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
     for mode in ("pop", "push"):
         for seed in range(40):
             before = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)
-            after = swarm_config(seed, mode)
+            after = swarm_config(seed, mode, domain=True)
             assert after.actions[:len(before.actions)] == before.actions
             assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
                                 domain_bias=0) == before
@@ -96,7 +96,7 @@ def test_swarm_reaches_every_boundary_of_the_config_dimensions() -> None:
     for mode, top in (("pop", MAX_QUEUES), ("push", MAX_PUSH_QUEUES)):
         reach = DomainReach()
         for seed in range(2000):
-            reach.observe_config(mode, swarm_config(seed, mode))
+            reach.observe_config(mode, swarm_config(seed, mode, domain=True))
         rows = {r["dimension"]: r for r in reach.rows()}
         assert rows[f"{mode}.config.queues"]["declared"] == [1, top]
         assert rows[f"{mode}.config.start_offset"]["declared"] == [0, MAX_START_OFFSET]
