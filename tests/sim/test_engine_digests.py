@@ -10,6 +10,11 @@ profile "v5.5" (the rename; push v5.0 digests unchanged, so the engine's event p
 new properties changed no trace), and POP traces follow the model fixes found by lockstep
 replay (revive window gated by the timer's read/enqueue lag, ConcurrentHashMap scan order,
 brokerName in the buffer key; spec/conformance.md).
+
+Re-pinned once more for the two push-model fixes found by the push lockstep (issue 15,
+spec/conformance.md "Push lockstep"): a send-back's delay-level copy is due at its deliver time
+(ScheduleMessageService), not on the 1 s timer wheel, and HEART_BEAT creates %RETRY%group
+(ClientManageProcessor#heartBeat). Only push digests changed; POP digests are unchanged.
 """
 
 from __future__ import annotations
@@ -29,11 +34,11 @@ PINNED: dict[tuple[str, str, int, bool, int], str] = {
     ('pop', 'v5.0', 23, True, 300): "69c4d8c4f3c69d5c58b76efe9ff22f8c8036a4e5fa7edd2b1443ca1d26d9fc38",
     ('pop', 'v5.0', 5, False, 600): "4d95bcef06fe8b08fe8b9f70803063346a5ea6b4bdd756cb29d3da99a1c4a05e",
     ('pop', 'v5.5', 12, False, 600): "b5047150a34cbf1971b72e82eddebc6820fd2db75012fbcee9e09858155ee700",
-    ('push', 'v5.0', 3, True, 300): "5c4138c3ec1c2ac7ccf0c9684053c58acdf38d1e07589c56c7b454ebd44e1794",
-    ('push', 'v5.5', 11, True, 300): "a48582b599159c7148def7aebbcce201bc1974bba2bea68fb230af671730d0f8",
-    ('push', 'v5.5', 29, True, 300): "15e83c4b887b673001926bc316c37b78a7a93653d69a5bdce2253f6c63c62adb",
-    ('push', 'v5.0', 8, False, 600): "d44317fd938cd8140475959905c91a00b81102b115c059fbcf0c4b176848d52e",
-    ('push', 'v5.5', 14, False, 600): "4dbeb737599e2ae7ef10188116f472fecc0f3f265edbccb0e978394606d72c85",
+    ('push', 'v5.0', 3, True, 300): "9e8f3ce73c880e5c3291014dd506a278795c278150e69dbfa437cd7a90920181",
+    ('push', 'v5.5', 11, True, 300): "26a45f52ca95b6ec893a9eede94e127814ed1091203be08da29ed8a8ae5b364e",
+    ('push', 'v5.5', 29, True, 300): "02214ff3cbe62564cc7918bca80adae551a29ac9cfca677b65d2df563d61a083",
+    ('push', 'v5.0', 8, False, 600): "d7345990afa7f93aa103475cf2af822c5e5e15bf71c9e0a941e3e0fde54c2a82",
+    ('push', 'v5.5', 14, False, 600): "2e9507ecc3e737bdfbf8873bd706b1c8290d6f07363697d3255d600b9f3d1151",
 }
 
 
