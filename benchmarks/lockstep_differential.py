@@ -8,10 +8,9 @@ Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--st
 
 ``--mode push`` replays push swarm schedules instead (popverify/conformance/push_lockstep.py:
 every PULL_MESSAGE, consumer-offset, heartbeat, lock, send-back and offset request on the real
-processors); each diverging push case is replayed once more with the model delivering
-delay-level copies at their deliver time (``delay_levels_exact``): those that then agree are
-``explained`` by that known model defect, the rest listed under ``order_class_not_explained``
-(the key's name is the POP one's).
+processors); push has no explained class (its one model defect, delay-level delivery on the
+timer's precision, is fixed): every diverging push case is listed under
+``order_class_not_explained`` (the key's name is the POP one's).
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -116,51 +115,6 @@ def harness_spelled_buffer_keys() -> Iterator[None]:
         ap.hash_map_order = original_batch_order
 
 
-# Push: the model defect explained rather than fixed (spec/conformance.md "Push lockstep": fixing
-# it changes a pinned push trace digest): delay-level copies of a send-back are delivered on the
-# model's 1 s timer precision, by ScheduleMessageService at their deliver time.
-DELAY_PRECISION = "delay-level delivery on the timer's precision (model defect, spec/conformance.md)"
-
-
-@contextlib.contextmanager
-def delay_levels_exact() -> Iterator[None]:
-    """Inside: the model's timer parks a delay-level message (PROPERTY_DELAY_TIME_LEVEL set: a
-    send-back's copy) until its deliver time exactly, as ScheduleMessageService delivers it. A
-    diagnostic for this script only; the model is restored after."""
-    from reference.common.message import PROPERTY_DELAY_TIME_LEVEL
-    from reference.broker.timer import TimerService
-
-    original = TimerService.due_time
-    parking: list[Any] = []
-    original_put = TimerService.put
-
-    def put(self: Any, msg: Any) -> None:
-        parking.append(msg)
-        try:
-            original_put(self, msg)
-        finally:
-            parking.pop()
-
-    def due_time(self: Any, deliver_time_ms: int) -> int:
-        if parking and PROPERTY_DELAY_TIME_LEVEL in parking[-1].properties:
-            return deliver_time_ms
-        return original(self, deliver_time_ms)
-
-    TimerService.put, TimerService.due_time = put, due_time  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        TimerService.put, TimerService.due_time = original_put, original  # type: ignore[method-assign]
-
-
-def explain_push(profile: str, case: int, seed: int, steps: int, client: LockstepClient) -> bool:
-    """Whether push case ``case`` agrees once the model delivers delay-level copies exactly."""
-    from popverify.conformance.push_lockstep import push_differential
-
-    with delay_levels_exact():
-        return push_differential(profile, 1, seed, steps, client, first_case=case).agree == 1
-
-
 def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
                   faults: tuple[str, ...] = LOCKSTEP_FAULTS, extra_faults: tuple[str, ...] = ()) -> bool:
     """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
@@ -258,8 +212,10 @@ def main(argv: list[str] | None = None) -> int:
             costs: dict[str, Any] = {"init_ms": round((time.perf_counter() - t0) * 1000, 1)}
             costs.update(harness_costs(client, release))
             report = StatefulReport(profile, release)
-            why = DELAY_PRECISION if args.mode == "push" else "buffer scan order (shifted clocks)"
-            explained: dict[str, list[int]] = {why: []}
+            # Push has no explained class: the delay-level precision defect it had is fixed
+            # (reference/broker/timer.py), so every push divergence is listed as not explained.
+            why = "buffer scan order (shifted clocks)"
+            explained: dict[str, list[int]] = {} if args.mode == "push" else {why: []}
             unexplained_order: list[int] = []
             done = 0
             while done < args.cases:
@@ -283,9 +239,9 @@ def main(argv: list[str] | None = None) -> int:
                                                  faults=faults, extra_faults=extra)
                 merge(report, part)
                 for case in order_cases:
-                    agrees = (explain_push(profile, case, args.seed, args.steps, client) if args.mode == "push"
-                              else explain_order(profile, case, args.seed, args.steps, client, faults, extra))
-                    (explained[why] if agrees else unexplained_order).append(case)
+                    (explained[why] if args.mode != "push" and explain_order(
+                        profile, case, args.seed, args.steps, client, faults, extra)
+                     else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
                 results["profiles"][profile]["explained"] = explained

@@ -198,7 +198,6 @@ class PushLockstep:
         self.client = client
         self.compared = 0
         self.requests = 0
-        self.notes: set[str] = set()
         self.calls_compared: dict[str, int] = {}  # requests compared, by model broker method
         # model commit-log offset -> the same message's on Java (paired in agreeing pull answers):
         # CONSUMER_SEND_MSG_BACK names a message by its commit-log offset, which differs
@@ -279,12 +278,6 @@ class PushLockstep:
             raise Diverged(i, action, "state", None, state["error"])
         self.compared += 1
         model, java = model_state(self.driver), java_state(state)
-        if not model["topics"].get(RETRY_TOPIC) and java["topics"].get(RETRY_TOPIC):
-            # Known, explained (spec/conformance.md "Push lockstep"): ClientManageProcessor#heartBeat
-            # creates %RETRY%group (TopicConfigManager#createTopicInSendMessageBackMethod); the model
-            # creates it at the first send-back. Its queue is compared once the model has it.
-            java["topics"][RETRY_TOPIC] = []
-            self.notes.add("retry topic created by HEART_BEAT on Java, at the first send-back in the model")
         found = _first_difference(model, java)
         if found:
             raise Diverged(i, action, f"state{found[0]}", found[1], found[2])

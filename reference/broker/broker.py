@@ -36,7 +36,8 @@ from reference.broker.pull_processor import PullMessageProcessor, PullRequestHol
 from reference.broker.put_failure import StorePutFaults
 from reference.broker.queue_lock import QueueLockManager
 from reference.broker.revive import PopReviveService, RevivedMessage
-from reference.broker.send_back import consumer_send_msg_back, send_message_back_as_normal_message
+from reference.broker.send_back import (consumer_send_msg_back, create_retry_topic_at_heartbeat,
+                                        send_message_back_as_normal_message)
 from reference.broker.store import MessageStore
 from reference.broker.timer import TimerService
 from reference.client.offset_store import OffsetNotFound
@@ -358,7 +359,8 @@ class Broker:
         return self.pull_hold.check_hold_request()
 
     def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...]) -> int:
-        """HEART_BEAT for a consumer: ConsumerManager#registerConsumer."""
+        """HEART_BEAT for a consumer: the group's retry topic, then ConsumerManager#registerConsumer."""
+        create_retry_topic_at_heartbeat(self, group)
         self.consumer_manager.register_consumer(group, client_id, tuple(topics))
         return rc.SUCCESS
 

@@ -40,6 +40,19 @@ def get_dlq_topic(group: str) -> str:
     return DLQ_GROUP_TOPIC_PREFIX + group
 
 
+def create_retry_topic_at_heartbeat(broker: "Broker", group: str) -> None:
+    """ClientManageProcessor#heartBeat (5.0.0 and 5.5.0): for each consumer in the heartbeat,
+    once SubscriptionGroupManager#findSubscriptionGroupConfig finds (or auto-creates) the group,
+    TopicConfigManager#createTopicInSendMessageBackMethod creates %RETRY%{group} with the group's
+    retryQueueNums; a group that is not found (auto-creation off) is skipped. So the retry topic
+    exists from the consumer's first heartbeat on, not from its first send-back (push lockstep)."""
+    if group not in broker.groups:
+        if not broker.config.auto_create_subscription_group:
+            return
+        broker.groups.add(group)
+    broker.topics.setdefault(get_retry_topic(group), RETRY_QUEUE_NUMS)
+
+
 def delay_of_level(level: int) -> int:
     """ScheduleMessageService#computeDeliverTimestamp's delay: levels above the table use its
     last entry (ScheduleMessageService#correctDelayLevel)."""
@@ -76,7 +89,7 @@ def consumer_send_msg_back(broker: "Broker", group: str, commit_log_offset: int,
                       reconsume_times=stored.reconsume_times + 1, born_timestamp=stored.born_timestamp)
     if delay_level > 0:
         copy.deliver_time_ms = broker.clock.now() + delay_of_level(delay_level)
-        broker.timer.put(copy)
+        broker.timer.put(copy, delay_level=True)
     else:
         broker.store.put_message(copy)
     return rc.SUCCESS
@@ -105,5 +118,5 @@ def send_message_back_as_normal_message(broker: "Broker", group: str, msg: Messa
     copy = MessageExt(topic=topic, queue_id=0, body=msg.body, tags=msg.tags, properties=props,
                       reconsume_times=reconsume_times, born_timestamp=broker.clock.now(),
                       deliver_time_ms=broker.clock.now() + delay_of_level(level))
-    broker.timer.put(copy)
+    broker.timer.put(copy, delay_level=True)
     return rc.SUCCESS

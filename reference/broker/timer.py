@@ -82,14 +82,21 @@ class TimerService:
         it (TimerMessageStore#dequeue: ``if (currReadTimeMs >= currWriteTimeMs) return -1``)."""
         return self.slot_of(deliver_time_ms) + self._precision
 
-    def put(self, msg: MessageExt) -> None:
+    def put(self, msg: MessageExt, delay_level: bool = False) -> None:
         """The CommitLog hook: park ``msg`` until it is due, or store it at once when its deliver
-        time is not in the future (HookUtils#transformTimerMessage: ``if (deliverMs > now)``)."""
+        time is not in the future (HookUtils#transformTimerMessage: ``if (deliverMs > now)``).
+
+        ``delay_level``: a delay-level message (a send-back's copy) goes to SCHEDULE_TOPIC_XXXX
+        instead (HookUtils#transformDelayLevelMessage) and ScheduleMessageService's
+        DeliverDelayedMessageTimerTask#executeOnTimeup delivers it once ``deliverTimestamp - now
+        <= 0``, deliverTimestamp = store time + the level's delay: at its deliver time, not
+        rounded to the wheel's precision (push lockstep found the model up to 1 s late)."""
         msg.properties[PROPERTY_TIMER_DELIVER_MS] = str(msg.deliver_time_ms)
         if msg.deliver_time_ms <= self._store.now():
             self._store.put_message(msg)
             return
-        heapq.heappush(self._heap, (self.due_time(msg.deliver_time_ms), self._seq, msg))
+        due = msg.deliver_time_ms if delay_level else self.due_time(msg.deliver_time_ms)
+        heapq.heappush(self._heap, (due, self._seq, msg))
         self._copy_file[self._seq] = self._store.write_timer_copy()
         self._seq += 1
         self._last_enqueue_time = self._last_enqueue_store_time = self._store.now()

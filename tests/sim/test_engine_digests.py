@@ -15,6 +15,10 @@ Re-pinned a second time with retention in the store's stages (issue 17 item 3): 
 deletes whole commit-log files (never the newest) and then corrects the consume queues, so
 the runs with faults on that draw ``expire`` change (pop v5.0 seeds 1 and 23, pop v5.5 seed 7,
 push v5.5 seeds 11 and 29); every run without faults keeps its digest.
+Re-pinned, at the merge of both, for the two push-model fixes found by the push lockstep (issue 15,
+spec/conformance.md "Push lockstep"): a send-back's delay-level copy is due at its deliver time
+(ScheduleMessageService), not on the 1 s timer wheel, and HEART_BEAT creates %RETRY%group
+(ClientManageProcessor#heartBeat). Only push digests changed; POP digests are unchanged.
 """
 
 from __future__ import annotations
@@ -34,11 +38,11 @@ PINNED: dict[tuple[str, str, int, bool, int], str] = {
     ('pop', 'v5.0', 23, True, 300): "8c0b508fe678db1d4d9e1a048817aaaa54e95de076554bed2876f02fe8cae373",
     ('pop', 'v5.0', 5, False, 600): "4d95bcef06fe8b08fe8b9f70803063346a5ea6b4bdd756cb29d3da99a1c4a05e",
     ('pop', 'v5.5', 12, False, 600): "b5047150a34cbf1971b72e82eddebc6820fd2db75012fbcee9e09858155ee700",
-    ('push', 'v5.0', 3, True, 300): "5c4138c3ec1c2ac7ccf0c9684053c58acdf38d1e07589c56c7b454ebd44e1794",
-    ('push', 'v5.5', 11, True, 300): "a4e237de785e53f0c01aff74c2a91b894f61e6dc143946d82fc14a15091cf779",
-    ('push', 'v5.5', 29, True, 300): "7ff974ff8aa145b8f066db957b325f2735b966ad39dc1e0b1fab9d5cc8df7bd3",
-    ('push', 'v5.0', 8, False, 600): "d44317fd938cd8140475959905c91a00b81102b115c059fbcf0c4b176848d52e",
-    ('push', 'v5.5', 14, False, 600): "4dbeb737599e2ae7ef10188116f472fecc0f3f265edbccb0e978394606d72c85",
+    ('push', 'v5.0', 3, True, 300): "9e8f3ce73c880e5c3291014dd506a278795c278150e69dbfa437cd7a90920181",
+    ('push', 'v5.5', 11, True, 300): "046432085fd59ba310690102ed398b3a4740f8f5663051d188f88b8057bd22a1",
+    ('push', 'v5.5', 29, True, 300): "03c91189454df7f542da5227be77c55ee4e8bf91b88a828cdecc3544e62f7adc",
+    ('push', 'v5.0', 8, False, 600): "d7345990afa7f93aa103475cf2af822c5e5e15bf71c9e0a941e3e0fde54c2a82",
+    ('push', 'v5.5', 14, False, 600): "2e9507ecc3e737bdfbf8873bd706b1c8290d6f07363697d3255d600b9f3d1151",
 }
 
 
