@@ -46,7 +46,8 @@ from reference.common.remoting import PullMessageResponse
 RECORDED = ("put_message", "pull_message", "pull_hold_step", "register_consumer", "unregister_consumer",
             "get_consumer_id_list", "query_consumer_offset", "update_consumer_offset", "get_max_offset",
             "search_offset", "consumer_send_msg_back", "send_message_back_as_normal_message", "lock_batch_mq",
-            "unlock_batch_mq", "restart", "expire", "delete_topic", "timer_step", "offset_flush_step")
+            "unlock_batch_mq", "restart", "expire", "delete_topic", "timer_step", "offset_flush_step",
+            "roll_commit_log")
 # Calls with no harness counterpart: why (reported as out of scope at the step that makes one).
 NOT_DRIVEN = {
     "send_message_back_as_normal_message": "the client's fallback send to %RETRY% (a producer send)",
@@ -369,12 +370,25 @@ class PushLockstep:
                 return {"code": rc.SUCCESS}, {"code": a.get("code", a.get("error"))}
             return ({"code": rc.SUCCESS, "locked": sorted(f"{mq.topic}:{mq.queue_id}" for mq in res)},
                     {"code": a.get("code", a.get("error")), "locked": a.get("locked")})
+        if name == "roll_commit_log":
+            # the model's produce ends the commit log's file before each put, as the POP replay
+            # does (spec/conformance.md "Retention and topic deletion")
+            a = self._call({"op": "rollCommitLog"})
+            return {}, ({"error": a["error"]} if "error" in a else {})
         if name == "expire":
-            topic, qid, below = args[0], args[1], args[2]
-            a = self._call({"op": "expireQueue", "topic": topic, "queueId": qid, "below": below})
+            # Broker#expire: the commit-log files up to the one holding offset below - 1 (never the
+            # newest; the model returns how many went), then CleanConsumeQueueService (RetentionOps)
+            topic, qid = args[0], args[1]
+            answers = ([self._call({"op": "deleteCommitLogFiles", "files": res})] if res else []) + \
+                [self._call({"op": "cleanConsumeQueues"})]
+            error = next((a["error"] for a in answers if "error" in a), None)
+            low = self._call({"op": "minOffset", "topic": topic, "queueId": qid})
+            high = self._call({"op": "maxOffset", "topic": topic, "queueId": qid})
             b = self.driver.broker
-            return ({"min": b.min_offset(topic, qid), "max": b.max_offset(topic, qid)},
-                    {"min": a.get("min", a.get("error")), "max": a.get("max")})
+            return ({"deleted": res, "min": b.min_offset(topic, qid), "max": b.max_offset(topic, qid)},
+                    {"error": error} if error else
+                    {"deleted": answers[0]["deleted"] if res else 0, "min": low.get("offset", low.get("error")),
+                     "max": high.get("offset", high.get("error"))})
         if name == "restart":
             a = self._call({"op": "restart"})
             return {}, ({"error": a["error"]} if "error" in a else {})

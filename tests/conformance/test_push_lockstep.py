@@ -240,8 +240,8 @@ def test_a_delay_level_copy_is_delivered_at_its_deliver_time_as_by_schedule_mess
 def test_retention_survives_a_restart_as_on_a_broker_whose_files_were_deleted(
         harness: Callable[[str], LockstepClient]) -> None:
     """Found by the push differential (class `restart state.topics.TopicTest[].min`): a restart
-    recomputed the queue's min offset from the commit log, which the harness's retention had not
-    shortened; the harness now re-applies its retention on the recovered consume queues."""
+    recomputes the queue's min offset from the commit log (recoverTopicQueueTable), so retention
+    must really delete commit-log files (RetentionOps), as the model's expire does."""
     config = ScenarioConfig(queues=1, consumers=1, consume_fail_percent=0, faults=("expire", "restart"), drain=True,
                             actions=CONFIG.actions)
     schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("expire", (0, 1)), Action("restart",),

@@ -49,13 +49,6 @@ final class PullOps {
 
     /** The ops of the live broker (one at a time; a new broker -- init, reset, restart -- gets new ones). */
     private static PullOps current;
-    /** Retention applied per store folder: "topic@queueId" -> the commit-log position the queue
-     * now starts at. A restart (same folder) recovers the consume queues and recomputes their
-     * minimum from the commit log (ConsumeQueue#correctMinOffset with CommitLog#getMinOffset),
-     * which here still holds the expired messages; re-applying the positions gives what a broker
-     * whose commit-log files really were deleted recovers to. */
-    private static final Map<java.nio.file.Path, Map<String, Long>> EXPIRED = new HashMap<>();
-
     private final Lockstep.Broker broker;
     private final Map<String, EmbeddedChannel> channels = new TreeMap<>();
     private final ConsumerManageProcessor consumerManage;
@@ -75,14 +68,6 @@ final class PullOps {
         // does not have (Broker2Client#notifyConsumerIdsChanged); the model's clients learn of a
         // membership change at their next rebalance, which the schedule draws.
         broker.controller.getBrokerConfig().setNotifyConsumerIdsChangedEnable(false);
-        for (Map.Entry<String, Long> e : EXPIRED.getOrDefault(broker.dir, new HashMap<>()).entrySet()) {
-            int at = e.getKey().lastIndexOf('@');
-            org.apache.rocketmq.store.queue.ConsumeQueueInterface cq =
-                broker.store.getConsumeQueue(e.getKey().substring(0, at), Integer.parseInt(e.getKey().substring(at + 1)));
-            if (cq != null) {
-                cq.correctMinOffset(e.getValue());
-            }
-        }
         try {
             takeOverSchedule();
         } catch (Exception e) {
@@ -243,8 +228,6 @@ final class PullOps {
                     String.valueOf(Lockstep.boundedLong(req, "timestamp", -1, 0, Long.MAX_VALUE)));
             case "pushState":
                 return ops.state(req);
-            case "expireQueue":
-                return ops.expireQueue(req);
             case "sendBack":
                 return ops.sendBack(req);
             case "scheduleStep":
@@ -531,41 +514,6 @@ final class PullOps {
         JSONObject o = new JSONObject(true);
         o.put("woken", answers);
         o.put("stillHeld", sent.size());
-        return o;
-    }
-
-    /** Retention of one queue's offsets below `below` (the model's `expire` fault): the last step
-     * of DefaultMessageStore's clean-up after CommitLog files expired, CleanConsumeQueueService
-     * calling ConsumeQueue#correctMinOffset with the commit log's new minimum -- here the commit-log
-     * position of the queue's entry at `below` (the position after its last entry when `below`
-     * is its max offset). The commit-log file itself is not deleted: the schedules write a few
-     * kilobytes into one file, and reads below the min offset answer OFFSET_TOO_SMALL from the
-     * consume queue's minimum before the commit log is read (DefaultMessageStore#getMessage). */
-    JSONObject expireQueue(JSONObject req) throws Exception {
-        String topic = Lockstep.required(req, "topic");
-        int queueId = Lockstep.bounded(req, "queueId", -1, 0, 1023);
-        long below = Lockstep.boundedLong(req, "below", -1, 0, Long.MAX_VALUE);
-        org.apache.rocketmq.store.queue.ConsumeQueueInterface cq = broker.store.getConsumeQueue(topic, queueId);
-        if (cq == null) {
-            throw new IllegalArgumentException("no consume queue " + topic + ":" + queueId);
-        }
-        long max = broker.store.getMaxOffsetInQueue(topic, queueId);
-        if (below > max) {
-            throw new IllegalArgumentException("below " + below + " is past the max offset " + max);
-        }
-        long phy;
-        if (below < max) {
-            org.apache.rocketmq.store.queue.CqUnit unit = cq.get(below);
-            phy = unit.getPos();
-        } else {
-            org.apache.rocketmq.store.queue.CqUnit last = cq.get(max - 1);
-            phy = last.getPos() + last.getSize();
-        }
-        cq.correctMinOffset(phy);
-        EXPIRED.computeIfAbsent(broker.dir, k -> new HashMap<>()).put(topic + "@" + queueId, phy);
-        JSONObject o = new JSONObject(true);
-        o.put("min", broker.store.getMinOffsetInQueue(topic, queueId));
-        o.put("max", broker.store.getMaxOffsetInQueue(topic, queueId));
         return o;
     }
 
