@@ -170,11 +170,8 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
             # (the opt-in retention stages stay out: they came later, and their count is a choice)
             for mode, faults in (("pop", tuple(f for f in ALL_POP_FAULTS if f not in OPT_IN_FAULTS)),
                                  ("push", PUSH_FAULTS)):
-                config = ScenarioConfig.default_for(mode)
-                # the opt-in kinds too (produce_sized's sizes); configuration dimensions are the
-                # swarm's (tests/sim/test_domain.py), not bias's
-                config = attrs.evolve(config, actions=config.actions + MODES[mode].opt_in(), faults=faults,
-                                      domain_bias=bias, drain=False)
+                # configuration dimensions are the swarm's (tests/sim/test_domain.py), not bias's
+                config = attrs.evolve(ScenarioConfig.default_for(mode), faults=faults, domain_bias=bias, drain=False)
                 run_scenario("v5.5", seed, 300, mode=mode, config=config, domain=domain)
                 if MODES[mode].opt_in():
                     # the opt-in kinds in runs of their own (the runs above keep their draws)
