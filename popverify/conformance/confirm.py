@@ -30,10 +30,8 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
-from popverify.conformance import retention_replay
-from popverify.conformance import request_domain
+from popverify.conformance import put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
-from popverify.conformance import put_refusal
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
@@ -871,6 +869,27 @@ class StatefulReport:
         """JSON form (seconds left out by the caller for byte-stable output)."""
         return attrs.asdict(self)
 
+    def record(self, case: int, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
+               verdict: Verdict) -> None:
+        """Count one case's verdict; a divergence class keeps its first example."""
+        self.cases += 1
+        self.steps += verdict.steps
+        for site in verdict.put_failures:
+            self.put_failures[site] = self.put_failures.get(site, 0) + 1
+        if verdict.status == "agrees":
+            self.agree += 1
+        elif verdict.status == "out of scope":
+            self.out_of_scope += 1
+            reason = f"{verdict.action[0] if verdict.action else '?'}: {verdict.why}"
+            self.out_of_scope_reasons[reason] = self.out_of_scope_reasons.get(reason, 0) + 1
+        else:
+            self.diverge += 1
+            entry = self.classes.setdefault(divergence_class(verdict), {"count": 0, "example": {
+                "case": case, "seed": seed, "config": config.to_json(), "step": verdict.step,
+                "action": list(verdict.action), "key": verdict.key, "model": verdict.model, "java": verdict.java,
+                "schedule": [a.to_json() for a in schedule[:(verdict.step or 0) + 1]]}})
+            entry["count"] += 1
+
 
 def stateful_differential(profile: str, cases: int, seed: int, steps: int, client: LockstepClient,
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
@@ -902,24 +921,7 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
             t0 = clock()
             run_scenario(profile, run_seed, 0, config=config, schedule=schedule)
             report.model_seconds += clock() - t0
-        report.cases += 1
-        report.steps += verdict.steps
-        for site in verdict.put_failures:
-            report.put_failures[site] = report.put_failures.get(site, 0) + 1
-        if verdict.status == "agrees":
-            report.agree += 1
-        elif verdict.status == "out of scope":
-            report.out_of_scope += 1
-            reason = f"{verdict.action[0] if verdict.action else '?'}: {verdict.why}"
-            report.out_of_scope_reasons[reason] = report.out_of_scope_reasons.get(reason, 0) + 1
-        else:
-            report.diverge += 1
-            cls = divergence_class(verdict)
-            entry = report.classes.setdefault(cls, {"count": 0, "example": {
-                "case": case, "seed": run_seed, "config": config.to_json(), "step": verdict.step,
-                "action": list(verdict.action), "key": verdict.key, "model": verdict.model, "java": verdict.java,
-                "schedule": [a.to_json() for a in schedule[:(verdict.step or 0) + 1]]}})
-            entry["count"] += 1
+        report.record(case, run_seed, config, schedule, verdict)
         progress(f"{profile} case {case}: {verdict.headline()}")
     report.seconds = (clock() - start - report.model_seconds) if clock else 0.0
     return report

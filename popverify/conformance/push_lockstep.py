@@ -425,7 +425,7 @@ def push_differential(profile: str, cases: int, seed: int, steps: int, client: L
     agree / diverge / out-of-scope counts, each divergence class with its first example). Case
     k's configuration and schedule depend only on ``seed`` and k (a run in chunks is the same
     run); the schedule is drawn by the model alone first, then replayed in lockstep."""
-    from popverify.conformance.confirm import StatefulReport, divergence_class
+    from popverify.conformance.confirm import StatefulReport
     from popverify.sim.scenario import run_scenario
     from reference.common.javalang import JavaRandom
 
@@ -444,21 +444,6 @@ def push_differential(profile: str, cases: int, seed: int, steps: int, client: L
             run_scenario(profile, run_seed, 0, mode="push", config=config, schedule=schedule)
             report.model_seconds += clock() - t1
             report.seconds += t1 - t0
-        report.cases += 1
-        report.steps += verdict.steps
-        if verdict.status == "agrees":
-            report.agree += 1
-        elif verdict.status == "out of scope":
-            report.out_of_scope += 1
-            reason = f"{verdict.action[0] if verdict.action else '?'}: {verdict.why}"
-            report.out_of_scope_reasons[reason] = report.out_of_scope_reasons.get(reason, 0) + 1
-        else:
-            report.diverge += 1
-            cls = divergence_class(verdict)
-            entry = report.classes.setdefault(cls, {"count": 0, "example": {
-                "case": case, "seed": run_seed, "config": config.to_json(), "step": verdict.step,
-                "action": list(verdict.action), "key": verdict.key, "model": verdict.model, "java": verdict.java,
-                "schedule": [a.to_json() for a in schedule[:(verdict.step or 0) + 1]]}})
-            entry["count"] += 1
+        report.record(case, run_seed, config, schedule, verdict)
         progress(f"{profile} case {case}: {verdict.headline()}")
     return report
