@@ -3,7 +3,7 @@ rule, with its Java line."""
 
 import pytest
 
-from reference.broker.message import MessageExt
+from reference.common.message import MessageExt
 from reference.broker.send_back import get_retry_topic
 from reference.broker.store import MessageStore
 from reference.broker.timer import TimerService
