@@ -179,7 +179,9 @@ def test_f5_broker_answers_agree_on_java(release: str, monkeypatch: pytest.Monke
     verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], client)
     assert verdict.status == "agrees", verdict.to_json()
     assert "ALO-3" in verdict.model_violations
-    assert ("expire", {"min": 1, "max": 1}, {"min": 1, "max": 1}) in seen
+    # retention's two stages (the expire fault): the oldest commit-log file, then the consume queues
+    assert ("delete_commit_log_files", {"deleted": 1}, {"deleted": 1}) in seen
+    assert ("clean_consume_queues", {"ran": True}, {"ran": True}) in seen
     assert ("query_consumer_offset", {"code": pl.QUERY_NOT_FOUND}, {"code": pl.QUERY_NOT_FOUND}) in seen
     assert ("get_max_offset", {"offset": 2}, {"offset": 2}) in seen
 
