@@ -588,6 +588,10 @@ class Lockstep:
                      {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
                     lambda a: {"error": a[0]["error"]} if "error" in a[0] else
                     {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
+        if kind in ("ack", "change_invisible") and len(self.java_held[pre["c"]]) != pre["held"]:
+            # the model's consumer holds messages the harness's POPs did not deliver (or the
+            # reverse): a divergence of the POP answers, seen at the first use of a handle
+            raise Diverged(i, action, "held", pre["held"], len(self.java_held[pre["c"]]))
         if kind == "ack":
             c = pre["c"]
             held = self.java_held[c].pop(args[1] % pre["held"])

@@ -274,7 +274,7 @@ public final class Lockstep {
         final long reviveScanTime;
 
         Settings(JSONObject req) {
-            queues = bounded(req, "queues", 4, 1, 64);
+            queues = bounded(req, "queues", 4, 1, 1024);
             now = boundedLong(req, "now", 1_700_000_000_000L, 1_000_000_000_000L, 4_000_000_000_000L);
             seed = req.getLongValue("seed");
             brokerName = req.getString("brokerName") == null ? "broker-a" : req.getString("brokerName");
