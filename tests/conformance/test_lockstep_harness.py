@@ -119,8 +119,11 @@ def test_same_requests_same_answers_and_unacked_messages_are_revived(harness: Ha
 
 def _lasting_threads(jvm: dict[str, Any]) -> dict[str, int]:
     # NettyRemotingClient#shutdown of a never-started client starts one selector thread to
-    # terminate its event loop group; it ends after Netty's 2 s quiet period
-    return {name: n for name, n in jvm["names"].items() if not name.startswith("NettyClientSelector")}
+    # terminate its event loop group; it ends after Netty's 2 s quiet period. Netty's
+    # GlobalEventExecutor thread (the push replay's EmbeddedChannels) comes and goes by itself:
+    # it ends after one idle second and the next task starts a new one.
+    transient = ("NettyClientSelector", "globalEventExecutor")
+    return {name: n for name, n in jvm["names"].items() if not name.startswith(transient)}
 
 
 @pytest.mark.slow
@@ -139,8 +142,9 @@ def test_reset_answers_byte_for_byte_as_a_fresh_jvm_and_leaks_no_thread(harness:
         harness.call(op="put", queueId=0, uniqKey="noise")
         harness.call(op="reset")
     after = harness.call(op="jvm")
+    # per thread name (numbers folded), so a leaked broker thread is caught whatever else comes
+    # and goes; the raw count is not compared, transient Netty threads make it vary with load
     assert _lasting_threads(after) == _lasting_threads(before), (before, after)
-    assert after["count"] <= before["count"] + 2
     got = smoke_schedule(harness, start="reset", restart=True)
     assert json.dumps(got) == json.dumps(expected)
     assert "reviveQueueNum must be in 1..64" in harness.raw(json.dumps({"op": "reset", "reviveQueueNum": 0}))["error"]
