@@ -319,17 +319,24 @@ def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"uniqKey": e["uniq"], "retryOffset": e["retry_offset"]} for e in events if e["type"] == "revive"]
 
 
+def harness_release(profile: str, client: LockstepClient, release: str | None = None) -> str:
+    """The RocketMQ release a replay of ``profile`` runs on (``release`` or the profile's own);
+    ValueError when the profile has none or ``client``'s harness runs another."""
+    if profile not in RELEASES:
+        raise ValueError(f"no RocketMQ release for profile {profile!r}; known: {', '.join(RELEASES)}")
+    release = release or RELEASES[profile]
+    if client.version != release:
+        raise ValueError(f"the harness runs RocketMQ {client.version}, not {release}")
+    return release
+
+
 class Lockstep:
     """One schedule on the model (a PopDriver) and on a harness JVM, compared step by step."""
 
     def __init__(self, profile: str, seed: int, config: ScenarioConfig, client: LockstepClient,
                  release: str | None = None) -> None:
-        if profile not in RELEASES:
-            raise ValueError(f"no RocketMQ release for profile {profile!r}; known: {', '.join(RELEASES)}")
         self.profile = profile
-        self.release = release or RELEASES[profile]
-        if client.version != self.release:
-            raise ValueError(f"the harness runs RocketMQ {client.version}, not {self.release}")
+        self.release = harness_release(profile, client, release)
         self.config = config
         self.client = client
         self.driver = PopDriver(profile, seed, config, True, True)

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from popverify.conformance.confirm import Diverged, OutOfScope, Verdict, _first_difference
+from popverify.conformance.confirm import Diverged, OutOfScope, Verdict, _first_difference, harness_release
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time
 from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, PushDriver
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -189,12 +189,8 @@ class PushLockstep:
 
     def __init__(self, profile: str, seed: int, config: ScenarioConfig, client: LockstepClient,
                  release: str | None = None) -> None:
-        if profile not in RELEASES:
-            raise ValueError(f"no RocketMQ release for profile {profile!r}; known: {', '.join(RELEASES)}")
         self.profile = profile
-        self.release = release or RELEASES[profile]
-        if client.version != self.release:
-            raise ValueError(f"the harness runs RocketMQ {client.version}, not {self.release}")
+        self.release = harness_release(profile, client, release)
         self.config = config
         self.client = client
         self.compared = 0
