@@ -296,7 +296,7 @@ class Broker:
         # Any seed is Java's behaviour; the model takes its original seed again, as the lockstep
         # harness does for the new processor (lockstep found the model's sequence continuing).
         self.rng = self.rng.reseeded()
-        self.store.recover()
+        self.store.recover(redispatch=self.config.recover_redispatches_past_cq_max)
         self.timer.restart()
         self._start_memory_services()
         self.restarts += 1
