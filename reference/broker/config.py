@@ -50,7 +50,8 @@ class BrokerConfig:
     ack_json_short_names: bool = False
     # PopCheckPoint gains "rp" (rePutTimes) on v5.5; null is omitted by fastjson anyway.
     ck_has_reput_times: bool = False
-    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on v5.5.
+    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on v5.5;
+    # also the mechanism switch for F9 (a queue id >= 128 names another queue, spec/findings/F9.md).
     ck_queue_id_is_byte: bool = True
     # MessageStoreConfig: nextOffsetCorrection inputs
     broker_role_slave: bool = False
