@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F8 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F9 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -50,6 +50,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "delete_topic_keeps_buffer_offsets", ("pop",)),
     Finding("F8", "v5.5 revive loses a message when its retry put and rePutCK's put both fail", "broker",
             "reput_ck_put_unchecked", ("pop",)),
+    Finding("F9", "v5.0 narrows a checkpoint's queueId to a byte: a queue id past 127 names another queue", "broker",
+            "ck_queue_id_is_byte", ("pop",)),
 )}
 
 

@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F8), its ITF traces in the repository
+"""The minimal schedule of every known finding (F1..F9), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -117,6 +117,13 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   _a("store_put_fail", 2), _a("revive", 0)),
                  "tests/broker/test_store_put_failure_f8.py (the fuzz signature ALO-2/unexplained of "
                  "`popverify fuzz --profile v5.5 --runs 40 --steps 700`, seed 0, shrunk by hand)"),
+    # 5.0.0's byte CK queueId: the CK of queue 200 says -56; the clean ack does not finish it and
+    # the buffer commits the offset to queue -56, so the second POP of queue 200 reads offset 0 again
+    FindingTrace("F9", "NSR-1", "pop", ScenarioConfig(queues=256, consumers=1, drain=False),
+                 (_a("produce", 200), *_pop(0, 200, 3), _a("advance", 10), _a("ack", 0, 0), _a("advance", 60_000),
+                  *_pop(0, 200, 4)),
+                 "tests/sim/test_domain.py::test_a_queue_id_past_a_byte_on_v50_is_redelivered_after_a_clean_ack "
+                 "(queue 200), drain off and the POPs' pop_steps written out"),
 )}
 
 
@@ -129,6 +136,7 @@ JAVA_LINES: dict[str, str] = {
     "F5": "RebalancePushImpl#computePullFromWhere (CONSUME_FROM_LAST_OFFSET) on QUERY_NOT_FOUND from ConsumerManageProcessor#queryConsumerOffset once the min offset is above 0",
     "F6": "PopMessageProcessor 5.0.0:498-509 (OFFSET_TOO_SMALL commits the min offset), PopBufferMergeService 5.0.0:129-142 scanCommitOffset, 340-364 commitOffset; 5.5.0 PopMessageProcessor:771-782, PopBufferMergeService:136-149, 387-413 (spec/findings/F6.md)",
     "F8": "PopReviveService 5.5.0 #reviveRetry:145-149 returns false on a failed put; #reviveMsgFromCk's whenComplete:584-590 calls rePutCK, whose messageStore.putMessage (:634) result is ignored, then :595-603 commits the revive offset past the CK. 5.0.0 #reviveRetry:115-117 throws; the round is not committed (run:466) and is read again",
+    "F9": "5.0.0 store/pop/PopCheckPoint:35 `private byte queueId`; PopMessageProcessor#appendCheckPoint:681, PopBufferMergeService#addCkMock:422 and ChangeInvisibleTimeProcessor#appendCheckPoint:179 `ck.setQueueId((byte) queueId)`; the int AckMsg.queueId never matches the CK's merge key (PopBufferMergeService#addAk:479, PopReviveService#consumeReviveMessage:322/333) and #commitOffset:352-362 commits nextBeginOffset to the CK's queue id; PopReviveService#reviveMsgFromCk:406 reads that queue. 5.5.0: int (PopCheckPoint, PopMessageProcessor:970)",
     "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
 }
 

@@ -48,6 +48,14 @@ EXPLANATIONS: dict[str, str] = {
     "F7": "AdminBrokerProcessor#deleteTopic never touches PopBufferMergeService: the commit-offset queue of the "
           "deleted topic's queues keeps the old nextBeginOffset, PopMessageProcessor#getPopOffset of the re-created "
           "queue starts there and the messages stored before it are never delivered (spec/properties.md F7).",
+    "F8": "5.5.0's PopReviveService#reviveRetry returns false on a refused retry-topic put; reviveMsgFromCk then calls "
+          "rePutCK, whose messageStore.putMessage result is ignored, and commits the revive offset past the CK: when "
+          "both puts are refused the un-acked message is held by nothing (spec/findings/F8.md).",
+    "F9": "5.0.0's PopCheckPoint.queueId is a byte (PopMessageProcessor#appendCheckPoint: ck.setQueueId((byte) "
+          "queueId)): the CK of queue 128 or above names another queue id (200 -> -56, 256 -> 0). Its merge key never "
+          "matches the AckMsg's int queueId, so acks do not finish it, and PopBufferMergeService commits its "
+          "nextBeginOffset to the other queue, so the queue's own offset never moves and its messages are popped "
+          "again after a clean ack (spec/findings/F9.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -296,7 +296,7 @@ class Broker:
         # Any seed is Java's behaviour; the model takes its original seed again, as the lockstep
         # harness does for the new processor (lockstep found the model's sequence continuing).
         self.rng = self.rng.reseeded()
-        self.store.recover()
+        self.store.recover(redispatch=self.config.recover_redispatches_past_cq_max)
         self.timer.restart()
         self._start_memory_services()
         self.restarts += 1
@@ -323,10 +323,11 @@ class Broker:
             # timerMaxDelaySec (3 days) ahead is WHEEL_TIMER_MSG_ILLEGAL, a refused put -- e.g.
             # the CK of a POP or changeInvisibleTime whose invisibleTime exceeds 3 days.
             return False
-        if msg.deliver_time_ms > 0:
-            self.timer.put(msg)
-        else:
-            self.store.put_message(msg)
+        # Every revive-topic message has a deliver time (setDeliverTimeMs), so Java's put always
+        # passes HookUtils#transformTimerMessage, which stores a due one at once; a model time
+        # at or below 0 (the model's clock starts at 1e6 ms, Java's at epoch time: an
+        # invisibleTime near Integer.MIN_VALUE) is such a due one, not "no deliver time".
+        self.timer.put(msg)
         return True
 
     def put_ck_message(self, ck: PopCheckPoint, revive_qid: int, site: str = "buffer_ck") -> int:

@@ -162,16 +162,20 @@ class PopBufferMergeService:
 
     def _ak_target(self, ack: AckMsg | BatchAckMsg) -> PopCheckPointWrapper | None:
         """The buffered CK addAk would set a bit on (None: addAk returns false)."""
-        if not self._cfg.enable_pop_buffer_merge or not self.serving:
+        if not self._cfg.enable_pop_buffer_merge:
             return None
         # PopBufferMergeService#addAk: buffer.get(topic + group + queueId + startOffset + popTime
         # + ackMsg.getBrokerName())
         w = self.buffer.get(ack.merge_key + _java_str(ack.broker_name))
+        # mechanism switch for F4: an ack whose CK is still unstored in the buffer is merged
+        # into it whatever the timing or the serving flag (its refusal stores the ACK first)
+        late_ok = w is not None and not self._cfg.ack_bypasses_unstored_ck and not w.ck_stored
+        if not self.serving and not late_ok:
+            return None  # addAk 5.0.0:475, 5.5.0:538: refused while a slow scan stopped the service
         if w is None or w.just_offset:
             return None
         point = w.ck
         now = self._now()
-        late_ok = not self._cfg.ack_bypasses_unstored_ck and not w.ck_stored  # mechanism switch for F4
         if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500 and not late_ok:
             return None
         if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500 and not late_ok:

@@ -50,7 +50,8 @@ class BrokerConfig:
     ack_json_short_names: bool = False
     # PopCheckPoint gains "rp" (rePutTimes) on v5.5; null is omitted by fastjson anyway.
     ck_has_reput_times: bool = False
-    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on v5.5.
+    # PopCheckPoint.queueId is byte on v5.0 (ck.setQueueId((byte) queueId)), int on v5.5;
+    # also the mechanism switch for F9 (a queue id >= 128 names another queue, spec/findings/F9.md).
     ck_queue_id_is_byte: bool = True
     # MessageStoreConfig: nextOffsetCorrection inputs
     broker_role_slave: bool = False
@@ -131,6 +132,12 @@ class BrokerConfig:
     # `finalOffset`, the offset before the correction. 5.0.0 reassigns `offset` and uses the
     # corrected one. Found by the retention differential (handle.ckQueueOffset, 5.5.0).
     pop_ck_takes_uncorrected_offset: bool = False
+    # DefaultMessageStore#recover on a restart: 5.5.0's CommitLog#recoverNormally re-dispatches
+    # every recovered commit-log message past the largest physical offset any consume queue
+    # holds (ConsumeQueueStore#getDispatchFromPhyOffset; CommitLog 5.5.0:371-376), so a deleted
+    # topic's trailing messages come back in its (re-created) queues; 5.0.0's recoverNormally
+    # never dispatches (CommitLog 5.0.0:303-304). Found by the retention differential (case 94).
+    recover_redispatches_past_cq_max: bool = False
     # --- end H2 switches ---
     # --- H3 (issue 16): features modelled from the coverage gaps (spec/profiles.md) ---
     # PopReviveService#reviveRetry when the retry-topic put fails: 5.0.0 throws and the round
@@ -198,6 +205,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_retry_answers_request_topic": True,
         "buffer_ack_has_broker_name": True,
         "pop_ck_takes_uncorrected_offset": True,
+        "recover_redispatches_past_cq_max": True,
         "pop_refusal_invalid_parameter": True,
         "pop_negative_max_msg_nums_throws": True,
         "order_info_queue_level": True,

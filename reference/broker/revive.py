@@ -127,7 +127,10 @@ class PopReviveService:
         """consumeReviveMessage: read from oldOffset + 1, building the CK map and the window."""
         now = self._now()
         obj.start_time = now
-        end_time = 0
+        # Java's endTime starts at 0 and every deliver time (epoch ms) is above it; the model's
+        # clock starts at 1e6 ms, where popTime + a negative invisibleTime is below 0, so
+        # "nothing read yet" is None here, not 0 (request-domain lockstep, 5.0.0 seed 1083)
+        end_time: int | None = None
         old_offset = self._offsets.query_offset(REVIVE_GROUP, self.revive_topic, self.queue_id)
         obj.old_offset = old_offset
         offset = old_offset + 1
@@ -143,7 +146,7 @@ class PopReviveService:
                 # timer's read time within 1 s of now, whether or not a delivery is due.
                 timer_delay = self._timer.read_behind(now)
                 commit_log_delay = self._timer.enqueue_behind(now)
-                if end_time != 0 and now - end_time > 3 * SECOND and timer_delay <= 0 and commit_log_delay <= 0:
+                if end_time is not None and now - end_time > 3 * SECOND and timer_delay <= 0 and commit_log_delay <= 0:
                     end_time = now
                 # Java: break if endTime - firstRt > ackTimeInterval + 1 s, else sleep 100 ms
                 # and retry until 4 s of emptiness; with frozen virtual time both end the scan.
@@ -183,10 +186,10 @@ class PopReviveService:
                         if index > -1:
                             point.bit_map = set_bit(point.bit_map, index)
                 deliver_time = m.deliver_time_ms
-                if deliver_time > end_time:
+                if end_time is None or deliver_time > end_time:
                     end_time = deliver_time
             offset += len(msgs)
-        obj.end_time = end_time
+        obj.end_time = 0 if end_time is None else end_time
 
     def merge_and_revive(self, obj: ConsumeReviveObj) -> None:
         """mergeAndRevive: revive CKs whose revive time is > 2 s behind endTime; commit offset."""

@@ -150,6 +150,13 @@ class MessageStore:
         self._last_physical_min_file = 0  # CleanConsumeQueueService#lastPhysicalMinOffset
         self._phy0: MessageExt | None = None
         self._wrote = False
+        # Commit-log write order over consume-queue messages and timer-topic copies (a
+        # physical position in Java): _seq_of[commit_log_offset], the newest timer copy's,
+        # and each file's first write (what a restart's re-dispatch compares).
+        self._write_seq = 0
+        self._seq_of: dict[int, int] = {}
+        self._last_timer_copy_seq = -1
+        self._first_seq_of_file: dict[int, int] = {}
 
     # -- writes ---------------------------------------------------------------------------
     def now(self) -> int:
@@ -168,6 +175,7 @@ class MessageStore:
         self._next_physical_offset += 1
         self._commit_log[msg.commit_log_offset] = msg
         self._file_of[msg.commit_log_offset] = self._write()
+        self._seq_of[msg.commit_log_offset] = self._write_seq - 1
         if not self._wrote:
             self._phy0 = msg
             self._wrote = True
@@ -179,13 +187,17 @@ class MessageStore:
     def _write(self) -> int:
         """A write to the commit log's current file (creating it); returns the file."""
         self._cur_used = True
+        self._first_seq_of_file.setdefault(self._cur_file, self._write_seq)
+        self._write_seq += 1
         return self._cur_file
 
     def write_timer_copy(self) -> int:
         """The timer-topic copy of a parked message (HookUtils#transformTimerMessage puts it in
         the commit log before the timer parks it); returns its commit-log file."""
         self._wrote = True
-        return self._write()
+        file = self._write()
+        self._last_timer_copy_seq = self._write_seq - 1
+        return file
 
     def roll_commit_log(self) -> bool:
         """End the current commit-log file (the harness's END_OF_FILE record, RetentionOps
@@ -274,14 +286,52 @@ class MessageStore:
             self._correct_min_offset(cq)
         return True
 
-    def recover(self) -> None:
+    def recover(self, redispatch: bool = False) -> None:
         """A restart on the same files: DefaultMessageStore#recoverTopicQueueTable →
         ConsumeQueueStore#recoverOffsetTable corrects every consume queue's min offset to the
         commit log's min offset (the consume-queue stage without its file deletion); the new
-        CleanConsumeQueueService starts with lastPhysicalMinOffset 0."""
+        CleanConsumeQueueService starts with lastPhysicalMinOffset 0.
+
+        ``redispatch`` (5.5.0): CommitLog#recoverNormally first dispatches the recovered
+        messages past every consume queue's last position again (``_redispatch``)."""
+        if redispatch:
+            self._redispatch()
         for cq in self._queues.values():
             self._correct_min_offset(cq)
         self._last_physical_min_file = 0
+
+    def _redispatch(self) -> None:
+        """5.5.0 CommitLog#recoverNormally(dispatchFromPhyOffset): dispatchFromPhyOffset is the
+        largest physical offset of any consume queue (timer topic included); recovery starts
+        at the newest file whose first message is at or below it (isMappedFileMatchedRecover),
+        at most commitLogRecoverMaxNum (10) files back, and dispatches every message past it.
+        Only a message whose consume queue is gone is past it: a deleted topic's."""
+        cq_max = max([self._last_timer_copy_seq] + [self._seq_of[cq.units[-1].commit_log_offset]
+                                                    for cq in self._queues.values() if cq.units])
+        first = self._cur_file if self._cur_used else self._cur_file - 1
+        start, recover_max = first, 10
+        while start > self._min_file:
+            recover_max -= 1
+            if self._first_seq_of_file.get(start, cq_max + 1) <= cq_max or recover_max <= 0:
+                break
+            start -= 1
+        for offset, msg in sorted(self._commit_log.items()):
+            if self._seq_of[offset] > cq_max and self._file_of[offset] >= start:
+                self._dispatch_again(msg)
+
+    def _dispatch_again(self, msg: MessageExt) -> None:
+        """ConsumeQueue#putMessagePositionInfo (5.5.0:799-859) with the message's own queue
+        offset: a new consume queue begins there (its first file pre-filled: min = that
+        offset); an existing one skips an offset it has passed ("Build consume queue
+        repeatedly") and appends anything else at its end (logged "[BUG]logic queue order
+        maybe wrong"; an offset of 0 is not checked at all)."""
+        cq = self._queues.get((msg.topic, msg.queue_id))
+        if cq is None:
+            cq = self._queues[(msg.topic, msg.queue_id)] = ConsumeQueue(base=msg.queue_offset,
+                                                                       min_offset=msg.queue_offset)
+        elif msg.queue_offset != 0 and msg.queue_offset < cq.max_offset:
+            return
+        cq.units.append(msg)
 
     def _delete_expired_cq_files(self, cq: ConsumeQueue) -> None:
         u = self._cq_file_units

@@ -12,6 +12,7 @@ import pytest
 from popverify.checker.expectations import expected_signature, is_unexpected
 from popverify.findings import campaign as findings_campaign
 from popverify.findings.attribution import FINDINGS, Signature, attribute, keeps_signature, present, removed
+from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.scenario import LATE_FAULTS, Action, ScenarioConfig, run_scenario
 from reference.profile import get_profile
@@ -21,14 +22,14 @@ def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:
     for sig in (Signature("ALO-1", ("F1",)), Signature("CKM-1", ("F3", "F4")), Signature("ALO-1")):
         assert Signature.parse(sig.key) == sig
     assert Signature("ALO-1").key == "ALO-1/unexplained" and not Signature("ALO-1").explained
-    for bad in ("ALO-1", "ALO-1/F9", "/F1"):
+    for bad in ("ALO-1", "ALO-1/F99", "/F1"):
         with pytest.raises(ValueError):
             Signature.parse(bad)
 
 
 def test_switches_are_present_per_profile_and_removed_only_inside_the_block() -> None:
-    assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6", "F7")
-    # v5.5 dropped the last-epoch skip; only 5.5.0 has rePutCK (F8)
+    assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6", "F7", "F9")
+    # v5.5 dropped the last-epoch skip and the byte CK queueId (F9); only 5.5.0 has rePutCK (F8)
     assert present("v5.5", "pop") == ("F2", "F3", "F4", "F6", "F7", "F8")
     assert present("v5.5", "push") == ("F5",)
     with removed(["F1", "F5"]):
@@ -156,3 +157,39 @@ def test_two_causes_in_one_run_get_a_joint_signature() -> None:
             assert "ALO-2" in {v.property_id for v in run_scenario("v5.0", 1, 0, config=config,
                                                                      schedule=schedule).violations}
     assert keeps_signature(sig, "v5.0", "pop")(result)
+
+
+def test_f9_byte_queue_id_minimal_schedule() -> None:
+    """spec/findings/F9.md: on v5.0 the CK of queue 200 says queue -56; the clean ack does not
+    finish it and the offset is committed to queue -56, so queue 200's message is popped again
+    (NSR-1, RED-1 / F9). With v5.5's int queueId (the switch off) and on v5.5 it holds."""
+    ft = FINDING_TRACES["F9"]
+    result = run_scenario("v5.0", 0, 0, config=ft.config, schedule=ft.schedule)
+    assert attribute(result) == (Signature("NSR-1", ("F9",)), Signature("RED-1", ("F9",)))
+    assert all(not is_unexpected("v5.0", s.property_id, 0, s) for s in attribute(result))
+    with removed(["F9"]):
+        assert not run_scenario("v5.0", 0, 0, config=ft.config, schedule=ft.schedule).violations
+    assert not run_scenario("v5.5", 0, 0, config=ft.config, schedule=ft.schedule).violations
+    # queue 127 still fits a byte: the same schedule on it holds on v5.0
+    at_127 = tuple(attrs.evolve(a, args=(127,) + a.args[1:]) if a.kind == "produce" else
+                   attrs.evolve(a, args=(0, 127, False)) if a.kind == "pop" else a for a in ft.schedule)
+    assert not run_scenario("v5.0", 0, 0, config=ft.config, schedule=at_127).violations
+
+
+# v5.5 swarm seed 454 (2 queues, buffer merge on, services off their periods), the POP's
+# pop_steps written out: a scan of 3162 ms stops the buffer's serving (PopBufferMergeService#scan),
+# addAk refuses the ack while not serving, the ACK is stored at once; the clock jump starves the
+# scan, which stores the CK only at the drain, after the ACK reached the revive queue.
+SEED_454 = [["pop", 0, -1, False], ["produce", 1], ["pop_step", 0], ["pop_step", 0], ["pop_step", 0],
+            ["advance", 1290], ["scan_stall", 3162], ["ack", 0, 41], ["clock_jump", 63690]]
+
+
+def test_an_ack_refused_while_the_buffer_is_not_serving_is_f4() -> None:
+    """Seed 454 (spec/findings/README.md "Triage"): reproduced on rocketmq-broker 5.5.0; the
+    same cause as F4 (an ack bypasses its unstored buffered CK), reached through addAk's
+    serving check instead of its timing checks; F4's switch covers both."""
+    schedule = [Action.from_json(a) for a in SEED_454]
+    result = run_scenario("v5.5", 454, 0, config=swarm_config(454, "pop"), schedule=schedule)
+    assert attribute(result) == tuple(Signature(p, ("F4",)) for p in ("CKM-1", "NSR-1", "RED-1"))
+    with removed(["F4"]):
+        assert not run_scenario("v5.5", 454, 0, config=result.config, schedule=schedule).violations
