@@ -201,7 +201,10 @@ class ConsumerOrderInfoManager:
                 del self.table[key]
                 continue
             for qid in list(qs):
-                if qid >= read_queues or now - qs[qid].last_consume_timestamp > CLEAN_SPAN_FROM_LAST:
+                # A 5.0.0 reloaded entry has timestamp 0: on a real clock (epoch ms) it is always
+                # more than 24 h old, whatever the model's virtual clock starts at.
+                last = qs[qid].last_consume_timestamp
+                if qid >= read_queues or last == 0 or now - last > CLEAN_SPAN_FROM_LAST:
                     del qs[qid]
 
     def persist(self) -> None:
