@@ -221,15 +221,7 @@ class PopWorld:
         return True
 
     def _pick(self, consumer: Consumer, index: int) -> int:
-        """Which held message an ack or changeInvisibleTime drawn with ``index`` is for. An
-        orderly consumer (ScenarioConfig.pop_orderly) works through a queue's messages in offset
-        order, so it takes the lowest offset it holds of the queue of the drawn message."""
-        i = index % len(consumer.held)
-        if not self.config.pop_orderly:
-            return i
-        queue = (consumer.held[i].ack_topic, consumer.held[i].queue_id)
-        same = [j for j, h in enumerate(consumer.held) if (h.ack_topic, h.queue_id) == queue]
-        return min(same, key=lambda j: consumer.held[j].offset)
+        return pick_held([(h.ack_topic, h.queue_id, h.offset) for h in consumer.held], index, self.config.pop_orderly)
 
     def ack(self, consumer: Consumer, held: InFlight) -> int:
         """One ACK_MESSAGE request for ``held``; the response code."""
@@ -442,14 +434,14 @@ class PopWorld:
             if op.done:
                 self.collect(drainer, op)
             busy = got or self.broker.timer_pending() or self.broker.buffered_checkpoints() \
-                or self.broker.stored_checkpoints() or self._orderly_behind()
+                or self.broker.stored_checkpoints() or self.orderly_behind()
             quiet = 0 if busy else quiet + 1
             if quiet >= 5:
                 return True
         return False
 
 
-    def _orderly_behind(self) -> bool:
+    def orderly_behind(self) -> bool:
         """An orderly queue's committed offset is below its max offset: its un-acked batch is
         blocked (checkBlock) until its invisible time ends, and no CK tells the drain so."""
         if not self.config.pop_orderly:
@@ -457,6 +449,17 @@ class PopWorld:
         b = self.broker
         return any(max(b.committed_offset(GROUP, TOPIC, q), b.min_offset(TOPIC, q)) < b.max_offset(TOPIC, q)
                    for q in range(self.config.queues))
+
+
+def pick_held(held: list[tuple[str, int, int]], index: int, orderly: bool) -> int:
+    """Which of the held messages (topic, queueId, offset) an ack or changeInvisibleTime drawn
+    with ``index`` is for. An orderly consumer (ScenarioConfig.pop_orderly) works through a
+    queue's messages in offset order: the lowest offset it holds of the drawn message's queue."""
+    i = index % len(held)
+    if not orderly:
+        return i
+    same = [j for j, h in enumerate(held) if h[:2] == held[i][:2]]
+    return min(same, key=lambda j: held[j][2])
 
 
 def _advance_draw(rng: JavaRandom, world: Any) -> tuple:
