@@ -213,6 +213,11 @@ class ConsumerOrderInfoManager:
         self._persisted = {k: {q: self._reloaded(i) for q, i in qs.items()} for k, qs in self.table.items()}
         self._last_persist = self._now()
 
+    @property
+    def last_persist(self) -> int:
+        """When the table was last persisted (virtual ms)."""
+        return self._last_persist
+
     def flush_step(self) -> bool:
         """The 10 s persist task; True when it ran."""
         if self._now() - self._last_persist >= PERSIST_INTERVAL_MS:

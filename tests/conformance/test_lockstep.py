@@ -272,3 +272,24 @@ def test_an_orderly_schedule_agrees_on_the_real_broker(profile: str, monkeypatch
         assert any("qo0%1 1" in c for c in counts), counts
     else:
         assert not any("qo" in c for c in counts) and "0 0 1" in counts, counts
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile", "after", "handles"), [("v5.0", 1000, False), ("v5.0", 10_000, True),
+                                                            ("v5.5", 1000, True)])
+def test_orderly_pops_after_a_restart_agree_on_the_real_broker(profile: str, after: int, handles: bool) -> None:
+    """The order info persisted by the 10 s task (harness op persistOrderInfo) and reloaded at
+    a restart. 5.0.0's reloaded entries are empty: an orderly pop of the queue answers its
+    messages without offset info (no handle; an ack of it is SYSTEM_ERROR) until the next
+    persist, whose autoClean drops entries of timestamp 0; 5.5.0 reloads its entries intact."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=2, drain=False,
+                            pop_orderly=True, faults=("restart",))
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), *_pop(0, 0, 3), Action("advance", (10_000,)),
+                Action("flush",), Action("restart",), Action("advance", (after,)), Action("flush",), *_pop(0, 0, 3),
+                Action("ack", (0, 0)), Action("ack", (0, 0))]
+    model = run_scenario(profile, 1, 0, config=config, schedule=schedule)
+    assert model.counts["popped"] == 4 and model.counts["acked"] == (2 if handles else 0), model.counts
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 1, config, schedule, client)
+    assert verdict.status == "agrees", verdict.to_json()

@@ -645,6 +645,8 @@ public final class Lockstep {
                 case "flush":
                     controller.getConsumerOffsetManager().persist();
                     return new JSONObject();
+                case "persistOrderInfo":
+                    return OrderInfoOps.persist(controller);
                 case "state":
                     return state();
                 case "refusePuts":
