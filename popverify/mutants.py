@@ -15,6 +15,7 @@ import attrs
 
 from reference.broker import (ack_processor, buffer_merge, checkpoint, offset_manager, pull_processor, queue_lock,
                               revive, store)
+from reference.broker.config import BrokerConfig
 from reference.client import (consume_concurrently, offset_store, process_queue, pull_message_service,
                               rebalance_impl)
 
@@ -28,6 +29,8 @@ class Mutant:
     expected_catch: tuple[str, ...]
     patches: Callable[[], list[tuple[Any, str, Any]]]  # (owner, attribute, replacement)
     mode: str = "pop"  # the scenario mode whose runs exercise the patched code
+    # ScenarioConfig fields those runs need (e.g. orderly POP), as (name, value) pairs
+    config: tuple[tuple[str, Any], ...] = ()
 
 
 def _ack_wrong_bit() -> list[tuple[Any, str, Any]]:
@@ -119,6 +122,13 @@ def _commit_skips_offset() -> list[tuple[Any, str, Any]]:
         original(self, client_host, group, topic, queue_id, offset + bump)
 
     return [(offset_manager.ConsumerOffsetManager, "commit_offset", commit_offset)]
+
+
+def _order_check_block_off() -> list[tuple[Any, str, Any]]:
+    # The mechanism switch itself (reference/broker/config.py#order_check_block) on every profile.
+    for_profile = BrokerConfig.for_profile
+    return [(BrokerConfig, "for_profile",
+             classmethod(lambda cls, name: attrs.evolve(for_profile(name), order_check_block=False)))]
 
 
 def _push_commit_max() -> list[tuple[Any, str, Any]]:
@@ -253,6 +263,9 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            ("INV-1",), _early_revive),
     Mutant("commit-skips-offset", "the consumer offset is committed one past the popped batch",
            ("OFF-1", "ALO-1"), _commit_skips_offset),
+    Mutant("order-check-block-off", "PopMessageProcessor#popMsgFromQueue never calls checkBlock: an orderly POP "
+           "serves a queue whose previous batch is in flight (switch order_check_block)",
+           ("POP-ORD-1",), _order_check_block_off, config=(("pop_orderly", True),)),
     Mutant("push-commit-max", "ProcessQueue#removeMessage returns queueOffsetMax + 1 even while messages are held",
            ("OFF-3", "ALO-3"), _push_commit_max, "push"),
     Mutant("pq-count-leak", "ProcessQueue#removeMessage forgets to decrement msgCount",

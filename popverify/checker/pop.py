@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from popverify.checker.orderly import OrderlyBlockCheck
 from popverify.checker.properties import PROPERTIES
 from popverify.checker.violation import Violation
 
@@ -67,6 +68,7 @@ class PopChecker:
     _expected_rt: dict[tuple[int, int], tuple[str, int]] = attrs.Factory(dict)
     _delivered_rt: dict[tuple[str, int, int], int] = attrs.Factory(dict)
     _red1_reported: set[str] = attrs.Factory(set)
+    orderly: OrderlyBlockCheck = attrs.Factory(OrderlyBlockCheck)  # POP-ORD-1
 
     def _fail(self, pid: str, message: str, step: int) -> None:
         if self.faults_seen & PROPERTIES[pid].excluded_faults:
@@ -87,10 +89,14 @@ class PopChecker:
         self.by_offset[(queue_id, offset)] = uniq
 
     def on_deliver(self, step: int, now: int, uniq: str, deadline: int,
-                   position: tuple[str, int, int] | None = None, reconsume_times: int | None = None) -> None:
+                   position: tuple[str, int, int] | None = None, reconsume_times: int | None = None,
+                   orderly: bool = False) -> None:
         """A delivery of ``uniq`` popped at ``now`` and invisible until ``deadline``; with
         ``position`` (topic, queue, offset) and the delivered copy's ``reconsume_times``,
-        RED-2 is checked too."""
+        RED-2 is checked too. An ``orderly`` delivery is held to POP-ORD-1 (on_orderly_deliver)
+        instead of NSR-1, INV-1 and RED-1: orderly POP redelivers a queue's batch from its
+        start offset, acked messages included, and drops acks of an earlier pop's handles
+        (spec/properties.md)."""
         if not self.enabled:
             return
         if position is not None and reconsume_times is not None:
@@ -98,17 +104,29 @@ class PopChecker:
         rec = self.messages.get(uniq)
         if rec is None:
             return  # a message of a deleted incarnation's key space: nothing to hold it to
-        self._check_bounded_redelivery(step, now, uniq, rec)
+        if not orderly:
+            self._check_bounded_redelivery(step, now, uniq, rec)
         rec.handles.append(Handle(deadline))
-        if rec.clean_ack_epoch == self.epoch and uniq not in self.excused:
+        checked = not orderly and uniq not in self.excused
+        if checked and rec.clean_ack_epoch == self.epoch:
             self._fail("NSR-1", f"message {uniq} (queue {rec.queue_id} offset {rec.offset}) delivered again "
                                 f"after an ack before its invisibility deadline", step)
-        elif rec.deliver_epoch == self.epoch and now < rec.visible_at and uniq not in self.excused:
+        elif checked and rec.deliver_epoch == self.epoch and now < rec.visible_at:
             self._fail("INV-1", f"message {uniq} delivered at {now}, before its invisible time "
                                 f"ended at {rec.visible_at}", step)
         rec.deliveries += 1
         rec.visible_at = deadline
         rec.deliver_epoch = self.epoch
+
+    def on_orderly_deliver(self, step: int, now: int, consumer: str, uniq: str, position: tuple[str, int, int],
+                           pop_time: int, invisible_time: int) -> None:
+        """POP-ORD-1 on an orderly delivery of ``uniq`` at ``position`` (topic, queue, offset)."""
+        if not self.enabled or uniq in self.excused:
+            return
+        topic, queue, offset = position
+        problem = self.orderly.deliver(now, consumer, uniq, topic, queue, offset, pop_time, invisible_time)
+        if problem is not None:
+            self._fail("POP-ORD-1", problem, step)
 
     def on_response_size(self, step: int, delivered: int, max_msg_nums: int) -> None:
         """BAT-1: a POP response carries at most the request's maxMsgNums messages
@@ -121,6 +139,7 @@ class PopChecker:
         """An ack of the handle whose invisibility ends at ``deadline``; code is the response."""
         if not self.enabled or code != 0:
             return
+        self.orderly.ack(uniq)
         rec = self.messages.get(uniq)
         if rec is None:
             return
@@ -136,6 +155,7 @@ class PopChecker:
         ``old_deadline`` (the latest delivery when not given)."""
         if not self.enabled or code != 0:
             return
+        self.orderly.change_invisible(uniq, new_deadline)
         rec = self.messages.get(uniq)
         if rec is not None:
             rec.visible_at = new_deadline
@@ -224,6 +244,7 @@ class PopChecker:
         if not self.enabled:
             return
         self.excused.update(self.by_offset.values())
+        self.orderly.forget()
         self.by_offset.clear()
         self._last_commits.clear()
         self.incarnation += 1

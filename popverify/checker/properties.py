@@ -63,6 +63,11 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                         "expire_commit_log", "clean_consume_queue"})),
     Property("ORD-1", "push, orderly: messages of a queue reach a consumer's listener only while that consumer holds "
                       "the broker's lock of the queue", frozenset({"restart"})),
+    Property("POP-ORD-1", "orderly POP: a queue's messages are not delivered while an earlier orderly batch of "
+                          "that queue is in flight (not acked, not yet visible again)",
+             # restart: the order info is reloaded (5.0.0: empty) or lost since the last persist;
+             # stall: a stalled request's response reaches its consumer after later batches
+             frozenset({"restart", "delete_recreate", "stall"})),
     Property("BAT-1", "a POP or pull response carries at most the request's maxMsgNums messages"),
     Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),

@@ -35,7 +35,7 @@ def run_stateful(args: argparse.Namespace) -> int:
                 by_release[version], args.cases, args.seed, args.steps, client, interleave=args.interleave,
                 progress=(lambda m: print(f"[stateful] {m}", file=sys.stderr, flush=True)) if args.progress
                 else (lambda _m: None), clock=time.monotonic,
-                faults=LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ())))
+                faults=LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ()), orderly=args.orderly))
     if args.json:
         out = []
         for r in reports:
@@ -110,6 +110,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="--stateful: let other actions run inside a POP (a stalled broker thread)")
     parser.add_argument("--late-faults", action="store_true",
                         help="--stateful: also draw the faults store_put_fail and scan_stall (refused store puts, a slow buffer scan)")
+    parser.add_argument("--orderly", action="store_true",
+                        help="--stateful: the consumers pop orderly (order=true) and ack in offset order")
     parser.add_argument("--progress", action="store_true", help="--stateful: one line per schedule on stderr")
     parser.add_argument("--json", action="store_true")
     parser.set_defaults(func=run)

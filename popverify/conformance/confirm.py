@@ -32,7 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
-from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver
+from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
 from reference.broker.pop_processor import PopOperation
@@ -215,6 +215,7 @@ def _model_pop(op: PopOperation) -> dict[str, Any]:
     return {"code": r.code, "popTime": r.pop_time if r.messages or r.code != rc.SUCCESS else r.pop_time,
             "invisibleTime": r.invisible_time, "reviveQid": r.revive_qid, "restNum": r.rest_num,
             "startOffsetInfo": r.start_offset_info, "msgOffsetInfo": r.msg_offset_info,
+            "orderCountInfo": r.order_count_info or None,
             "messages": [{"uniqKey": p.message.properties.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX),
                           "topic": p.message.topic, "realTopic": p.ack_topic, "queueId": p.queue_id,
                           "queueOffset": p.queue_offset, "reconsumeTimes": p.message.reconsume_times,
@@ -225,6 +226,7 @@ def _java_pop(a: dict[str, Any]) -> dict[str, Any]:
     return {"code": a.get("code"), "popTime": to_model_time(a["popTime"]) if a.get("popTime") else a.get("popTime"),
             "invisibleTime": a.get("invisibleTime"), "reviveQid": a.get("reviveQid"), "restNum": a.get("restNum"),
             "startOffsetInfo": a.get("startOffsetInfo") or "", "msgOffsetInfo": a.get("msgOffsetInfo") or "",
+            "orderCountInfo": a.get("orderCountInfo") or None,
             "messages": [{"uniqKey": m.get("uniqKey"), "topic": m.get("topic"), "realTopic": m.get("realTopic"),
                           "queueId": m.get("queueId"), "queueOffset": m.get("queueOffset"),
                           "reconsumeTimes": m.get("reconsumeTimes"), "handle": _handle(m.get("extraInfo"), True)}
@@ -437,7 +439,7 @@ class Lockstep:
             c = action.args[0] % len(d.world.consumers)
             return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
         if action.kind == "flush":
-            return {"last_flush": d.broker.offsets._last_flush}
+            return {"last_flush": d.broker.offsets._last_flush, "last_persist": d.broker.order_info.last_persist}
         if action.kind in retention_replay.KINDS:
             return retention_replay.pre(d, action)
         return {}
@@ -522,7 +524,7 @@ class Lockstep:
     def _pop_request(self, op: PopOperation) -> dict[str, Any]:
         r: PopRequest = op.request
         return {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
-                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode}
+                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
                   segments: list[tuple[int, list[_Deferred]]], collect: bool = True) -> None:
@@ -564,10 +566,14 @@ class Lockstep:
         self._immediate(i, action, model_obs, [], lambda _answers: java_obs)
 
     def _java_collect(self, i: int, c: int, answer: dict[str, Any]) -> None:
-        now = self.driver.clock.now()
+        now, order = self.driver.clock.now(), self.config.pop_orderly
         for m in answer.get("messages") or []:
             deadline = to_model_time(answer["popTime"]) + answer["invisibleTime"]
-            self.java_checker.on_deliver(i, now, m.get("uniqKey") or "", deadline)
+            position = (m["realTopic"], m["queueId"], m["queueOffset"])
+            self.java_checker.on_deliver(i, now, m.get("uniqKey") or "", deadline, orderly=order)
+            if order:
+                self.java_checker.on_orderly_deliver(i, now, f"c{c}", m.get("uniqKey") or "", position,
+                                                     to_model_time(answer["popTime"]), answer["invisibleTime"])
             self.java_held[c].append(JavaHeld(m.get("uniqKey") or "", m["realTopic"], m["queueId"], m["queueOffset"],
                                               m["extraInfo"], deadline))
 
@@ -601,7 +607,7 @@ class Lockstep:
             raise Diverged(i, action, "held", pre["held"], len(self.java_held[pre["c"]]))
         if kind == "ack":
             c = pre["c"]
-            held = self.java_held[c].pop(args[1] % pre["held"])
+            held = self.java_held[c].pop(self._java_pick(c, args[1]))
             ev = next(e for e in events if e["type"] == "ack")
             return ({"code": ev["code"]}, [self._ack_request(held)], lambda a: self._after_ack(i, held, a[0]))
         if kind == "batch_ack":
@@ -625,7 +631,7 @@ class Lockstep:
             return {"codes": codes}, [req], after_batch
         if kind == "change_invisible":
             c = pre["c"]
-            held = self.java_held[c][args[1] % pre["held"]]
+            held = self.java_held[c][self._java_pick(c, args[1])]
             ev = next(e for e in events if e["type"] == "change_invisible")
             model_obs = {"code": ev["code"], "handle": _handle(ev["handle"], False) if ev["code"] == rc.SUCCESS else None}
             req = {"op": "changeInvisibleTime", "topic": held.topic, "group": GROUP, "queueId": held.queue_id,
@@ -672,7 +678,7 @@ class Lockstep:
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.
             flushed = d.broker.offsets._last_flush != pre["last_flush"]
-            return {}, ([{"op": "flush"}] if flushed else []), lambda a: {}
+            return {}, _flush_requests(flushed, d.broker.order_info.last_persist != pre["last_persist"]), lambda a: {}
         if kind == "long_poll":
             return {}, [], lambda a: {}  # nothing parks (a parking POP is out of scope): nothing to wake
         if kind == "restart":
@@ -688,7 +694,9 @@ class Lockstep:
                 "extraInfo": held.extra_info}
 
     def _after_ack(self, i: int, held: JavaHeld, a: dict[str, Any]) -> dict[str, Any]:
-        code = a.get("code", a.get("error"))
+        # a processor exception (5.0.0: the empty handle of an orderly message popped after a
+        # restart, NumberFormatException) is the remoting layer's SYSTEM_ERROR response
+        code = request_domain.code_of(a)
         self.java_checker.on_ack(i, self.driver.clock.now(), held.uniq, code if isinstance(code, int) else -1,
                                  held.deadline)
         return {"code": code}
@@ -709,6 +717,12 @@ class Lockstep:
         for r in revived:  # the retry copy carries the UNIQ_KEY, so the position is not needed
             self.java_checker.on_revive(i, r["uniqKey"], -1, -1, False)
         return {"revived": revived}
+
+    def _java_pick(self, c: int, index: int) -> int:
+        """The Java consumer's held message an ack or changeInvisibleTime drawn with ``index``
+        is for, picked as the model's consumer picks (pop_driver.pick_held)."""
+        held = [(h.topic, h.queue_id, h.offset) for h in self.java_held[c]]
+        return pick_held(held, index, self.config.pop_orderly)
 
     # -- drain --------------------------------------------------------------------------------
     def drain(self, step: int) -> bool:
@@ -732,7 +746,7 @@ class Lockstep:
         for rnd in range(DRAIN_ROUNDS):
             self._drain_round(step, rnd, d, drainer)
             busy = bool(self._last_drain_got) or d.broker.timer_pending() or d.broker.buffered_checkpoints() \
-                or d.broker.stored_checkpoints()
+                or d.broker.stored_checkpoints() or d.world.orderly_behind()
             quiet = 0 if busy else quiet + 1
             if quiet >= 5:
                 return True
@@ -767,12 +781,14 @@ class Lockstep:
             revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), self._revive_obs(revived), [{"op": "revive", "qid": qid}],
                             lambda a: self._after_revive(step, a[0]))
-        flushed = d.broker.offset_flush_step()
-        if flushed:
-            self._immediate(step, act("flush"), {}, [{"op": "flush"}], lambda a: {})
+        last_persist = d.broker.order_info.last_persist
+        requests = _flush_requests(d.broker.offset_flush_step(), d.broker.order_info.last_persist != last_persist)
+        if requests:
+            self._immediate(step, act("flush"), {}, requests, lambda a: {})
         d.broker.long_polling_step()
         request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
-                             invisible_time=self.config.invisible_time, client=drainer.name)
+                             invisible_time=self.config.invisible_time, client=drainer.name,
+                             order=self.config.pop_orderly)
         op = d.broker.pop(request)
         self._last_drain_got = bool(op.result and op.result.messages)
         if op.done:
@@ -780,6 +796,12 @@ class Lockstep:
         elif op.parked:
             raise OutOfScope(step, act("pop"), "the drain's POP parked")
         self._complete(step, act("pop"), 0, op, self._pop_request(op), [])
+
+
+def _flush_requests(offsets: bool, order_info: bool) -> list[dict[str, Any]]:
+    """The harness requests of the model's flush step: the consumer offsets' persist and the
+    consumer order info's (BrokerController's own 10 s task), each when the model's ran."""
+    return ([{"op": "flush"}] if offsets else []) + ([{"op": "persistOrderInfo"}] if order_info else [])
 
 
 def run_lockstep(profile: str, seed: int, config: ScenarioConfig, schedule: Sequence[Action],
@@ -906,13 +928,15 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
                           clock: Callable[[], float] | None = None, first_case: int = 0,
                           faults: Sequence[str] = LOCKSTEP_FAULTS,
-                          extra_faults: tuple[str, ...] = ()) -> StatefulReport:
+                          extra_faults: tuple[str, ...] = (), orderly: bool = False) -> StatefulReport:
     """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
     scope counts, and each divergence class with its first example (seed, config, schedule).
     Case k's draw depends only on ``seed`` and k, so cases ``first_case`` .. ``first_case +
     cases - 1`` in one call are the same as in a longer run from 0 (a run in chunks). ``faults``:
     each is kept with probability 0.3 per case (LOCKSTEP_FAULTS, plus OPT_IN_FAULTS if asked).
-    ``extra_faults`` are added to every case's drawn faults (the draw itself is unchanged)."""
+    ``extra_faults`` are added to every case's drawn faults (the draw itself is unchanged);
+    ``orderly`` makes every case's consumers pop orderly (ScenarioConfig.pop_orderly, set after
+    the draw: the same cases, orderly)."""
     from reference.common.javalang import JavaRandom
 
     unknown = [f for f in faults if f not in LOCKSTEP_FAULTS + OPT_IN_FAULTS]
@@ -924,6 +948,7 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
         rng = JavaRandom(seed * 1_000_003 + case)
         chosen = tuple(f for f in faults if rng.next_int(10) < 3)
         config = ScenarioConfig.draw(rng, faults=chosen + tuple(f for f in extra_faults if f not in chosen))
+        config = attrs.evolve(config, pop_orderly=orderly)
         run_seed = rng.next_int(1 << 30)
         verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
         if clock is not None:

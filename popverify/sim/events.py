@@ -154,6 +154,7 @@ class MessagePopped(Event):
     handle: str
     redelivery: bool = ghost(False)
     reconsume_times: int = ghost(0)
+    order: bool = ghost(False)  # the POP was orderly (POP-ORD-1)
 
 
 @attrs.frozen
@@ -361,8 +362,12 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
         if isinstance(event, MessageStored):
             checker.on_produce(event.uniq or "", event.queue, event.offset)
         elif isinstance(event, MessagePopped):
-            checker.on_deliver(step, now, event.uniq, event.pop_time + event.invisible_time,
-                               (event.topic, event.queue, event.offset), event.reconsume_times)
+            position = (event.topic, event.queue, event.offset)
+            checker.on_deliver(step, now, event.uniq, event.pop_time + event.invisible_time, position,
+                               event.reconsume_times, event.order)
+            if event.order:
+                checker.on_orderly_deliver(step, now, event.consumer, event.uniq, position, event.pop_time,
+                                           event.invisible_time)
         elif isinstance(event, PopAnswered):
             checker.on_response_size(step, event.delivered, event.max_msg_nums)
         elif isinstance(event, Acked):

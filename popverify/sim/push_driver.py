@@ -524,7 +524,8 @@ PUSH_COUNTERS: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]] = {
 }
 
 PUSH_MODE = Mode("push", PUSH_MODE_ACTIONS, PushWorld, COUNTS, PUSH_COUNTERS,
-                 ignores=("invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period"))
+                 ignores=("invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period",
+                          "pop_orderly"))
 
 
 class PushDriver(Engine):

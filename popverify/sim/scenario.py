@@ -60,7 +60,7 @@ class ScenarioConfig:
     1 s), max messages per pop 1..8, buffer merge on or off, each action kind kept with
     probability 0.8 (produce/pop/pop_step/ack/advance always kept), each fault kept with
     probability 0.3 unless ``faults`` is given explicitly, services on their periods with
-    probability 0.75.
+    probability 0.75; without explicit ``faults``, orderly POP with probability 0.25.
     """
 
     queues: int = 2
@@ -86,6 +86,9 @@ class ScenarioConfig:
     # the offset every queue of the consumed topic starts at (0 .. MAX_START_OFFSET, a long).
     # The queue count is ``queues`` above (1 .. MAX_QUEUES).
     start_offset: int = 0
+    # Orderly POP (issue 16): the POP consumers pop with order=true and ack what they hold in
+    # offset order (popverify/sim/pop_driver.py); drawn by the swarm after every other field.
+    pop_orderly: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
@@ -138,10 +141,14 @@ class ScenarioConfig:
         queues, consumers = 1 + rng.next_int(4), 1 + rng.next_int(3)
         invisible_time, max_msg_nums = 1000 * (1 + rng.next_int(60)), 1 + rng.next_int(8)
         merge, on_period = rng.next_boolean(), rng.next_int(4) != 0
+        orderly = False
         if faults is None:
             chosen += tuple(f for f in LATE_FAULTS if rng.next_int(10) < 3)
+            # after the late faults: a swarm seed keeps every field it had before (1 in 4 orderly)
+            orderly = rng.next_int(POP_ORDERLY_ONE_IN) == 0
         return cls(queues=queues, consumers=consumers, invisible_time=invisible_time, max_msg_nums=max_msg_nums,
-                   enable_pop_buffer_merge=merge, actions=actions, faults=chosen, services_on_period=on_period)
+                   enable_pop_buffer_merge=merge, actions=actions, faults=chosen, services_on_period=on_period,
+                   pop_orderly=orderly)
 
     @classmethod
     def draw_push(cls, rng: JavaRandom, faults: Sequence[str] | None = None) -> "ScenarioConfig":
@@ -182,7 +189,9 @@ class ScenarioConfig:
 
 
 
-_LATER_FIELDS = ("domain_bias", "start_offset")
+_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly")
+# One swarm configuration in this many pops orderly (ScenarioConfig.draw).
+POP_ORDERLY_ONE_IN = 4
 # The boundary bias of a fuzz campaign's swarm configurations (ScenarioConfig.draw_domain): a
 # campaign field, not an engine default (spec/fuzzing.md "The input domain").
 CAMPAIGN_DOMAIN_BIAS = 10

@@ -201,7 +201,10 @@ class ConsumerOrderInfoManager:
                 del self.table[key]
                 continue
             for qid in list(qs):
-                if qid >= read_queues or now - qs[qid].last_consume_timestamp > CLEAN_SPAN_FROM_LAST:
+                # A 5.0.0 reloaded entry has timestamp 0: on a real clock (epoch ms) it is always
+                # more than 24 h old, whatever the model's virtual clock starts at.
+                last = qs[qid].last_consume_timestamp
+                if qid >= read_queues or last == 0 or now - last > CLEAN_SPAN_FROM_LAST:
                     del qs[qid]
 
     def persist(self) -> None:
@@ -209,6 +212,11 @@ class ConsumerOrderInfoManager:
         self.auto_clean()
         self._persisted = {k: {q: self._reloaded(i) for q, i in qs.items()} for k, qs in self.table.items()}
         self._last_persist = self._now()
+
+    @property
+    def last_persist(self) -> int:
+        """When the table was last persisted (virtual ms)."""
+        return self._last_persist
 
     def flush_step(self) -> bool:
         """The 10 s persist task; True when it ran."""
@@ -236,7 +244,28 @@ class ConsumerOrderInfoManager:
         raise NotImplementedError
 
     def commit_and_next(self, topic: str, group: str, queue_id: int, offset: int, pop_time: int) -> int:
-        """commitAndNext: >= 0 the offset to commit, -1 illegal, -2 no need to commit."""
+        """commitAndNext: >= 0 the offset to commit, -1 illegal, -2 no need to commit. Both
+        releases: no entry → offset + 1; no offsets → illegal; an offset outside the batch →
+        illegal; else its commit bit is set and the release decides what to commit."""
+        info = self.get(topic, group, queue_id)
+        if info is None:
+            return offset + 1
+        if not info.offset_list:
+            return ILLEGAL
+        if not self._handle_of_this_pop(info, pop_time):
+            return NO_NEED_COMMIT  # 5.5.0: a handle of an earlier pop of this queue
+        offsets = info.queue_offsets()
+        if offset not in offsets:
+            return ILLEGAL
+        info.commit_offset_bit |= 1 << offsets.index(offset)
+        return self._next_after_commit(topic, group, queue_id, info)
+
+    def _handle_of_this_pop(self, info: OrderInfo, pop_time: int) -> bool:
+        """Whether commitAndNext accepts a handle of the pop at ``pop_time``."""
+        raise NotImplementedError
+
+    def _next_after_commit(self, topic: str, group: str, queue_id: int, info: OrderInfo) -> int:
+        """commitAndNext's answer once the offset's bit is set."""
         raise NotImplementedError
 
     def update_next_visible_time(self, topic: str, group: str, queue_id: int, offset: int, pop_time: int,
@@ -279,22 +308,12 @@ class ConsumerOrderInfoManager50(ConsumerOrderInfoManager):
             qs[queue_id] = info
         return [OrderCount(is_retry, queue_id, None, info.consumed_count)]
 
-    def commit_and_next(self, topic: str, group: str, queue_id: int, offset: int, pop_time: int) -> int:
-        qs = self.table.get(self.key(topic, group))
-        if qs is None:
-            return offset + 1
-        info = qs.get(queue_id)
-        if info is None:
-            return offset + 1
-        if not info.offset_list:
-            return ILLEGAL
-        offsets = info.queue_offsets()
-        if offset not in offsets:
-            return ILLEGAL
-        info.commit_offset_bit |= 1 << offsets.index(offset)
-        if info.is_done():
-            return offsets[-1] + 1
-        return NO_NEED_COMMIT
+    def _handle_of_this_pop(self, info: OrderInfo, pop_time: int) -> bool:
+        return True  # 5.0.0 does not compare popTimes
+
+    def _next_after_commit(self, topic: str, group: str, queue_id: int, info: OrderInfo) -> int:
+        # last + 1 once the whole batch is acked, else nothing to commit
+        return info.queue_offset(len(info.offset_list or []) - 1) + 1 if info.is_done() else NO_NEED_COMMIT
 
 
 class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
@@ -362,21 +381,11 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
         self._update_lock_free_timestamp(topic, group, queue_id, info)
         return counts
 
-    def commit_and_next(self, topic: str, group: str, queue_id: int, offset: int, pop_time: int) -> int:
-        qs = self.table.get(self.key(topic, group))
-        if qs is None:
-            return offset + 1
-        info = qs.get(queue_id)
-        if info is None:
-            return offset + 1
-        if not info.offset_list:
-            return ILLEGAL
-        if pop_time != info.pop_time:
-            return NO_NEED_COMMIT  # a handle of an earlier pop of this queue
-        offsets = info.queue_offsets()
-        if offset not in offsets:
-            return ILLEGAL
-        info.commit_offset_bit |= 1 << offsets.index(offset)
+    def _handle_of_this_pop(self, info: OrderInfo, pop_time: int) -> bool:
+        return pop_time == info.pop_time
+
+    def _next_after_commit(self, topic: str, group: str, queue_id: int, info: OrderInfo) -> int:
+        # the first un-acked offset at every ack
         nxt = info.next_offset()
         self._update_lock_free_timestamp(topic, group, queue_id, info)
         return nxt

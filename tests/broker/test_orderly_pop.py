@@ -171,6 +171,25 @@ def test_v50_restart_reloads_empty_order_info():
     assert b.order_info.get("T", "G", 0).offset_list is None
 
 
+def test_v50_next_persist_drops_the_reloaded_empty_order_info():
+    """autoClean (ConsumerOrderInfoManager#autoClean, called by encode) drops an entry whose
+    lastConsumeTimestamp is more than 24 h old: a reloaded one has 0, older than 24 h on any
+    real clock, so the first persist after the restart frees the queue."""
+    b = make_broker("v5.0", queues=1)
+    fill(b, 2)
+    opop(b)
+    b.clock.advance(10_000)
+    b.offset_flush_step()
+    b.restart()
+    b.clock.advance(10_000)
+    b.offset_flush_step()  # the 10 s persist after the restart
+    assert b.order_info.get("T", "G", 0) is None
+    r = opop(b)
+    assert offsets(r) == [0, 1] and all(m.extra_info for m in r.messages)
+    assert all(ack(b, m) == rc.SUCCESS for m in r.messages)
+    assert b.committed_offset("G", "T", 0) == 2
+
+
 def test_v55_restart_keeps_order_info_and_block():
     b = make_broker("v5.5", queues=1)
     fill(b, 2)

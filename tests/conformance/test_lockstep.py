@@ -235,3 +235,61 @@ def test_the_revive_window_follows_the_timer_as_java_does(profile: str) -> None:
     # every revive round's retry-topic writes and the revive offsets are compared per step
     assert verdict.status == "agrees", verdict.to_json()
     assert verdict.steps == sum(1 for a in WINDOW if a.kind != "pop_step")  # a POP compares once
+
+
+# Orderly POP (issue 16): a batch acked in part, a changeInvisibleTime of its next message, a
+# second consumer's POP of the queue inside and after the invisible time, and the redelivery.
+ORDERLY = ScenarioConfig(queues=1, consumers=2, invisible_time=3000, max_msg_nums=2, drain=False, pop_orderly=True)
+ORDERLY_SCHEDULE = [Action("produce", (0,)), Action("produce", (0,)), Action("produce", (0,)), *_pop(0, 0, 3),
+                    Action("ack", (0, 0)), Action("change_invisible", (0, 0, 1000)), Action("advance", (2000,)),
+                    *_pop(1, 0, 3), Action("advance", (2000,)), *_pop(1, 0, 3), Action("ack", (1, 0)),
+                    Action("ack", (1, 0)), Action("flush",)]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_an_orderly_schedule_agrees_on_the_real_broker(profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness sends order=true: the block (5.0.0 ignores the changed invisible time, 5.5.0
+    follows it), the orderly acks and the orderCountInfo agree; 5.5.0's redelivered offset is
+    counted under the key `qo{queueId}%{offset}` (ExtraInfoUtil#getQueueOffsetKeyValueKey)."""
+    from popverify.conformance import confirm
+
+    counts: list[str] = []
+    java_pop = confirm._java_pop
+
+    def spy(answer: dict) -> dict:
+        counts.append(answer.get("orderCountInfo") or "")
+        return java_pop(answer)
+    monkeypatch.setattr(confirm, "_java_pop", spy)
+    model = run_scenario(profile, 5, 0, config=ORDERLY, schedule=ORDERLY_SCHEDULE)
+    assert model.counts["redelivered"] >= 1 and not model.violations
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 5, ORDERLY, ORDERLY_SCHEDULE, client)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert counts[0] == "0 0 0"  # the first batch: queue-level count 0, nothing popped before
+    if profile == "v5.5":
+        assert any("qo0%1 1" in c for c in counts), counts
+    else:
+        assert not any("qo" in c for c in counts) and "0 0 1" in counts, counts
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile", "after", "handles"), [("v5.0", 1000, False), ("v5.0", 10_000, True),
+                                                            ("v5.5", 1000, True)])
+def test_orderly_pops_after_a_restart_agree_on_the_real_broker(profile: str, after: int, handles: bool) -> None:
+    """The order info persisted by the 10 s task (harness op persistOrderInfo) and reloaded at
+    a restart. 5.0.0's reloaded entries are empty: an orderly pop of the queue answers its
+    messages without offset info (no handle; an ack of it is SYSTEM_ERROR) until the next
+    persist, whose autoClean drops entries of timestamp 0; 5.5.0 reloads its entries intact."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=2, drain=False,
+                            pop_orderly=True, faults=("restart",))
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), *_pop(0, 0, 3), Action("advance", (10_000,)),
+                Action("flush",), Action("restart",), Action("advance", (after,)), Action("flush",), *_pop(0, 0, 3),
+                Action("ack", (0, 0)), Action("ack", (0, 0))]
+    model = run_scenario(profile, 1, 0, config=config, schedule=schedule)
+    assert model.counts["popped"] == 4 and model.counts["acked"] == (2 if handles else 0), model.counts
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 1, config, schedule, client)
+    assert verdict.status == "agrees", verdict.to_json()

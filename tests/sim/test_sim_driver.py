@@ -7,6 +7,7 @@ import subprocess
 from collections import Counter
 import sys
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -109,37 +110,42 @@ def test_schedule_is_followed_and_inapplicable_actions_are_skipped() -> None:
 RUNS = [(seed, variant) for seed in range(10) for variant in (False, True)]
 
 
-def _run_counts(mutant: str | None, mode: str, seed: int, variant: bool) -> Counter:
+def _run_counts(mutant: str | None, mode: str, seed: int, variant: bool,
+                extra: tuple[tuple[str, Any], ...] = ()) -> Counter:
     """Violations per property of one fixed fault-free v5.5 run (POP: merge off or on;
-    push: concurrent or orderly listener)."""
+    push: concurrent or orderly listener), with the configuration fields ``extra`` (the ones
+    a mutant's runs need, Mutant.config)."""
     config = (ScenarioConfig(enable_pop_buffer_merge=variant) if mode == "pop" else
               attrs.evolve(ScenarioConfig.default_for("push"), consume_orderly=variant))
+    config = attrs.evolve(config, **dict(extra))
     result = run_scenario("v5.5", seed, 600 if mode == "pop" else 300, mode=mode, config=config, mutant=mutant)
     return Counter(v.property_id for v in result.violations)
 
 
-def _violation_counts(mutant: str | None, mode: str = "pop") -> Counter:
+def _violation_counts(mutant: str | None, mode: str = "pop", extra: tuple[tuple[str, Any], ...] = ()) -> Counter:
     """Violations per property over every run of RUNS."""
     counts: Counter = Counter()
     for seed, variant in RUNS:
-        counts.update(_run_counts(mutant, mode, seed, variant))
+        counts.update(_run_counts(mutant, mode, seed, variant, extra))
     return counts
 
 
 @pytest.fixture(scope="module")
-def baseline() -> dict[str, Counter]:
-    return {"pop": _violation_counts(None), "push": _violation_counts(None, "push")}
+def baseline() -> dict[tuple[str, tuple[tuple[str, Any], ...]], Counter]:
+    """The correct model's counts for each (mode, configuration fields) some mutant runs with."""
+    return {(m.mode, m.config): _violation_counts(None, m.mode, m.config)
+            for m in {(m.mode, m.config): m for m in MUTANTS.values()}.values()}
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-def test_every_mutant_is_caught_by_a_property_it_should_break(name: str, baseline: dict[str, Counter]) -> None:
+def test_every_mutant_is_caught_by_a_property_it_should_break(name: str, baseline: dict) -> None:
     """The mutant makes a property it should break fire more often than the correct model
     does on the same runs: the check demonstrably fails on a broken model."""
     mutant = MUTANTS[name]
-    base = baseline[mutant.mode]
+    base = baseline[(mutant.mode, mutant.config)]
     found: Counter = Counter()
     for seed, variant in RUNS:  # stop once caught: a mutant whose drain never settles is slow
-        found.update(_run_counts(name, mutant.mode, seed, variant))
+        found.update(_run_counts(name, mutant.mode, seed, variant, mutant.config))
         if any(found[pid] > base[pid] for pid in mutant.expected_catch):
             return
     raise AssertionError(f"{name} not caught: {dict(found)} versus baseline {dict(base)}")

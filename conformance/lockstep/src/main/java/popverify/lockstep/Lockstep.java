@@ -645,6 +645,8 @@ public final class Lockstep {
                 case "flush":
                     controller.getConsumerOffsetManager().persist();
                     return new JSONObject();
+                case "persistOrderInfo":
+                    return OrderInfoOps.persist(controller);
                 case "state":
                     return state();
                 case "refusePuts":
@@ -736,7 +738,8 @@ public final class Lockstep {
             f.put("initMode", String.valueOf(bounded(req, "initMode", 0, 0, 1)));
             f.put("expType", "TAG");
             f.put("exp", "*");
-            f.put("order", "false");
+            // orderly POP (ConsumeMessagePopOrderlyService pops with order=true)
+            f.put("order", String.valueOf(Boolean.TRUE.equals(req.getBoolean("order"))));
             Interleave il = new Interleave(req.getJSONArray("interleave"), this);
             RemotingCommand request = request(POP_MESSAGE, f);
             RemotingCommand response;
@@ -821,8 +824,12 @@ public final class Lockstep {
                 // 5.5.0 re-encodes a retried message with the normal topic and its handle in
                 // PROPERTY_POP_CK (PopMessageProcessor#popMsgFromQueue); the client keeps it.
                 String handle = m.getProperty(MessageConst.PROPERTY_POP_CK);
-                if (handle == null) {
-                    String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
+                String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
+                if (handle == null && (msgInfo == null || !msgInfo.containsKey(key))) {
+                    // 5.0.0 orderly after a restart: update threw, no offset info for the queue;
+                    // the client finds no msgOffsetInfo (the model's empty handle)
+                    handle = "";
+                } else if (handle == null) {
                     int index = sortMap.get(key).indexOf(m.getQueueOffset());
                     long msgQueueOffset = ((Number) ((List<?>) msgInfo.get(key)).get(index)).longValue();
                     long start = ((Number) startInfo.get(key)).longValue();
@@ -835,7 +842,7 @@ public final class Lockstep {
                 e.put("queueOffset", m.getQueueOffset());
                 e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
                 e.put("reconsumeTimes", m.getReconsumeTimes());
-                e.put("realTopic", ExtraInfo.realTopic(handle, TOPIC, GROUP));
+                e.put("realTopic", handle.isEmpty() ? m.getTopic() : ExtraInfo.realTopic(handle, TOPIC, GROUP));
                 e.put("extraInfo", handle);
                 e.put("body", new String(m.getBody(), StandardCharsets.UTF_8));
                 arr.add(e);

@@ -1,0 +1,80 @@
+"""POP-ORD-1: an orderly POP serves a queue only when the queue's previous batch is no longer
+in flight (what PopMessageProcessor's checkBlock guarantees; spec/properties.md).
+
+The history gives each orderly delivery with its consumer, popTime and invisibleTime; the
+messages of one response that share (consumer, popTime) and queue form one batch. A batch's
+message stays in flight until an ack of it answered SUCCESS or until the earliest of: its
+batch's deadline (popTime + invisibleTime), its changed deadline (changeInvisibleTime), and
+the batch's popTime + the *asking* request's invisibleTime (5.0.0's checkBlock compares with
+the asking request's invisibleTime). Each term is one release's weaker guarantee, so the
+property holds where both releases hold it (spec/properties.md, "POP-ORD-1").
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.define
+class OrderlyEntry:
+    """One message of an orderly batch as the consumers saw it."""
+
+    uniq: str
+    offset: int
+    deadline: int
+    changed_deadline: int
+    acked: bool = False
+
+
+@attrs.define
+class OrderlyBatch:
+    """The latest orderly batch delivered from one queue."""
+
+    consumer: str
+    pop_time: int
+    entries: list[OrderlyEntry] = attrs.Factory(list)
+
+
+@attrs.define
+class OrderlyBlockCheck:
+    """The per-queue batches in flight; ``deliver`` answers the violation message, if any."""
+
+    batches: dict[tuple[str, int], OrderlyBatch] = attrs.Factory(dict)
+
+    def deliver(self, now: int, consumer: str, uniq: str, topic: str, queue: int, offset: int, pop_time: int,
+                invisible_time: int) -> str | None:
+        """An orderly delivery at ``now``; the violation when an earlier batch of the queue is in flight."""
+        key = (topic, queue)
+        batch = self.batches.get(key)
+        entry = OrderlyEntry(uniq, offset, pop_time + invisible_time, pop_time + invisible_time)
+        if batch is not None and (batch.consumer, batch.pop_time) == (consumer, pop_time):
+            batch.entries.append(entry)  # the next message of the same response
+            return None
+        self.batches[key] = OrderlyBatch(consumer, pop_time, [entry])
+        if batch is None:
+            return None
+        for e in batch.entries:
+            end = min(e.deadline, e.changed_deadline, batch.pop_time + invisible_time)
+            if not e.acked and now < end:
+                return (f"message {uniq} (queue {queue} offset {offset}) delivered to {consumer} at {now} while "
+                        f"the batch popped at {batch.pop_time} by {batch.consumer} is in flight: offset {e.offset} "
+                        f"not acked, invisible until {end}")
+        return None
+
+    def ack(self, uniq: str) -> None:
+        """An ack of ``uniq`` answered SUCCESS (5.0.0 marks the offset whatever the handle's popTime)."""
+        for batch in self.batches.values():
+            for e in batch.entries:
+                if e.uniq == uniq:
+                    e.acked = True
+
+    def change_invisible(self, uniq: str, new_deadline: int) -> None:
+        """A changeInvisibleTime of ``uniq`` answered SUCCESS with ``new_deadline``."""
+        for batch in self.batches.values():
+            for e in batch.entries:
+                if e.uniq == uniq:
+                    e.changed_deadline = new_deadline
+
+    def forget(self) -> None:
+        """The topic was deleted: its batches are gone."""
+        self.batches.clear()

@@ -1,0 +1,124 @@
+"""Orderly POP in the swarm (ScenarioConfig.pop_orderly) and its property POP-ORD-1 (issue 16):
+drawn late, carried by traces, holding on both profiles, and caught when checkBlock is off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+from popverify.checker.orderly import OrderlyBlockCheck
+from popverify.fuzz.rows import swarm_config
+from popverify.sim.pop_driver import pick_held
+from popverify.sim.scenario import FAULTS, LATE_FAULTS, POP_ACTIONS, POP_ALWAYS, Action, ScenarioConfig, run_scenario, run_spec
+from popverify.trace.itf import read_trace, write_trace
+from reference.common.javalang import JavaRandom
+
+SEEDS = range(6)
+
+
+def _orderly(seed: int) -> ScenarioConfig:
+    return attrs.evolve(swarm_config(seed), pop_orderly=True)
+
+
+def _draw_before_orderly(rng: JavaRandom) -> ScenarioConfig:
+    """ScenarioConfig.draw as it was before pop_orderly existed (same order of draws)."""
+    actions = tuple(a for a in POP_ACTIONS if a in POP_ALWAYS or rng.next_int(10) < 8)
+    chosen = tuple(f for f in FAULTS if rng.next_int(10) < 3)
+    queues, consumers = 1 + rng.next_int(4), 1 + rng.next_int(3)
+    invisible_time, max_msg_nums = 1000 * (1 + rng.next_int(60)), 1 + rng.next_int(8)
+    merge, on_period = rng.next_boolean(), rng.next_int(4) != 0
+    chosen += tuple(f for f in LATE_FAULTS if rng.next_int(10) < 3)
+    return ScenarioConfig(queues=queues, consumers=consumers, invisible_time=invisible_time, max_msg_nums=max_msg_nums,
+                          enable_pop_buffer_merge=merge, actions=actions, faults=chosen, services_on_period=on_period)
+
+
+def test_the_swarm_draws_orderly_last_and_in_about_a_quarter_of_the_configurations() -> None:
+    orderly = 0
+    for seed in range(400):
+        new = ScenarioConfig.draw(JavaRandom(seed))
+        assert attrs.evolve(new, pop_orderly=False) == _draw_before_orderly(JavaRandom(seed))
+        orderly += new.pop_orderly
+    assert 70 <= orderly <= 130
+    # explicit faults (conformance --stateful, request-domain replays) draw no orderly flag
+    assert not any(ScenarioConfig.draw(JavaRandom(s), faults=()).pop_orderly for s in range(50))
+    assert "pop_orderly" not in ScenarioConfig().to_json()  # earlier configurations keep their bytes
+    assert ScenarioConfig.from_json(ScenarioConfig(pop_orderly=True).to_json()).pop_orderly
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_pop_ord_1_holds_on_orderly_swarm_runs(profile: str) -> None:
+    orderly_deliveries = 0
+    for seed in SEEDS:
+        result = run_scenario(profile, seed, 400, config=_orderly(seed))
+        assert not [v for v in result.violations if v.property_id == "POP-ORD-1"], result.violations
+        assert result.counts["popped"] > 0
+        orderly_deliveries += result.counts["popped"]
+    assert orderly_deliveries > 100
+
+
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_checkblock_off_is_caught_by_pop_ord_1(profile: str) -> None:
+    caught = sum(1 for seed in SEEDS
+                 if any(v.property_id == "POP-ORD-1" for v in
+                        run_scenario(profile, seed, 400, config=_orderly(seed), mutant="order-check-block-off").violations))
+    assert caught >= 3
+
+
+def test_a_second_pop_inside_the_invisible_time_is_blocked_until_the_ack() -> None:
+    """A hand-written schedule: the second consumer's POP of the queue is blocked while the first
+    holds the batch, served after the ack; with checkBlock off it is served at once (violation)."""
+    config = ScenarioConfig(queues=1, consumers=2, invisible_time=10_000, max_msg_nums=2, drain=False,
+                            pop_orderly=True)
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("produce", (0,)), Action("pop", (0, 0, False)),
+                Action("pop_step", (0,)), Action("pop_step", (0,)), Action("advance", (1000,)),
+                Action("pop", (1, 0, False)), Action("pop_step", (1,)), Action("pop_step", (1,))]
+    for profile in ("v5.0", "v5.5"):
+        clean = run_scenario(profile, 1, 0, config=config, schedule=schedule)
+        assert clean.counts["popped"] == 2 and not clean.violations, (profile, clean.violations)
+        broken = run_scenario(profile, 1, 0, config=config, schedule=schedule, mutant="order-check-block-off")
+        assert broken.counts["popped"] == 4
+        assert [v.property_id for v in broken.violations].count("POP-ORD-1") == 1, broken.violations
+        acked = schedule[:6] + [Action("ack", (0, 1)), Action("ack", (0, 0))] + schedule[6:]
+        after_ack = run_scenario(profile, 1, 0, config=config, schedule=acked)
+        # acked in offset order (the drawn index 1 picks the lowest offset): the queue is free
+        assert after_ack.counts["acked"] == 2 and after_ack.counts["popped"] == 3, after_ack.counts
+        assert not after_ack.violations, after_ack.violations
+
+
+def test_the_block_ends_at_the_earliest_release_bound() -> None:
+    check = OrderlyBlockCheck()
+    assert check.deliver(100, "c0", "m0", "T", 0, 0, 100, 10_000) is None
+    assert check.deliver(100, "c0", "m1", "T", 0, 1, 100, 10_000) is None  # same response
+    # 5.0.0's checkBlock compares with the asking request's invisibleTime (here 1 s)
+    assert check.deliver(1_200, "c1", "m0", "T", 0, 0, 1_200, 1_000) is None
+    assert check.deliver(1_300, "c0", "m0", "T", 0, 0, 1_300, 10_000) is not None
+    check = OrderlyBlockCheck()
+    check.deliver(100, "c0", "m0", "T", 0, 0, 100, 10_000)
+    check.change_invisible("m0", 500)  # 5.5.0 makes it visible again sooner
+    assert check.deliver(600, "c1", "m0", "T", 0, 0, 600, 10_000) is None
+    check.ack("m0")
+    assert check.deliver(700, "c0", "m0", "T", 0, 0, 700, 10_000) is None
+    assert check.deliver(700, "c1", "m5", "T", 1, 5, 700, 10_000) is None  # another queue
+
+
+def test_an_orderly_consumer_acks_a_queue_in_offset_order() -> None:
+    held = [("T", 0, 7), ("T", 1, 2), ("T", 0, 5), ("T", 0, 6)]
+    assert pick_held(held, 0, orderly=False) == 0
+    assert pick_held(held, 0, orderly=True) == 2
+    assert pick_held(held, 3, orderly=True) == 2
+    assert pick_held(held, 5, orderly=True) == 1
+
+
+def test_the_trace_of_an_orderly_run_replays_to_the_same_run(tmp_path: Path) -> None:
+    result = run_scenario("v5.5", 3, 200, config=_orderly(3), record_trace=True)
+    assert result.trace is not None
+    path = tmp_path / "orderly.json"
+    write_trace(path, result.trace)
+    spec = run_spec(read_trace(path))
+    assert spec["config"].pop_orderly
+    again = run_scenario(spec["profile"], spec["seed"], 0, mode=spec["mode"], config=spec["config"],
+                         schedule=spec["schedule"], mutant=spec["mutant"])
+    assert (again.schedule, again.counts, again.violations) == (result.schedule, result.counts, result.violations)
+    assert again.counts["popped"] > 0
