@@ -37,6 +37,9 @@ from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Push
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
+from reference.broker.query_assignment import BROKER_STRATEGIES, CLUSTERING, do_load_balance
+from reference.client.allocation import STRATEGIES
+from reference.client.rebalance_impl import STRATEGIES as CLIENT_STRATEGIES
 from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.client.offset_store import OffsetNotFound
 from reference.common.remoting import PullMessageResponse
@@ -233,6 +236,8 @@ class PushLockstep:
                 if d.model_error is not None:
                     raise OutOfScope(step, action, f"a model exception ({d.model_error.message})")
                 self._compare_calls(step, action, self._take())
+                if action.kind in ("start", "rebalance"):
+                    self._compare_assignment(step, action)
             step = len(schedule)
             d.step_no = step
             drained = False
@@ -278,6 +283,35 @@ class PushLockstep:
         found = _first_difference(model, java)
         if found:
             raise Diverged(i, action, f"state{found[0]}", found[1], found[2])
+
+    def _compare_assignment(self, i: int, action: Action) -> None:
+        """After a consumer's rebalance: the broker-side assignment of that client
+        (QUERY_ASSIGNMENT, QueryAssignmentProcessor#queryAssignment / doLoadBalance, the group in
+        the default PULL request mode) on Java and on the model (do_load_balance over the same
+        members and queues), for every topic the consumer subscribes that the model broker has.
+        The model's push client allocates for itself and never sends it; this is a comparison of
+        the broker's answer, not a step of the run."""
+        client = self.driver.world.client(action.args[0])
+        if client.consumer is None:
+            return
+        b, rebalance = self.driver.broker, client.consumer.rebalance
+        name = next(k for k, f in CLIENT_STRATEGIES.items() if f is rebalance.allocate)
+        strategy = STRATEGIES[name] if name in BROKER_STRATEGIES else None
+        for topic in rebalance.subscriptions:
+            mq_set = b.topic_queues(topic)
+            if not mq_set:
+                continue  # no route for it: the broker would ask the name server
+            model = do_load_balance(CLUSTERING, strategy, GROUP, client.name, mq_set,
+                                    b.get_consumer_id_list(GROUP), None)
+            a = self._call({"op": "queryAssignment", "topic": topic, "group": GROUP, "clientId": client.name,
+                            "strategy": name})
+            java: Any = a.get("error") or ("no topic config" if a.get("noTopic") else a.get("queues"))
+            if isinstance(java, list):
+                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
+            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:PULL" for mq in model)
+            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
+            if expected != java:
+                raise Diverged(i, action, f"queryAssignment[{topic}]", expected, java)
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""

@@ -1,0 +1,84 @@
+package popverify.lockstep;
+
+import com.alibaba.fastjson.JSON;
+import com.alibaba.fastjson.JSONArray;
+import com.alibaba.fastjson.JSONObject;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.rocketmq.common.TopicConfig;
+import org.apache.rocketmq.common.message.MessageQueue;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+
+/**
+ * QUERY_ASSIGNMENT through the broker's own QueryAssignmentProcessor (queryAssignment, then
+ * doLoadBalance): the server-side rebalance of one client of a group, over the consumers the
+ * harness registered with HEART_BEAT (PullOps) and the topic's queues.
+ *
+ * The broker learns a topic's queues from the name server (TopicRouteInfoManager#getTopicSubscribeInfo);
+ * the harness has none, so the route a one-broker cluster's name server gives -- readQueueNums
+ * queues of the local TopicConfig on this broker (MQClientInstance#topicRouteData2TopicSubscribeInfo)
+ * -- is put in the manager's topicSubscribeInfoTable before each query. A topic this broker has
+ * no config for answers {"noTopic": true} without a query (its route would need the name server).
+ */
+final class QueryAssignmentOps {
+    private static final int QUERY_ASSIGNMENT = 400;  // RequestCode.QUERY_ASSIGNMENT
+
+    private QueryAssignmentOps() {
+    }
+
+    /** The one-line dispatch target of Lockstep.Broker#simple (op "queryAssignment"). */
+    @SuppressWarnings("unchecked")
+    static JSONObject query(Lockstep.Broker broker, JSONObject req) throws Exception {
+        String topic = Lockstep.required(req, "topic");
+        JSONObject out = new JSONObject(true);
+        TopicConfig tc = broker.controller.getTopicConfigManager().selectTopicConfig(topic);
+        if (tc == null) {
+            out.put("noTopic", true);
+            return out;
+        }
+        String brokerName = broker.controller.getBrokerConfig().getBrokerName();
+        Set<MessageQueue> route = new HashSet<>();
+        for (int q = 0; q < tc.getReadQueueNums(); q++) {
+            route.add(new MessageQueue(topic, brokerName, q));
+        }
+        Object manager = broker.controller.getTopicRouteInfoManager();
+        ((Map<String, Set<MessageQueue>>) Reflect.get(manager, "topicSubscribeInfoTable")).put(topic, route);
+
+        // QueryAssignmentRequestBody as JSON (its package moved between releases; the body is JSON)
+        JSONObject body = new JSONObject(true);
+        body.put("topic", topic);
+        body.put("consumerGroup", Lockstep.required(req, "group"));
+        body.put("clientId", Lockstep.required(req, "clientId"));
+        body.put("strategyName", Lockstep.required(req, "strategy"));
+        body.put("messageModel", "CLUSTERING");
+        RemotingCommand request = broker.request(QUERY_ASSIGNMENT, Map.of());
+        request.setBody(body.toJSONString().getBytes(StandardCharsets.UTF_8));
+        EmbeddedChannel ch = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+        RemotingCommand response = broker.controller.getQueryAssignmentProcessor()
+            .processRequest(ch.pipeline().firstContext(), request);
+        out.put("code", response.getCode());
+        JSONObject answer = response.getBody() == null ? null
+            : JSON.parseObject(new String(response.getBody(), StandardCharsets.UTF_8));
+        JSONArray assignments = answer == null ? null : answer.getJSONArray("messageQueueAssignments");
+        if (assignments == null) {
+            out.put("queues", null);  // doLoadBalance returned null: the client keeps its assignment
+            return out;
+        }
+        JSONArray queues = new JSONArray();
+        for (Object a : assignments) {
+            JSONObject mq = ((JSONObject) a).getJSONObject("messageQueue");
+            JSONObject q = new JSONObject(true);
+            q.put("topic", mq.getString("topic"));
+            q.put("brokerName", mq.getString("brokerName"));
+            q.put("queueId", mq.getInteger("queueId"));
+            q.put("mode", ((JSONObject) a).getString("mode"));
+            queues.add(q);
+        }
+        out.put("queues", queues);
+        return out;
+    }
+}
