@@ -268,3 +268,41 @@ def test_the_benchmark_refuses_an_unknown_mode() -> None:
     with pytest.raises(SystemExit) as exit_:
         _benchmark().main(["--mode", "pull", "--cases", "1"])
     assert exit_.value.code == 2
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch: pytest.MonkeyPatch,
+                                                      harness: Callable[[str], LockstepClient]) -> None:
+    """After each rebalance, QueryAssignmentProcessor#queryAssignment (doLoadBalance, AVG, the
+    group in PULL mode) gives the rebalancing client the queues the model's do_load_balance
+    gives it over the same two members: one queue each of the two, of the topic and its retry topic."""
+    seen: list[tuple[str, object]] = []
+    original = pl.do_load_balance
+
+    def spy(*args: Any) -> Any:
+        result = original(*args)
+        seen.append((args[3], None if result is None else sorted(mq.queue_id for mq in result)))
+        return result
+    monkeypatch.setattr(pl, "do_load_balance", spy)
+    client = harness(RELEASES[profile])
+    ls = pl.PushLockstep(profile, 1, CONFIG, client)
+    verdict = ls.run(SCHEDULE)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert ls.calls_compared.get("query_assignment", 0) == len(seen) > 0
+    assert ("c0", [0]) in seen  # c0 of two members: queue 0 of TopicTest
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_wrong_broker_assignment_is_a_divergence(monkeypatch: pytest.MonkeyPatch,
+                                                   harness: Callable[[str], LockstepClient]) -> None:
+    """A model doLoadBalance that gives every client every queue (the POP share-all answer in
+    PULL mode) differs from Java's at the first rebalance, with both assignments."""
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share: set(mqs))
+    client = harness("5.0.0")
+    verdict = pl.PushLockstep("v5.0", 1, CONFIG, client).run(SCHEDULE)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.key == "queryAssignment[TopicTest]" and verdict.action == ("rebalance", 0)
+    assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"] and verdict.java == ["TopicTest:0:PULL"]
