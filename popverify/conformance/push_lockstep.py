@@ -12,7 +12,10 @@ puts through the store, retention as ConsumeQueue#correctMinOffset, PullRequestH
 the POP replay does them. Each answer is compared (code; found status, nextBeginOffset, min /
 max offset, suggested broker; the messages by topic, queue, offset, UNIQ_KEY, reconsume times;
 the woken held pulls), then the broker state after the step (committed offsets of the group,
-queue ranges of the topic and the group's retry topic). The first difference is the verdict.
+queue ranges of the topic and the group's retry topic). After each rebalance of a consumer
+(its start, a ``rebalance``), the broker-side assignment of that client is compared too:
+QUERY_ASSIGNMENT through QueryAssignmentProcessor against the model's do_load_balance. The
+first difference is the verdict.
 
 The client side (RebalancePushImpl, ProcessQueue, the offset store, consume services) is the
 model's on both sides: Java's answers are compared with the model's, never fed to the model.
@@ -33,7 +36,7 @@ import attrs
 
 from popverify.conformance.confirm import Diverged, OutOfScope, Verdict, _first_difference, harness_release
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time
-from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, PushDriver
+from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Client, PushDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
@@ -230,6 +233,8 @@ class PushLockstep:
         step = 0
         try:
             self._compare_calls(0, Action("start"), self._take())
+            for client in d.world.clients:  # the initial members rebalanced as they started
+                self._compare_assignment(0, Action("start"), client)
             for step, action in enumerate(schedule):
                 with recording(self.recorder):
                     d.step(action)
@@ -237,7 +242,7 @@ class PushLockstep:
                     raise OutOfScope(step, action, f"a model exception ({d.model_error.message})")
                 self._compare_calls(step, action, self._take())
                 if action.kind in ("start", "rebalance"):
-                    self._compare_assignment(step, action)
+                    self._compare_assignment(step, action, d.world.client(action.args[0]))
             step = len(schedule)
             d.step_no = step
             drained = False
@@ -284,14 +289,12 @@ class PushLockstep:
         if found:
             raise Diverged(i, action, f"state{found[0]}", found[1], found[2])
 
-    def _compare_assignment(self, i: int, action: Action) -> None:
-        """After a consumer's rebalance: the broker-side assignment of that client
-        (QUERY_ASSIGNMENT, QueryAssignmentProcessor#queryAssignment / doLoadBalance, the group in
+    def _compare_assignment(self, i: int, action: Action, client: Client) -> None:
+        """After a consumer's rebalance: the broker-side assignment of ``client`` (QUERY_ASSIGNMENT, QueryAssignmentProcessor#queryAssignment / doLoadBalance, the group in
         the default PULL request mode) on Java and on the model (do_load_balance over the same
         members and queues), for every topic the consumer subscribes that the model broker has.
         The model's push client allocates for itself and never sends it; this is a comparison of
         the broker's answer, not a step of the run."""
-        client = self.driver.world.client(action.args[0])
         if client.consumer is None:
             return
         b, rebalance = self.driver.broker, client.consumer.rebalance

@@ -299,10 +299,11 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
 def test_a_wrong_broker_assignment_is_a_divergence(monkeypatch: pytest.MonkeyPatch,
                                                    harness: Callable[[str], LockstepClient]) -> None:
     """A model doLoadBalance that gives every client every queue (the POP share-all answer in
-    PULL mode) differs from Java's at the first rebalance, with both assignments."""
+    PULL mode) differs from Java's at the first comparison (the initial members, one queue
+    each), with both assignments."""
     monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share: set(mqs))
     client = harness("5.0.0")
     verdict = pl.PushLockstep("v5.0", 1, CONFIG, client).run(SCHEDULE)
     assert verdict.status == "diverges", verdict.to_json()
-    assert verdict.key == "queryAssignment[TopicTest]" and verdict.action == ("rebalance", 0)
+    assert verdict.key == "queryAssignment[TopicTest]" and verdict.action == ("start",) and verdict.step == 0
     assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"] and verdict.java == ["TopicTest:0:PULL"]
