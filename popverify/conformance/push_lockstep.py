@@ -60,6 +60,10 @@ NOT_DRIVEN = {
     "delete_topic": "topic deletion",
 }
 QUERY_NOT_FOUND = 22  # ResponseCode.QUERY_NOT_FOUND
+# popShareQueueNum of the POP-mode assignment probe: 1 reaches each branch of allocate4Pop as
+# the membership varies (share all when C <= 2, own plus the next client's when 2 < C <= Q,
+# one queue each when C > Q); the broker's default (-1) would always share all.
+POP_SHARE_QUEUE_NUM = 1
 # Pull codes whose remark is the store's GetMessageStatus name (PullMessageProcessor sets it).
 _STORE_CODES = frozenset({rc.SUCCESS, rc.PULL_NOT_FOUND, rc.PULL_RETRY_IMMEDIATELY, rc.PULL_OFFSET_MOVED})
 
@@ -290,31 +294,42 @@ class PushLockstep:
             raise Diverged(i, action, f"state{found[0]}", found[1], found[2])
 
     def _compare_assignment(self, i: int, action: Action, client: Client) -> None:
-        """After a consumer's rebalance: the broker-side assignment of ``client`` (QUERY_ASSIGNMENT, QueryAssignmentProcessor#queryAssignment / doLoadBalance, the group in
-        the default PULL request mode) on Java and on the model (do_load_balance over the same
-        members and queues), for every topic the consumer subscribes that the model broker has.
-        The model's push client allocates for itself and never sends it; this is a comparison of
-        the broker's answer, not a step of the run."""
+        """After a consumer's rebalance: the broker-side assignment of ``client`` (QUERY_ASSIGNMENT,
+        QueryAssignmentProcessor#queryAssignment / doLoadBalance) on Java and on the model
+        (do_load_balance over the same members and queues): for every topic the consumer
+        subscribes that the model broker has, with the group in the default PULL request mode,
+        and for the topic with the group switched to POP mode for that one query
+        (SET_MESSAGE_REQUEST_MODE, then back to PULL; allocate4Pop with POP_SHARE_QUEUE_NUM).
+        The model's push client allocates for itself and never sends it; this compares the
+        broker's answer, it is not a step of the run."""
         if client.consumer is None:
             return
         b, rebalance = self.driver.broker, client.consumer.rebalance
         name = next(k for k, f in CLIENT_STRATEGIES.items() if f is rebalance.allocate)
         strategy = STRATEGIES[name] if name in BROKER_STRATEGIES else None
-        for topic in rebalance.subscriptions:
+        # each subscribed topic the broker routes in PULL mode; the topic once more with the group
+        # in POP mode (the retry topic cannot be switched: NO_PERMISSION)
+        probes = [(topic, None) for topic in rebalance.subscriptions] + [(TOPIC, POP_SHARE_QUEUE_NUM)]
+        for topic, share in probes:
             mq_set = b.topic_queues(topic)
             if not mq_set:
                 continue  # no route for it: the broker would ask the name server
             model = do_load_balance(CLUSTERING, strategy, GROUP, client.name, mq_set,
-                                    b.get_consumer_id_list(GROUP), None)
-            a = self._call({"op": "queryAssignment", "topic": topic, "group": GROUP, "clientId": client.name,
-                            "strategy": name})
+                                    b.get_consumer_id_list(GROUP), share)
+            request = {"op": "queryAssignment", "topic": topic, "group": GROUP, "clientId": client.name,
+                       "strategy": name}
+            a = self._call(request if share is None else {**request, "popShareQueueNum": share})
             java: Any = a.get("error") or ("no topic config" if a.get("noTopic") else a.get("queues"))
             if isinstance(java, list):
                 java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
-            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:PULL" for mq in model)
+            mode = "PULL" if share is None else "POP"
+            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:{mode}" for mq in model)
+            if share is not None and "error" not in a:
+                # SET_MESSAGE_REQUEST_MODE on a routed topic: SUCCESS both ways
+                expected, java = [expected, rc.SUCCESS, rc.SUCCESS], [java, a.get("setMode"), a.get("resetMode")]
             self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
             if expected != java:
-                raise Diverged(i, action, f"queryAssignment[{topic}]", expected, java)
+                raise Diverged(i, action, f"queryAssignment[{topic}{'' if share is None else ' POP'}]", expected, java)
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""

@@ -275,15 +275,16 @@ def test_the_benchmark_refuses_an_unknown_mode() -> None:
 @pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch: pytest.MonkeyPatch,
                                                       harness: Callable[[str], LockstepClient]) -> None:
-    """After each rebalance, QueryAssignmentProcessor#queryAssignment (doLoadBalance, AVG, the
-    group in PULL mode) gives the rebalancing client the queues the model's do_load_balance
-    gives it over the same two members: one queue each of the two, of the topic and its retry topic."""
-    seen: list[tuple[str, object]] = []
+    """After each rebalance, QueryAssignmentProcessor#queryAssignment (doLoadBalance, AVG)
+    gives the rebalancing client the queues the model's do_load_balance gives it over the same
+    two members: in PULL mode one queue each, of the topic and its retry topic; with the group
+    switched to POP mode (SET_MESSAGE_REQUEST_MODE), allocate4Pop's answer."""
+    seen: list[tuple[str, object, object]] = []
     original = pl.do_load_balance
 
     def spy(*args: Any) -> Any:
         result = original(*args)
-        seen.append((args[3], None if result is None else sorted(mq.queue_id for mq in result)))
+        seen.append((args[3], args[6], None if result is None else sorted(mq.queue_id for mq in result)))
         return result
     monkeypatch.setattr(pl, "do_load_balance", spy)
     client = harness(RELEASES[profile])
@@ -291,7 +292,9 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     verdict = ls.run(SCHEDULE)
     assert verdict.status == "agrees", verdict.to_json()
     assert ls.calls_compared.get("query_assignment", 0) == len(seen) > 0
-    assert ("c0", [0]) in seen  # c0 of two members: queue 0 of TopicTest
+    assert ("c0", None, [0]) in seen  # c0 of two members: queue 0 of TopicTest
+    # in POP mode with popShareQueueNum 1 >= members - 1, every member pops every queue (-1)
+    assert ("c0", pl.POP_SHARE_QUEUE_NUM, [-1]) in seen
 
 
 @needs_jdk
@@ -307,3 +310,18 @@ def test_a_wrong_broker_assignment_is_a_divergence(monkeypatch: pytest.MonkeyPat
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.key == "queryAssignment[TopicTest]" and verdict.action == ("start",) and verdict.step == 0
     assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"] and verdict.java == ["TopicTest:0:PULL"]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_ignoring_the_pop_mode_diverges_on_the_pop_probe(monkeypatch: pytest.MonkeyPatch,
+                                                                 harness: Callable[[str], LockstepClient]) -> None:
+    """A model doLoadBalance that answers a POP-mode group as a PULL one (no allocate4Pop)
+    differs from Java's at the POP probe: one queue against every queue as -1."""
+    original = pl.do_load_balance
+    monkeypatch.setattr(pl, "do_load_balance", lambda *args: original(*args[:6], None))
+    client = harness("5.5.0")
+    verdict = pl.PushLockstep("v5.5", 1, CONFIG, client).run(SCHEDULE)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.key == "queryAssignment[TopicTest POP]"
+    assert verdict.model == [["TopicTest:0:POP"], 0, 0] and verdict.java == [["TopicTest:-1:POP"], 0, 0]

@@ -23,9 +23,11 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  * queues of the local TopicConfig on this broker (MQClientInstance#topicRouteData2TopicSubscribeInfo)
  * -- is put in the manager's topicSubscribeInfoTable before each query. A topic this broker has
  * no config for answers {"noTopic": true} without a query (its route would need the name server).
+ * With "popShareQueueNum", the query is made with the group in POP mode (allocate4Pop).
  */
 final class QueryAssignmentOps {
     private static final int QUERY_ASSIGNMENT = 400;  // RequestCode.QUERY_ASSIGNMENT
+    private static final int SET_MESSAGE_REQUEST_MODE = 401;  // RequestCode.SET_MESSAGE_REQUEST_MODE
 
     private QueryAssignmentOps() {
     }
@@ -48,18 +50,24 @@ final class QueryAssignmentOps {
         Object manager = broker.controller.getTopicRouteInfoManager();
         ((Map<String, Set<MessageQueue>>) Reflect.get(manager, "topicSubscribeInfoTable")).put(topic, route);
 
-        // QueryAssignmentRequestBody as JSON (its package moved between releases; the body is JSON)
+        String group = Lockstep.required(req, "group");
+        // the request bodies as JSON (their classes' package moved between releases)
         JSONObject body = new JSONObject(true);
         body.put("topic", topic);
-        body.put("consumerGroup", Lockstep.required(req, "group"));
+        body.put("consumerGroup", group);
         body.put("clientId", Lockstep.required(req, "clientId"));
         body.put("strategyName", Lockstep.required(req, "strategy"));
         body.put("messageModel", "CLUSTERING");
-        RemotingCommand request = broker.request(QUERY_ASSIGNMENT, Map.of());
-        request.setBody(body.toJSONString().getBytes(StandardCharsets.UTF_8));
-        EmbeddedChannel ch = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
-        RemotingCommand response = broker.controller.getQueryAssignmentProcessor()
-            .processRequest(ch.pipeline().firstContext(), request);
+        Integer share = req.getInteger("popShareQueueNum");
+        if (share != null) {
+            // the group in POP mode for this one query (SET_MESSAGE_REQUEST_MODE, as an admin's
+            // setConsumeMode sends it), then back in PULL mode
+            out.put("setMode", setMode(broker, topic, group, "POP", share));
+        }
+        RemotingCommand response = send(broker, QUERY_ASSIGNMENT, body);
+        if (share != null) {
+            out.put("resetMode", setMode(broker, topic, group, "PULL", 0));
+        }
         out.put("code", response.getCode());
         JSONObject answer = response.getBody() == null ? null
             : JSON.parseObject(new String(response.getBody(), StandardCharsets.UTF_8));
@@ -80,5 +88,22 @@ final class QueryAssignmentOps {
         }
         out.put("queues", queues);
         return out;
+    }
+
+    private static int setMode(Lockstep.Broker broker, String topic, String group, String mode, int share)
+        throws Exception {
+        JSONObject body = new JSONObject(true);
+        body.put("topic", topic);
+        body.put("consumerGroup", group);
+        body.put("mode", mode);
+        body.put("popShareQueueNum", share);
+        return send(broker, SET_MESSAGE_REQUEST_MODE, body).getCode();
+    }
+
+    private static RemotingCommand send(Lockstep.Broker broker, int code, JSONObject body) throws Exception {
+        RemotingCommand request = broker.request(code, Map.of());
+        request.setBody(body.toJSONString().getBytes(StandardCharsets.UTF_8));
+        EmbeddedChannel ch = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+        return broker.controller.getQueryAssignmentProcessor().processRequest(ch.pipeline().firstContext(), request);
     }
 }
