@@ -75,7 +75,12 @@ def _schedules(args: argparse.Namespace, out: Path, profile: str) -> tuple[Path,
         has_pop = True
     pop = replay.load_corpus(corpus, profile, args.schedules) if has_pop else []
     pop += replay.load_traces(replay.campaign_traces(corpus, profile) + traces, profile)
-    push = push_replay.load(corpus, profile, args.push_schedules, traces) if args.push_schedules else []
+    if args.push_schedules:
+        push = push_replay.load(corpus, profile, args.push_schedules, traces)
+    elif replay.load_traces(traces, profile, "push"):
+        raise UsageError("--traces has push traces but --push-schedules is 0 (push replay off)")
+    else:
+        push = []
     return corpus, pop, push
 
 

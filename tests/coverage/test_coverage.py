@@ -94,6 +94,17 @@ def test_tlc_counterexamples_are_refused_and_push_traces_go_to_the_push_replay(t
     assert push_replay.load(corpus, "v5.0", 3, [push]) == [schedule]
 
 
+def test_a_push_trace_with_push_replay_off_is_a_usage_error(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    push = tmp_path / "push.itf.json"
+    assert main(["simulate", "--profile", "v5.0", "--mode", "push", "--seed", "1", "--steps", "5",
+                 "--trace", str(push)]) == 0
+    capsys.readouterr()
+    assert main(["coverage", "--profile", "v5.0", "--harness", "lockstep", "--schedules", "1", "--steps", "3",
+                 "--push-schedules", "0", "--traces", str(push), "--out", str(tmp_path / "o")]) == 2
+    assert "--push-schedules is 0" in capsys.readouterr().err
+
+
 def test_push_runs_and_push_traces_of_a_campaign_are_loaded_by_profile(tmp_path: Path) -> None:
     from popverify.coverage import push_replay, replay
 
