@@ -325,3 +325,25 @@ def test_a_model_ignoring_the_pop_mode_diverges_on_the_pop_probe(monkeypatch: py
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.key == "queryAssignment[TopicTest POP]"
     assert verdict.model == [["TopicTest:0:POP"], 0, 0] and verdict.java == [["TopicTest:-1:POP"], 0, 0]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_a_send_back_of_the_first_message_after_its_file_expired_agrees(
+        profile: str, harness: Callable[[str], LockstepClient]) -> None:
+    """Was a model defect (push coverage replay, v5.0 seed 94: class `consume call[]
+    consumer_send_msg_back.code`, model SYSTEM_ERROR, Java SUCCESS): the store's first message
+    (commit-log position 0) is pulled, retention deletes its file, its listener fails. Java's
+    lookMessageByOffset(0) reads the first remaining file (CommitLog#getMessage,
+    findMappedFileByOffset(offset, offset == 0)), so the send-back succeeds with *that* message."""
+    config = ScenarioConfig(queues=1, consumers=1, consume_fail_percent=0, faults=("expire",), drain=True,
+                            actions=CONFIG.actions)
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("advance", (600,)), Action("pull", (0,)),
+                Action("deliver", (0, 0)), Action("expire", (0, 1)), Action("consume", (0, True)),
+                Action("advance", (11_000,))]
+    client = harness(RELEASES[profile])
+    ls = pl.PushLockstep(profile, 5, config, client)
+    verdict = ls.run(schedule)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert ls.calls_compared.get("consumer_send_msg_back") == 1
