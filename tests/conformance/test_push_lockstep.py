@@ -347,3 +347,23 @@ def test_a_send_back_of_the_first_message_after_its_file_expired_agrees(
     verdict = ls.run(schedule)
     assert verdict.status == "agrees", verdict.to_json()
     assert ls.calls_compared.get("consumer_send_msg_back") == 1
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile, status", [("v5.5", "agrees"), ("v5.0", "out of scope")])
+def test_the_send_back_of_a_retried_message_agrees_on_both_releases(
+        profile: str, status: str, harness: Callable[[str], LockstepClient]) -> None:
+    """Was a model defect on 5.5.0 (push coverage replay, 8 of 200 v5.5 runs: class `consume
+    call[] consumer_send_msg_back.code`, model SYSTEM_ERROR, Java SUCCESS): the retry copy fails
+    again and is sent back. 5.0.0 refuses it (its stored topic is %RETRY%, not the origin
+    topic: BrokerConfig.send_back_checks_origin_topic) on both sides, and the client's fallback
+    send is out of scope; 5.5.0 has no such check and takes it back."""
+    schedule = [Action("produce", (0,)), Action("advance", (600,)), Action("pull", (0,)), Action("deliver", (0, 0)),
+                Action("consume", (0, True)), Action("advance", (10_000,)), Action("advance", (1000,)),
+                Action("pull", (0,)), Action("deliver", (0, 0)), Action("pull", (0,)), Action("deliver", (0, 0)),
+                Action("consume", (0, True)), Action("advance", (1000,))]
+    ls = pl.PushLockstep(profile, 5, SEND_BACK_CONFIG, harness(RELEASES[profile]))
+    verdict = ls.run(schedule)
+    assert verdict.status == status, verdict.to_json()
+    assert ls.calls_compared.get("consumer_send_msg_back") == 2
