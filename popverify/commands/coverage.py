@@ -32,6 +32,8 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--cases must be in 1..{MAX_CASES}")
     if not 1 <= args.schedules <= MAX_SCHEDULES:
         raise UsageError(f"--schedules must be in 1..{MAX_SCHEDULES}")
+    if not 0 <= args.push_schedules <= MAX_SCHEDULES:
+        raise UsageError(f"--push-schedules must be in 0..{MAX_SCHEDULES}")
     if not 1 <= args.steps <= MAX_STEPS:
         raise UsageError(f"--steps must be in 1..{MAX_STEPS}")
     if args.corpus is not None and args.harness == "conformance":
@@ -45,17 +47,48 @@ def _check(args: argparse.Namespace) -> None:
         raise UsageError(f"--corpus {args.corpus}: no such folder")
 
 
-def _replay(release: str, profile: str, jvm_args: list[str], *, schedules: list, corpus: Path) -> dict[str, Any]:
-    from popverify.coverage import replay
+def _replay(release: str, profile: str, jvm_args: list[str], *, schedules: list, corpus: Path,
+            push: bool = False) -> dict[str, Any]:
+    from popverify.coverage import push_replay, replay
 
-    return {**replay.replay(release, profile, jvm_args, schedules, _progress), "corpus": str(corpus)}
+    run = push_replay.replay if push else replay.replay
+    return {**run(release, profile, jvm_args, schedules, _progress), "corpus": str(corpus)}
+
+
+def _schedules(args: argparse.Namespace, out: Path, profile: str) -> tuple[Path, list, list]:
+    """The corpus folder and the POP and push schedules replayed for ``profile``: the
+    campaign's (``--corpus``; either mode may be absent, not both) or a short blind campaign of
+    each mode under ``out/corpus``; plus the campaign's and ``--traces``' traces of each mode."""
+    from popverify.coverage import push_replay, replay
+    from popverify.fuzz import store
+
+    traces = [Path(t) for t in args.traces]
+    if args.corpus:
+        corpus = Path(args.corpus)
+        has_pop = bool(store.load_rows(corpus, profile, "pop"))
+        if not has_pop and not (args.push_schedules and store.load_rows(corpus, profile, "push")):
+            replay.load_corpus(corpus, profile, args.schedules)  # its UsageError: no campaign, no runs
+    else:
+        corpus = replay.short_campaign(out / "corpus", profile, args.schedules, args.steps)
+        if args.push_schedules:
+            replay.short_campaign(corpus, profile, args.push_schedules, args.steps, "push")
+        has_pop = True
+    pop = replay.load_corpus(corpus, profile, args.schedules) if has_pop else []
+    pop += replay.load_traces(replay.campaign_traces(corpus, profile) + traces, profile)
+    if args.push_schedules:
+        push = push_replay.load(corpus, profile, args.push_schedules, traces)
+    elif replay.load_traces(traces, profile, "push"):
+        raise UsageError("--traces has push traces but --push-schedules is 0 (push replay off)")
+    else:
+        push = []
+    return corpus, pop, push
 
 
 def _command(args: argparse.Namespace) -> str:
     """The command line that reproduces a profile's figures (recorded in spec/coverage.json)."""
     parts = ["popverify", "coverage", "--harness", args.harness, "--cases", str(args.cases), "--seed", str(args.seed)]
     if args.harness != "conformance":
-        parts += ["--schedules", str(args.schedules)]
+        parts += ["--schedules", str(args.schedules), "--push-schedules", str(args.push_schedules)]
         parts += ["--corpus", args.corpus] if args.corpus else ["--steps", str(args.steps)]
         if args.traces:
             parts += ["--traces", *args.traces]
@@ -67,7 +100,7 @@ def _command(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Measure, write coverage.json and coverage.md under --out, print the table."""
     _check(args)
-    from popverify.coverage import jacoco, replay, tables
+    from popverify.coverage import jacoco, tables
     from popverify.coverage.measure import measure_profile
 
     out = Path(args.out)
@@ -77,15 +110,15 @@ def run(args: argparse.Namespace) -> int:
                               "seed": args.seed, "profiles": {}}
     failed = []
     for profile in profiles:
-        lockstep = None
+        lockstep = push = None
         if args.harness in ("lockstep", "all"):
-            corpus = Path(args.corpus) if args.corpus else replay.short_campaign(
-                out / "corpus", profile, args.schedules, args.steps)
-            schedules = replay.load_corpus(corpus, profile, args.schedules) + replay.load_traces(
-                replay.campaign_traces(corpus, profile) + [Path(t) for t in args.traces], profile)
-            lockstep = functools.partial(_replay, schedules=schedules, corpus=corpus)
+            corpus, pop_schedules, push_schedules = _schedules(args, out, profile)
+            if pop_schedules:
+                lockstep = functools.partial(_replay, schedules=pop_schedules, corpus=corpus)
+            if push_schedules:
+                push = functools.partial(_replay, schedules=push_schedules, corpus=corpus, push=True)
         measured = measure_profile(profile, out / "jacoco", args.cases, args.seed, lockstep=lockstep,
-                                   conformance=args.harness != "lockstep", progress=_progress)
+                                   conformance=args.harness != "lockstep", progress=_progress, push=push)
         result["profiles"][profile] = measured
         failed += [f"{profile} {name}: {s['error']}" for name, s in measured["sources"].items() if "error" in s]
     (out / "coverage.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -113,14 +146,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--harness", choices=HARNESSES, default="all",
                         help="conformance: the non-live checks; lockstep: schedules on the broker's classes; all (default)")
     parser.add_argument("--corpus", default=None, metavar="DIR",
-                        help="a fuzz campaign folder (`popverify fuzz --out DIR`) whose POP schedules are replayed "
-                             "(default: a short blind campaign of --schedules runs under --out/corpus)")
+                        help="a fuzz campaign folder (`popverify fuzz --out DIR`) whose POP and push schedules are "
+                             "replayed (default: a short blind campaign of --schedules POP and --push-schedules push "
+                             "runs under --out/corpus)")
     parser.add_argument("--traces", nargs="+", default=[], metavar="TRACE",
-                        help="popverify POP ITF traces replayed too (simulate --trace, counterexamples); "
+                        help="popverify POP or push ITF traces replayed too (simulate --trace, counterexamples); "
                              "a campaign folder's own traces/ are replayed with --corpus")
     parser.add_argument("--cases", type=int, default=100, help=f"conformance cases per check, 1..{MAX_CASES} (default 100)")
     parser.add_argument("--schedules", type=int, default=20,
                         help=f"schedules replayed per profile, 1..{MAX_SCHEDULES} (default 20)")
+    parser.add_argument("--push-schedules", type=int, default=20,
+                        help=f"push schedules replayed per profile on the push lockstep, 0..{MAX_SCHEDULES} "
+                             "(default 20; 0: none): the corpus's push runs, or a short blind push campaign")
     parser.add_argument("--steps", type=int, default=200,
                         help=f"steps per run of the default short campaign, 1..{MAX_STEPS} (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the conformance cases")

@@ -12,7 +12,10 @@ puts through the store, retention as ConsumeQueue#correctMinOffset, PullRequestH
 the POP replay does them. Each answer is compared (code; found status, nextBeginOffset, min /
 max offset, suggested broker; the messages by topic, queue, offset, UNIQ_KEY, reconsume times;
 the woken held pulls), then the broker state after the step (committed offsets of the group,
-queue ranges of the topic and the group's retry topic). The first difference is the verdict.
+queue ranges of the topic and the group's retry topic). After each rebalance of a consumer
+(its start, a ``rebalance``), the broker-side assignment of that client is compared too:
+QUERY_ASSIGNMENT through QueryAssignmentProcessor against the model's do_load_balance. The
+first difference is the verdict.
 
 The client side (RebalancePushImpl, ProcessQueue, the offset store, consume services) is the
 model's on both sides: Java's answers are compared with the model's, never fed to the model.
@@ -33,10 +36,13 @@ import attrs
 
 from popverify.conformance.confirm import Diverged, OutOfScope, Verdict, _first_difference, harness_release
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time
-from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, PushDriver
+from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Client, PushDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
+from reference.broker.query_assignment import BROKER_STRATEGIES, CLUSTERING, do_load_balance
+from reference.client.allocation import STRATEGIES
+from reference.client.rebalance_impl import STRATEGIES as CLIENT_STRATEGIES
 from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.client.offset_store import OffsetNotFound
 from reference.common.remoting import PullMessageResponse
@@ -54,6 +60,10 @@ NOT_DRIVEN = {
     "delete_topic": "topic deletion",
 }
 QUERY_NOT_FOUND = 22  # ResponseCode.QUERY_NOT_FOUND
+# popShareQueueNum of the POP-mode assignment probe: 1 reaches each branch of allocate4Pop as
+# the membership varies (share all when C <= 2, own plus the next client's when 2 < C <= Q,
+# one queue each when C > Q); the broker's default (-1) would always share all.
+POP_SHARE_QUEUE_NUM = 1
 # Pull codes whose remark is the store's GetMessageStatus name (PullMessageProcessor sets it).
 _STORE_CODES = frozenset({rc.SUCCESS, rc.PULL_NOT_FOUND, rc.PULL_RETRY_IMMEDIATELY, rc.PULL_OFFSET_MOVED})
 
@@ -227,12 +237,16 @@ class PushLockstep:
         step = 0
         try:
             self._compare_calls(0, Action("start"), self._take())
+            for client in d.world.clients:  # the initial members rebalanced as they started
+                self._compare_assignment(0, Action("start"), client)
             for step, action in enumerate(schedule):
                 with recording(self.recorder):
                     d.step(action)
                 if d.model_error is not None:
                     raise OutOfScope(step, action, f"a model exception ({d.model_error.message})")
                 self._compare_calls(step, action, self._take())
+                if action.kind in ("start", "rebalance"):
+                    self._compare_assignment(step, action, d.world.client(action.args[0]))
             step = len(schedule)
             d.step_no = step
             drained = False
@@ -278,6 +292,44 @@ class PushLockstep:
         found = _first_difference(model, java)
         if found:
             raise Diverged(i, action, f"state{found[0]}", found[1], found[2])
+
+    def _compare_assignment(self, i: int, action: Action, client: Client) -> None:
+        """After a consumer's rebalance: the broker-side assignment of ``client`` (QUERY_ASSIGNMENT,
+        QueryAssignmentProcessor#queryAssignment / doLoadBalance) on Java and on the model
+        (do_load_balance over the same members and queues): for every topic the consumer
+        subscribes that the model broker has, with the group in the default PULL request mode,
+        and for the topic with the group switched to POP mode for that one query
+        (SET_MESSAGE_REQUEST_MODE, then back to PULL; allocate4Pop with POP_SHARE_QUEUE_NUM).
+        The model's push client allocates for itself and never sends it; this compares the
+        broker's answer, it is not a step of the run."""
+        if client.consumer is None:
+            return
+        b, rebalance = self.driver.broker, client.consumer.rebalance
+        name = next(k for k, f in CLIENT_STRATEGIES.items() if f is rebalance.allocate)
+        strategy = STRATEGIES[name] if name in BROKER_STRATEGIES else None
+        # each subscribed topic the broker routes in PULL mode; the topic once more with the group
+        # in POP mode (the retry topic cannot be switched: NO_PERMISSION)
+        probes = [(topic, None) for topic in rebalance.subscriptions] + [(TOPIC, POP_SHARE_QUEUE_NUM)]
+        for topic, share in probes:
+            mq_set = b.topic_queues(topic)
+            if not mq_set:
+                continue  # no route for it: the broker would ask the name server
+            model = do_load_balance(CLUSTERING, strategy, GROUP, client.name, mq_set,
+                                    b.get_consumer_id_list(GROUP), share)
+            request = {"op": "queryAssignment", "topic": topic, "group": GROUP, "clientId": client.name,
+                       "strategy": name}
+            a = self._call(request if share is None else {**request, "popShareQueueNum": share})
+            java: Any = a.get("error") or ("no topic config" if a.get("noTopic") else a.get("queues"))
+            if isinstance(java, list):
+                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
+            mode = "PULL" if share is None else "POP"
+            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:{mode}" for mq in model)
+            if share is not None and "error" not in a:
+                # SET_MESSAGE_REQUEST_MODE on a routed topic: SUCCESS both ways
+                expected, java = [expected, rc.SUCCESS, rc.SUCCESS], [java, a.get("setMode"), a.get("resetMode")]
+            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
+            if expected != java:
+                raise Diverged(i, action, f"queryAssignment[{topic}{'' if share is None else ' POP'}]", expected, java)
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""

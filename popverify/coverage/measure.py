@@ -55,11 +55,13 @@ def rows(report: Report, targets: Sequence[Target] = TARGETS) -> list[Row]:
 def measure_profile(profile: str, out: Path, cases: int, seed: int,
                     lockstep: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None,
                     conformance: bool = True, use_agent: bool = True,
-                    progress: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+                    progress: Callable[[str], None] = lambda _: None,
+                    push: Callable[[str, str, Sequence[str]], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Coverage of ``profile``'s release: the non-live harness (``cases`` per check) unless
-    ``conformance`` is False and, when ``lockstep`` is given, the lockstep replay it runs
-    (called with release, profile and the JVM options to launch with). A lockstep harness that
-    cannot run is recorded as that source's ``error`` (the caller fails the run), and the
+    ``conformance`` is False and, when ``lockstep`` (POP schedules) or ``push`` (push schedules)
+    is given, the lockstep replay it runs (called with release, profile and the JVM options to
+    launch with; each on a JVM of its own, with its own execution data). A lockstep harness
+    that cannot run is recorded as that source's ``error`` (the caller fails the run), and the
     coverage of what did run is still reported. ``use_agent`` False runs the same work
     without JaCoCo (the benchmark's baseline) and measures nothing."""
     release = RELEASES[profile]
@@ -79,15 +81,17 @@ def measure_profile(profile: str, out: Path, cases: int, seed: int,
     if conformance:
         progress(f"{profile} (rocketmq {release}): conformance checks under JaCoCo, {cases} cases each")
         sources["conformance"] = nonlive.run(release, profile, cases, seed, options("conformance"), progress)
-    if lockstep is not None:
-        progress(f"{profile} (rocketmq {release}): lockstep replay under JaCoCo")
+    for name, replay in (("lockstep", lockstep), ("push", push)):
+        if replay is None:
+            continue
+        progress(f"{profile} (rocketmq {release}): {name} replay under JaCoCo")
         from popverify.conformance.lockstep import LockstepError
 
-        jvm_args = options("lockstep")
+        jvm_args = options(name)
         try:
-            sources["lockstep"] = lockstep(release, profile, jvm_args)
+            sources[name] = replay(release, profile, jvm_args)
         except LockstepError as err:
-            sources["lockstep"] = {"harness": "lockstep", "error": str(err)}
+            sources[name] = {"harness": name, "error": str(err)}
             if use_agent and not exec_files[-1].is_file():
                 exec_files.pop()  # the JVM never ran (or was killed): nothing to read
     result: dict[str, Any] = {"profile": profile, "release": release, "sources": sources}

@@ -27,26 +27,26 @@ class Schedule:
     source: str = "corpus"  # "corpus" | the ITF trace file it came from
 
 
-def load_corpus(corpus: Path, profile: str, limit: int) -> list[Schedule]:
-    """The POP runs of ``profile`` in a campaign folder, by seed, at most ``limit``. A
+def load_corpus(corpus: Path, profile: str, limit: int, mode: str = "pop") -> list[Schedule]:
+    """The ``mode`` runs of ``profile`` in a campaign folder, by seed, at most ``limit``. A
     UsageError when the folder holds none (a typo'd path must not measure nothing)."""
     from popverify.fuzz import store
 
     if not store.runs_dir(corpus).is_dir():
         raise UsageError(f"{corpus} is not a fuzz campaign folder (no runs/ with Parquet from `popverify fuzz --out`)")
-    rows = store.load_rows(corpus, profile, "pop")
+    rows = store.load_rows(corpus, profile, mode)
     if not rows:
-        raise UsageError(f"{corpus} has no POP runs of profile {profile}")
+        raise UsageError(f"{corpus} has no {mode.upper()} runs of profile {profile}")
     return [Schedule(row["seed"], ScenarioConfig.from_json(json.loads(row["config"])),
                      tuple(Action.from_json(a) for a in json.loads(row["schedule"])))
             for _, row in sorted(rows.items())[:limit]]
 
 
-def load_traces(paths: Sequence[Path], profile: str) -> list[Schedule]:
-    """The POP schedules of ``profile`` among popverify ITF traces (``simulate --trace``, a
-    campaign's minimal counterexamples under ``traces/``); traces of another profile are
-    left for that profile's run. A UsageError for a file that is not a popverify trace (a TLC
-    counterexample is a behaviour of a spec, not a model schedule) or a push trace."""
+def load_traces(paths: Sequence[Path], profile: str, mode: str = "pop") -> list[Schedule]:
+    """The ``mode`` schedules of ``profile`` among popverify ITF traces (``simulate --trace``, a
+    campaign's minimal counterexamples under ``traces/``); traces of another profile, or of the
+    other mode, are left for that replay. A UsageError for a file that is not a popverify trace
+    (a TLC counterexample is a behaviour of a spec, not a model schedule)."""
     from popverify.sim.scenario import run_spec
     from popverify.trace.itf import TraceError, read_trace
 
@@ -55,30 +55,28 @@ def load_traces(paths: Sequence[Path], profile: str) -> list[Schedule]:
         try:
             spec = run_spec(read_trace(path))
         except TraceError as err:
-            raise UsageError(f"{path}: {err} (coverage replays popverify's own POP traces)") from err
-        if spec["mode"] != "pop":
-            raise UsageError(f"{path} is a {spec['mode']} trace; the lockstep harness replays POP schedules only")
-        if spec["profile"] == profile:
+            raise UsageError(f"{path}: {err} (coverage replays popverify's own traces)") from err
+        if spec["mode"] == mode and spec["profile"] == profile:
             out.append(Schedule(spec["seed"], spec["config"], spec["schedule"], spec["mutant"], str(path)))
     return out
 
 
-def campaign_traces(corpus: Path, profile: str) -> list[Path]:
-    """A campaign folder's minimal POP counterexamples of ``profile`` (``DIR/traces``)."""
-    return sorted((corpus / "traces").glob(f"{profile}-pop-*.itf.json"))
+def campaign_traces(corpus: Path, profile: str, mode: str = "pop") -> list[Path]:
+    """A campaign folder's minimal ``mode`` counterexamples of ``profile`` (``DIR/traces``)."""
+    return sorted((corpus / "traces").glob(f"{profile}-{mode}-*.itf.json"))
 
 
-def short_campaign(out: Path, profile: str, runs: int, steps: int) -> Path:
-    """A blind campaign of ``runs`` POP runs under ``out`` (the rows a campaign's round 0
+def short_campaign(out: Path, profile: str, runs: int, steps: int, mode: str = "pop") -> Path:
+    """A blind campaign of ``runs`` ``mode`` runs under ``out`` (the rows a campaign's round 0
     writes, computed in this process by the same ``run_row``: no Spark start-up for a handful
     of runs). Returns ``out``, a corpus folder ``load_corpus`` reads."""
     from popverify.fuzz import store
     from popverify.fuzz.rows import run_row
 
-    existing = store.load_rows(out, profile, "pop") if store.runs_dir(out).is_dir() else {}
+    existing = store.load_rows(out, profile, mode) if store.runs_dir(out).is_dir() else {}
     missing = [seed for seed in range(runs) if seed not in existing]
     if missing:
-        store.write_round(out, profile, "pop", 0, [run_row(profile, "pop", seed, steps, None, 0) for seed in missing])
+        store.write_round(out, profile, mode, 0, [run_row(profile, mode, seed, steps, None, 0) for seed in missing])
     return out
 
 

@@ -62,6 +62,11 @@ def sources_line(profile: dict[str, Any]) -> str:
             parts.append(f"{name}: ERROR {source['error']}")
         elif name == "conformance":
             parts.append(f"conformance: {len(source['checks'])} checks, {source['cases']} cases")
+        elif name == "push":
+            verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
+            parts.append(f"push: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
+                         f"{source['actions']} corpus actions, {source['actions_run']} run on both sides (none adapted), "
+                         f"{sum(source['requests_compared'].values())} requests compared")
         else:
             verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
@@ -99,9 +104,10 @@ def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command:
     _, tail = rest.split(END, 1)
     runs = "\n".join(f"- {sources_line(merged['profiles'][name])}; `{merged['profiles'][name]['command']}`"
                      for name in _ordered(merged["profiles"]))
-    stops = "\n".join(f"- {name}: " + "; ".join(f"{why} ×{n}" for why, n in source["stops"].items())
-                      for name in _ordered(merged["profiles"])
-                      for source in [merged["profiles"][name]["sources"].get("lockstep", {})] if source.get("stops"))
+    stops = "\n".join(f"- {name}{'' if harness == 'lockstep' else ' (push)'}: "
+                      + "; ".join(f"{why} ×{n}" for why, n in source["stops"].items())
+                      for name in _ordered(merged["profiles"]) for harness in ("lockstep", "push")
+                      for source in [merged["profiles"][name]["sources"].get(harness, {})] if source.get("stops"))
     body = f"JaCoCo {merged['jacoco']}. What ran:\n\n{runs}\n\n{markdown(merged['profiles'])}"
     if stops:
         body += f"\nWhere lockstep replays stopped (first divergence or out-of-scope step):\n\n{stops}\n"

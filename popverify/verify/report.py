@@ -404,7 +404,7 @@ def coverage_html(coverage: dict[str, Any] | None) -> str:
                            f"{len(source['checks'])} checks, {source['cases']} cases</li>")
             else:
                 verdicts = ", ".join(f"{n} {esc(s)}" for s, n in source.get("verdicts", {}).items())
-                ran.append(f"<li>{esc(name)} (rocketmq {esc(profile['release'])}) lockstep: {source['schedules']} "
+                ran.append(f"<li>{esc(name)} (rocketmq {esc(profile['release'])}) {esc(source_name)}: {source['schedules']} "
                            f"schedules incl. {source.get('traces', 0)} traces ({verdicts}), {source['actions']} corpus "
                            f"actions, {source['actions_run']} run on both sides</li>")
     labels = [c["label"] for c in profiles[0][1].get("classes", [])]

@@ -172,6 +172,12 @@ class BrokerConfig:
     # orderly POP serves a queue whose previous batch is still in flight.
     order_check_block: bool = True
     # --- end H4 switches ---
+    # AbstractSendMessageProcessor#consumerSendMsgBack: 5.0.0 refuses a send-back whose stored
+    # message is not of the request's originTopic (SYSTEM_ERROR, "failed to check the topic
+    # name", lines 158-165), so the send-back of a retried message (stored in %RETRY%, origin
+    # topic reset by the client) fails and the client sends it as a normal message; 5.5.0 has no
+    # such check. Found by the push coverage replay on 5.5.0 (consumer_send_msg_back.code).
+    send_back_checks_origin_topic: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -209,5 +215,6 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_refusal_invalid_parameter": True,
         "pop_negative_max_msg_nums_throws": True,
         "order_info_queue_level": True,
+        "send_back_checks_origin_topic": False,
     },
 }

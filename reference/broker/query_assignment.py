@@ -9,6 +9,9 @@ from reference.common.message_queue import MessageQueue
 
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"
+# The strategies QueryAssignmentProcessor's constructor registers (name2LoadStrategy), at v5.0
+# and v5.5; any other name is "unsupported strategy" (doLoadBalance returns null).
+BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
 
 
 def allocate_for_more_clients(current_cid: str, mq_all: Sequence[MessageQueue],

@@ -69,8 +69,8 @@ def consumer_send_msg_back(broker: "Broker", group: str, commit_log_offset: int,
     stored = broker.store.look_message_by_commit_log_offset(commit_log_offset)
     if stored is None:
         return rc.SYSTEM_ERROR  # "look message by offset failed"
-    if origin_topic is not None and stored.topic != origin_topic:
-        return rc.SYSTEM_ERROR  # "look message by offset failed to check the topic name"
+    if broker.config.send_back_checks_origin_topic and origin_topic is not None and stored.topic != origin_topic:
+        return rc.SYSTEM_ERROR  # "look message by offset failed to check the topic name" (5.0.0)
     props = dict(stored.properties)
     props.setdefault(PROPERTY_RETRY_TOPIC, stored.topic)
     max_times = RETRY_MAX_TIMES if max_reconsume_times is None else max_reconsume_times

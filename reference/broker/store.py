@@ -412,8 +412,15 @@ class MessageStore:
 
     def look_message_by_commit_log_offset(self, commit_log_offset: int) -> MessageExt | None:
         """DefaultMessageStore#lookMessageByOffset(commitLogOffset): a copy, None when unknown,
-        its commit-log file deleted, or no longer in its consume queue (deleted topic)."""
+        its commit-log file deleted, or no longer in its consume queue (deleted topic).
+        Position 0 once its file is deleted reads the first file still there, as ``_read``
+        does: CommitLog#getMessage(0, 4) gives that file's first message's size and
+        getMessage(0, size) the message, whatever it is (found by the push coverage replay,
+        a send-back of the first message after retention: SUCCESS on Java)."""
         msg = self._commit_log.get(commit_log_offset)
+        if msg is not None and msg is self._phy0 and self.is_removed(msg):
+            first = self._first_kept()
+            return None if first is None else first.copy()
         if msg is None or self.is_removed(msg):
             return None
         cq = self._queues.get((msg.topic, msg.queue_id))
@@ -438,13 +445,21 @@ class MessageStore:
         (not modelled: Java decodes whatever bytes are there) reads as removed."""
         if not self.is_removed(msg):
             return msg
-        if msg is not self._phy0 or self.commit_log_files() == 0:
+        if msg is not self._phy0:
             return None
-        first = next((m for m in self._commit_log.values() if self._file_of[m.commit_log_offset] == self._min_file),
-                     None)
+        first = self._first_kept()
         if first is None or first.topic != msg.topic or first.tags != msg.tags or len(first.body) != len(msg.body):
             return None
         return first
+
+    def _first_kept(self) -> MessageExt | None:
+        """The first message of the first commit-log file still there, None without one:
+        what CommitLog#getMessage reads at position 0 once its file is gone
+        (findMappedFileByOffset(offset, returnFirstOnNotFound = offset == 0))."""
+        if self.commit_log_files() == 0:
+            return None
+        return next((m for m in self._commit_log.values() if self._file_of[m.commit_log_offset] == self._min_file),
+                    None)
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
                     message_filter: MessageFilter = None, max_total_msg_size: int | None = None) -> GetMessageResult:

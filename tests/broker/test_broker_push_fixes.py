@@ -33,6 +33,25 @@ def test_a_send_backs_copy_is_due_at_store_time_plus_its_delay_not_on_the_timer_
     assert b.store.get_max_offset_in_queue(retry, 0) == 1
 
 
+@pytest.mark.parametrize("profile, code", [("v5.0", 1), ("v5.5", 0)])
+def test_a_retried_messages_send_back_is_refused_only_by_5_0_s_origin_topic_check(profile, code):
+    """AbstractSendMessageProcessor#consumerSendMsgBack: the retry copy is stored in %RETRY%
+    while the client names its original topic; 5.0.0 answers SYSTEM_ERROR ("failed to check
+    the topic name", lines 158-165), 5.5.0 has no such check and sends it back again (found by
+    the push coverage replay on 5.5.0)."""
+    b = make_broker(profile, queues=1)
+    b.put_message("T", 0, b"m")
+    b.clock.advance(1_000)
+    assert b.consumer_send_msg_back("G", b.store.look_message_by_offset("T", 0, 0), 1, 16) == 0
+    b.clock.advance(1_000)
+    b.timer_step()
+    retry = get_retry_topic("G")
+    copy = b.store.look_message_by_offset(retry, 0, 0).copy()
+    assert copy is not None and copy.topic == retry
+    copy.topic = "T"  # DefaultMQPushConsumerImpl#resetRetryAndNamespace, as the client consumes it
+    assert b.consumer_send_msg_back("G", copy, 2, 16) == code
+
+
 @pytest.mark.parametrize("delay_level, due", [(True, 1_001_500), (False, 1_002_000)])
 def test_only_delay_level_messages_skip_the_timer_wheels_precision(delay_level, due):
     """A timer message (a checkpoint: TimerMessageStore) stays due at the end of its 1 s slot; a

@@ -268,3 +268,102 @@ def test_the_benchmark_refuses_an_unknown_mode() -> None:
     with pytest.raises(SystemExit) as exit_:
         _benchmark().main(["--mode", "pull", "--cases", "1"])
     assert exit_.value.code == 2
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch: pytest.MonkeyPatch,
+                                                      harness: Callable[[str], LockstepClient]) -> None:
+    """After each rebalance, QueryAssignmentProcessor#queryAssignment (doLoadBalance, AVG)
+    gives the rebalancing client the queues the model's do_load_balance gives it over the same
+    two members: in PULL mode one queue each, of the topic and its retry topic; with the group
+    switched to POP mode (SET_MESSAGE_REQUEST_MODE), allocate4Pop's answer."""
+    seen: list[tuple[str, object, object]] = []
+    original = pl.do_load_balance
+
+    def spy(*args: Any) -> Any:
+        result = original(*args)
+        seen.append((args[3], args[6], None if result is None else sorted(mq.queue_id for mq in result)))
+        return result
+    monkeypatch.setattr(pl, "do_load_balance", spy)
+    client = harness(RELEASES[profile])
+    ls = pl.PushLockstep(profile, 1, CONFIG, client)
+    verdict = ls.run(SCHEDULE)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert ls.calls_compared.get("query_assignment", 0) == len(seen) > 0
+    assert ("c0", None, [0]) in seen  # c0 of two members: queue 0 of TopicTest
+    # in POP mode with popShareQueueNum 1 >= members - 1, every member pops every queue (-1)
+    assert ("c0", pl.POP_SHARE_QUEUE_NUM, [-1]) in seen
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_wrong_broker_assignment_is_a_divergence(monkeypatch: pytest.MonkeyPatch,
+                                                   harness: Callable[[str], LockstepClient]) -> None:
+    """A model doLoadBalance that gives every client every queue (the POP share-all answer in
+    PULL mode) differs from Java's at the first comparison (the initial members, one queue
+    each), with both assignments."""
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share: set(mqs))
+    client = harness("5.0.0")
+    verdict = pl.PushLockstep("v5.0", 1, CONFIG, client).run(SCHEDULE)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.key == "queryAssignment[TopicTest]" and verdict.action == ("start",) and verdict.step == 0
+    assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"] and verdict.java == ["TopicTest:0:PULL"]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_ignoring_the_pop_mode_diverges_on_the_pop_probe(monkeypatch: pytest.MonkeyPatch,
+                                                                 harness: Callable[[str], LockstepClient]) -> None:
+    """A model doLoadBalance that answers a POP-mode group as a PULL one (no allocate4Pop)
+    differs from Java's at the POP probe: one queue against every queue as -1."""
+    original = pl.do_load_balance
+    monkeypatch.setattr(pl, "do_load_balance", lambda *args: original(*args[:6], None))
+    client = harness("5.5.0")
+    verdict = pl.PushLockstep("v5.5", 1, CONFIG, client).run(SCHEDULE)
+    assert verdict.status == "diverges", verdict.to_json()
+    assert verdict.key == "queryAssignment[TopicTest POP]"
+    assert verdict.model == [["TopicTest:0:POP"], 0, 0] and verdict.java == [["TopicTest:-1:POP"], 0, 0]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_a_send_back_of_the_first_message_after_its_file_expired_agrees(
+        profile: str, harness: Callable[[str], LockstepClient]) -> None:
+    """Was a model defect (push coverage replay, v5.0 seed 94: class `consume call[]
+    consumer_send_msg_back.code`, model SYSTEM_ERROR, Java SUCCESS): the store's first message
+    (commit-log position 0) is pulled, retention deletes its file, its listener fails. Java's
+    lookMessageByOffset(0) reads the first remaining file (CommitLog#getMessage,
+    findMappedFileByOffset(offset, offset == 0)), so the send-back succeeds with *that* message."""
+    config = ScenarioConfig(queues=1, consumers=1, consume_fail_percent=0, faults=("expire",), drain=True,
+                            actions=CONFIG.actions)
+    schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("advance", (600,)), Action("pull", (0,)),
+                Action("deliver", (0, 0)), Action("expire", (0, 1)), Action("consume", (0, True)),
+                Action("advance", (11_000,))]
+    client = harness(RELEASES[profile])
+    ls = pl.PushLockstep(profile, 5, config, client)
+    verdict = ls.run(schedule)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert ls.calls_compared.get("consumer_send_msg_back") == 1
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile, status", [("v5.5", "agrees"), ("v5.0", "out of scope")])
+def test_the_send_back_of_a_retried_message_agrees_on_both_releases(
+        profile: str, status: str, harness: Callable[[str], LockstepClient]) -> None:
+    """Was a model defect on 5.5.0 (push coverage replay, 8 of 200 v5.5 runs: class `consume
+    call[] consumer_send_msg_back.code`, model SYSTEM_ERROR, Java SUCCESS): the retry copy fails
+    again and is sent back. 5.0.0 refuses it (its stored topic is %RETRY%, not the origin
+    topic: BrokerConfig.send_back_checks_origin_topic) on both sides, and the client's fallback
+    send is out of scope; 5.5.0 has no such check and takes it back."""
+    schedule = [Action("produce", (0,)), Action("advance", (600,)), Action("pull", (0,)), Action("deliver", (0, 0)),
+                Action("consume", (0, True)), Action("advance", (10_000,)), Action("advance", (1000,)),
+                Action("pull", (0,)), Action("deliver", (0, 0)), Action("pull", (0,)), Action("deliver", (0, 0)),
+                Action("consume", (0, True)), Action("advance", (1000,))]
+    ls = pl.PushLockstep(profile, 5, SEND_BACK_CONFIG, harness(RELEASES[profile]))
+    verdict = ls.run(schedule)
+    assert verdict.status == status, verdict.to_json()
+    assert ls.calls_compared.get("consumer_send_msg_back") == 2

@@ -74,8 +74,8 @@ def test_a_folder_without_a_campaign_is_a_usage_error(tmp_path: Path, capsys: py
     assert "not a fuzz campaign folder" in capsys.readouterr().err
 
 
-def test_tlc_counterexamples_and_push_traces_are_refused_before_any_jvm(tmp_path: Path) -> None:
-    from popverify.coverage import replay
+def test_tlc_counterexamples_are_refused_and_push_traces_go_to_the_push_replay(tmp_path: Path) -> None:
+    from popverify.coverage import push_replay, replay
     from popverify.errors import UsageError
 
     tlc = tmp_path / "tlc.itf.json"
@@ -85,8 +85,52 @@ def test_tlc_counterexamples_and_push_traces_are_refused_before_any_jvm(tmp_path
     push = tmp_path / "push.itf.json"
     assert main(["simulate", "--profile", "v5.0", "--mode", "push", "--seed", "1", "--steps", "5",
                  "--trace", str(push)]) == 0
-    with pytest.raises(UsageError, match="push trace"):
-        replay.load_traces([push], "v5.0")
+    assert replay.load_traces([push], "v5.0") == []
+    [schedule] = replay.load_traces([push], "v5.0", "push")
+    assert schedule.seed == 1 and len(schedule.actions) == 5 and schedule.source == str(push)
+    # a POP-only campaign has no push runs: the push replay gets the --traces ones only
+    corpus = replay.short_campaign(tmp_path / "corpus", "v5.0", 1, 5)
+    assert push_replay.load(corpus, "v5.0", 3) == []
+    assert push_replay.load(corpus, "v5.0", 3, [push]) == [schedule]
+
+
+def test_a_push_trace_with_push_replay_off_is_a_usage_error(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    push = tmp_path / "push.itf.json"
+    assert main(["simulate", "--profile", "v5.0", "--mode", "push", "--seed", "1", "--steps", "5",
+                 "--trace", str(push)]) == 0
+    capsys.readouterr()
+    assert main(["coverage", "--profile", "v5.0", "--harness", "lockstep", "--schedules", "1", "--steps", "3",
+                 "--push-schedules", "0", "--traces", str(push), "--out", str(tmp_path / "o")]) == 2
+    assert "--push-schedules is 0" in capsys.readouterr().err
+
+
+def test_push_runs_and_push_traces_of_a_campaign_are_loaded_by_profile(tmp_path: Path) -> None:
+    from popverify.coverage import push_replay, replay
+
+    corpus = replay.short_campaign(tmp_path, "v5.5", 3, 10, "push")
+    (tmp_path / "traces").mkdir()
+    assert main(["simulate", "--profile", "v5.5", "--mode", "push", "--seed", "7", "--steps", "4",
+                 "--trace", str(tmp_path / "traces" / "v5.5-push-X-1-F1-seed7.itf.json")]) == 0
+    schedules = push_replay.load(corpus, "v5.5", 2)
+    assert [s.seed for s in schedules] == [0, 1, 7] and [len(s.actions) for s in schedules] == [10, 10, 4]
+    assert schedules[-1].source.endswith("seed7.itf.json")
+    assert push_replay.load(corpus, "v5.0", 2) == []
+
+
+@pytest.mark.parametrize("value", ["-1", "10001"])
+def test_push_schedules_out_of_bounds_is_a_usage_error(value: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["coverage", "--push-schedules", value, "--out", str(tmp_path)]) == 2
+    assert "--push-schedules must be in 0..10000" in capsys.readouterr().err
+
+
+def test_a_push_source_has_its_own_summary_line() -> None:
+    source = {"harness": "push", "schedules": 3, "traces": 1, "actions": 30, "actions_run": 25,
+              "verdicts": {"agrees": 2, "diverges": 1}, "requests_compared": {"pull_message": 4, "query_assignment": 2}}
+    line = tables.sources_line({"profile": "v5.0", "release": "5.0.0", "sources": {"push": source}})
+    assert line == ("v5.0 (rocketmq 5.0.0): push: 3 schedules incl. 1 traces (2 agrees, 1 diverges), 30 corpus "
+                    "actions, 25 run on both sides (none adapted), 6 requests compared")
 
 
 def test_a_simulate_trace_is_replayed_for_its_own_profile_only(tmp_path: Path) -> None:

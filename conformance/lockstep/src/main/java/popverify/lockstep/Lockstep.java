@@ -657,6 +657,7 @@ public final class Lockstep {
                     settleStore();
                     return new JSONObject();
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
+                case "queryAssignment": return QueryAssignmentOps.query(this, req);
                 case "heartbeat": case "unregister": case "pull": case "pullHeld": case "queryOffset": case "updateOffset": case "consumerList": case "minOffset": case "maxOffset": case "searchOffset": case "pushState": case "lockBatch": case "unlockBatch": case "sendBack": case "scheduleStep": return PullOps.handle(this, op, req);
                 default:
                     throw new IllegalArgumentException("unknown op " + op);
