@@ -211,7 +211,8 @@ def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None
         replay.load_corpus(corpus, "v5.5", 5)
 
 
-def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpolls() -> None:
+def test_adapted_schedule_finishes_a_pop_first_drops_what_the_harness_cannot_run_and_unpolls() -> None:
+    from popverify.conformance.confirm import LOCKSTEP_KINDS
     from popverify.coverage.replay import Adapted
     from popverify.sim.scenario import Action
 
@@ -222,8 +223,11 @@ def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpo
         pending: object | None = None
 
     ls = FakeLockstep()
-    plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("ack", (0, 3)),
-                    Action("pop_step", (1,))), ls, consumers=2)
+    # expire, store_put_fail and scan_stall run on the harness now; the model's request-thread
+    # stall has no counterpart and is dropped, counted by kind
+    plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("stall", (0, 500)),
+                    Action("ack", (0, 3)), Action("store_put_fail", (1,)), Action("scan_stall", (1000,)),
+                    Action("stall", (1, 20)), Action("pop_step", (1,))), ls, 2, LOCKSTEP_KINDS)
     out = []
     for action in plan:
         out.append(action.to_json())
@@ -231,8 +235,20 @@ def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpo
             ls.pending = Pending()
         elif action.kind == "pop_step" and len(out) == 3:
             ls.pending = None  # the second pop_step answers the POP
-    assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["ack", 0, 3], ["pop_step", 1]]
-    assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, 1, 1, 5)
+    assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["expire", 0, 1], ["ack", 0, 3],
+                   ["store_put_fail", 1], ["scan_stall", 1000], ["pop_step", 1]]
+    assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, {"stall": 2}, 1, 8)
+
+
+def test_lockstep_kinds_are_model_kinds_and_leave_out_only_what_has_no_harness_op() -> None:
+    """The declaration the coverage replay imports names real actions (a typo would drop a kind
+    silently) and leaves out only the actions without a harness op."""
+    from popverify.conformance.confirm import LOCKSTEP_KINDS
+    from popverify.sim.pop_driver import POP_MODE_ACTIONS
+
+    kinds = {spec.name for spec in POP_MODE_ACTIONS}
+    assert LOCKSTEP_KINDS <= kinds
+    assert kinds - LOCKSTEP_KINDS == {"stall", "produce_sized"}
 
 
 def test_methods_never_entered_are_listed_per_whole_class_target(tmp_path: Path) -> None:
