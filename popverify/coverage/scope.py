@@ -63,6 +63,7 @@ _GET = "DefaultMessageStore#getMessage"
 _REPLICA = "FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE put statuses"
 _POP_LOG = "blocks behind isEnablePopLog"
 _STATS = "BrokerStatsManager calls"
+_POP_METRICS = "PopMetricsManager calls"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # -- rocketmq 5.0.0 ---------------------------------------------------------------------
@@ -94,14 +95,16 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_GET, "5.0.0", "slave", "suggestPullingFromSlave", (834, 837)),
     # -- rocketmq 5.5.0 ---------------------------------------------------------------------
     *_x(_PMP, "5.5.0", "logging", _POP_LOG, (207, 210), (247, 249)),
-    *_x(_PMP, "5.5.0", "metrics", _STATS + " and the remoting metrics of a zero-copy transfer",
-        (461, 463), (472, 480), (614, 616), (626, 633), (797, 801), (976, 977), (1020, 1021)),
+    *_x(_PMP, "5.5.0", "metrics", _STATS + ", the messages-out metrics and the remoting metrics of a zero-copy transfer",
+        (461, 463), (472, 480), (614, 616), (626, 633), (797, 810), (976, 977), (1020, 1021)),
     *_x(_QLM, "5.5.0", "multi-broker", "getServiceName in a broker container", (1113, 1115)),
     *_x(_ACK, "5.5.0", "slave", "shouldRunPopRevive = brokerId == 0 (false on a slave)", (71, 71)),
     *_x(_ACK, "5.5.0", "metrics", _STATS, (275, 276), (344, 345), (384, 385), (571, 572)),
+    *_x(_ACK, "5.5.0", "metrics", _POP_METRICS, (400, 400)),
     *_x(_ACK, "5.5.0", "slave", _REPLICA, (396, 397)),
     *_x(_ACK, "5.5.0", "logging", "block behind isPopConsumerKVServiceLog", (465, 468)),
     *_x(_CIT, "5.5.0", "metrics", _STATS, (278, 279), (348, 349)),
+    *_x(_CIT, "5.5.0", "metrics", _POP_METRICS, (302, 302), (346, 346)),
     *_x(_CIT, "5.5.0", "slave", _REPLICA, (298, 299), (354, 355)),
     *_x(_CIT, "5.5.0", "logging", _POP_LOG, (340, 343)),
     *_x(_BUF, "5.5.0", "slave", "isShouldRunning (slave acting master, broker role) and run's slave branches",
@@ -111,11 +114,14 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (501, 503), (528, 530), (544, 546), (558, 560), (565, 567), (590, 592), (653, 655), (705, 707),
         (759, 761), (794, 796)),
     *_x(_BUF, "5.5.0", "slave", _REPLICA, (638, 639), (700, 701), (754, 755), (789, 790)),
+    *_x(_BUF, "5.5.0", "metrics", _POP_METRICS, (349, 349), (635, 635), (697, 697)),
     *_x(_REV, "5.5.0", "multi-broker", "getServiceName in a broker container", (89, 91)),
     *_x(_REV, "5.5.0", "slave", "!shouldRunPopRevive (a slave) skips", (219, 222), (350, 353), (508, 511),
         (546, 549), (557, 560), (668, 671), (682, 685)),
     *_x(_REV, "5.5.0", "logging", _POP_LOG, (140, 144), (214, 216), (389, 391), (404, 406), (430, 432)),
     *_x(_REV, "5.5.0", "metrics", _STATS, (151, 153), (249, 253)),
+    *_x(_REV, "5.5.0", "metrics", _POP_METRICS + " and the messages-out metrics", (139, 139), (255, 261), (397, 397),
+        (408, 408), (435, 435)),
     *_x(_PULL, "5.5.0", "slave", "rejectRequest on a slave, slave-read suggestion and the slave's redirect",
         (297, 300), (688, 716)),
     *_x(_GET, "5.5.0", "metrics", "disk-fall-behind and store stats", (1024, 1027), (1039, 1043), (1045, 1048)),
