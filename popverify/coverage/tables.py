@@ -74,12 +74,14 @@ def sources_line(profile: dict[str, Any]) -> str:
             parts.append(f"conformance: {len(source['checks'])} checks, {source['cases']} cases")
         else:
             verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
-            # what the harness cannot run, by kind (confirm.LOCKSTEP_KINDS decides)
-            dropped = ", ".join(f"{kind} ×{n}" for kind, n in source["dropped"].items()) or "none"
+            if "dropped" in source:  # what the harness cannot run, by kind (confirm.LOCKSTEP_KINDS)
+                dropped = "dropped, no harness counterpart: " + (
+                    ", ".join(f"{kind} ×{n}" for kind, n in source["dropped"].items()) or "none")
+            else:  # figures recorded before 25 November 2026 counted the dropped faults only
+                dropped = f"{source['faults_dropped']} faults dropped"
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
                          f"{source['actions']} corpus actions, {source['actions_run']} run on both sides "
-                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; dropped, no harness "
-                         f"counterpart: {dropped})")
+                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {dropped})")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 

@@ -282,3 +282,26 @@ def test_update_spec_lists_unreached_broker_methods_and_renames_the_develop_alia
     assert "- X (v5.0, 5.0.0): scanGarbage:181, putCkToStore:536" in text
     assert "run:1" not in text  # client classes are not listed
     assert "develop" not in text
+
+
+def test_sources_line_lists_dropped_kinds_and_reads_figures_recorded_before_them(tmp_path: Path) -> None:
+    """A profile measured now lists what the harness could not run by kind; one recorded before
+    (a count of dropped faults) still renders when the other profile is re-measured."""
+    md, js = tmp_path / "coverage.md", tmp_path / "coverage.json"
+    md.write_text(f"{tables.START}\n{tables.END}\n")
+    counter = {"covered": 1, "total": 4, "percent": 25.0}
+    lockstep = {"harness": "lockstep", "schedules": 2, "traces": 0, "verdicts": {"agrees": 2}, "actions": 9,
+                "actions_run": 11, "pop_steps_inserted": 2}
+    old = {"profile": "v5.5", "release": "5.5.0", "command": "old",
+           "sources": {"lockstep": {**lockstep, "faults_dropped": 3}},
+           "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter}]}
+    js.write_text(json.dumps({"jacoco": "0.8.12", "profiles": {"v5.5": old}}))
+    new = {"profile": "v5.0", "release": "5.0.0", "sources": {"lockstep": {**lockstep, "dropped": {"stall": 4}}},
+           "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter,
+                        "in_scope": {"line": counter, "branch": {"covered": 1, "total": 2, "percent": 50.0}}}]}
+    tables.update_spec(md, js, {"jacoco": "0.8.12", "profiles": {"v5.0": new}}, "c")
+    text = md.read_text()
+    assert "pop_steps inserted; dropped, no harness counterpart: stall ×4)" in text
+    assert "pop_steps inserted; 3 faults dropped)" in text
+    # the in-scope column: measured for v5.0, not recorded for the older v5.5 figures
+    assert "| X | broker | 25.0 % (1/4) | 25.0 % (1/4) | 50.0 % (1/2) | 25.0 % (1/4) | 25.0 % (1/4) | – |" in text
