@@ -126,6 +126,11 @@ def test_report_section_has_table_and_chart() -> None:
     assert '<table id="coverage">' in section and "<svg" in section and "25.0 %" in section
     assert "absent" in section and 'class="failed"' in section  # a failed source is shown as failed
     assert "popverify coverage --out" in coverage_html(None)
+    # the in-scope column: "–" for figures recorded without it, the counters when measured
+    assert "<th>v5.0 branches in scope</th>" in section and "25.0 % (1/4)</td><td>–</td>" in section
+    profile["classes"][0]["in_scope"] = {"branch": {"covered": 1, "total": 2, "percent": 50.0}}
+    section = coverage_html({"jacoco": "0.8.12", "profiles": {"v5.0": profile}})
+    assert "25.0 % (1/4)</td><td>50.0 % (1/2)</td>" in section
 
 
 def test_verify_report_picks_up_coverage_json_of_its_folder(tmp_path: Path) -> None:
