@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from popverify.coverage import jacoco, nonlive
+from popverify.coverage import jacoco, nonlive, scope
 from popverify.coverage.targets import RELEASES, TARGETS, Target
 from popverify.coverage.xmlreport import Counter, Measured, Report, parse
 from popverify.tools import ToolError
@@ -26,17 +26,25 @@ class Row:
     method: str | None
     measured: Measured | None
     unreached: tuple[str, ...] = ()  # methods of a whole-class target none of whose lines ran
+    # ``measured`` without the lines declared out of scope (popverify/coverage/scope.py)
+    in_scope: Measured | None = None
+    excluded_ranges: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "side": self.side, "class": self.java_class, "method": self.method,
                 "present": self.measured is not None, "unreached_methods": list(self.unreached),
                 "line": None if self.measured is None else self.measured.line.to_json(),
-                "branch": None if self.measured is None else self.measured.branch.to_json()}
+                "branch": None if self.measured is None else self.measured.branch.to_json(),
+                "in_scope": None if self.in_scope is None else {
+                    "line": self.in_scope.line.to_json(), "branch": self.in_scope.branch.to_json(),
+                    "excluded_ranges": self.excluded_ranges}}
 
 
-def rows(report: Report, targets: Sequence[Target] = TARGETS) -> list[Row]:
+def rows(report: Report, targets: Sequence[Target] = TARGETS, release: str | None = None,
+         out_of_scope: Sequence[scope.Excluded] = scope.OUT_OF_SCOPE) -> list[Row]:
     """One row per target: the first of its classes the report knows (the release's jars had
-    it), measured whole or for the target's method only."""
+    it), measured whole or for the target's method only, and in scope: without the lines
+    ``out_of_scope`` declares for ``release`` (none when ``release`` is None)."""
     out = []
     for target in targets:
         present = next((c for c in target.classes if c in report.classes), None)
@@ -48,7 +56,10 @@ def rows(report: Report, targets: Sequence[Target] = TARGETS) -> list[Row]:
                 # a method the class lacks reads 0 of 0, never silently the whole class
                 measured = report.methods.get((present, target.method), Measured(Counter(), Counter()))
         unreached = report.unreached.get(present, ()) if present is not None and target.method is None else ()
-        out.append(Row(target.label, target.side, present, target.method, measured, unreached))
+        excluded = scope.for_target(target.label, release, out_of_scope) if release else ()
+        kept = None if present is None or measured is None else \
+            scope.in_scope(report, present, target.method, measured, excluded)
+        out.append(Row(target.label, target.side, present, target.method, measured, unreached, kept, len(excluded)))
     return out
 
 
@@ -100,6 +111,6 @@ def measure_profile(profile: str, out: Path, cases: int, seed: int,
             errors = "; ".join(f"{name}: {s['error']}" for name, s in sources.items() if "error" in s)
             raise ToolError(f"no harness ran for {profile}, nothing to measure ({errors or 'no source'})")
         xml = jacoco.report_xml(exec_files, nonlive.classpath_jars(release), out / f"{release}.xml")
-        result["classes"] = [r.to_json() for r in rows(parse(xml))]
+        result["classes"] = [r.to_json() for r in rows(parse(xml), release=release)]
     result["seconds"] = round(time.perf_counter() - start, 2)
     return result

@@ -80,10 +80,6 @@ def short_campaign(out: Path, profile: str, runs: int, steps: int, mode: str = "
     return out
 
 
-# Faults of the model's schedules the lockstep harness has no counterpart for (store retention,
-# topic deletion, refused puts and a slow buffer scan are not driven on the real store;
-# confirm reports them out of scope).
-UNSUPPORTED_FAULTS = frozenset({"expire", "delete_recreate", "store_put_fail", "scan_stall"})
 MAX_INSERTED_STEPS = 256  # pop_steps inserted to finish one POP: far above any POP's store reads
 
 
@@ -96,23 +92,25 @@ class Adapted:
       runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step`` actions
       of its consumer are inserted before any other action;
     - a long-polling POP is sent without pollTime (a parked POP is out of the harness's scope);
-    - ``expire``, ``delete_recreate``, ``store_put_fail`` and ``scan_stall`` are dropped (no
-      counterpart on the real store).
+    - an action of a kind the harness cannot run (not in ``harness_kinds``, confirm's
+      LOCKSTEP_KINDS) is dropped and counted by kind; every other kind runs, retention, topic
+      deletion, refused puts and scan stalls included.
 
     What was changed is counted; ``len`` is the number of actions handed out so far."""
 
     actions: tuple[Action, ...]
     lockstep: Any
     consumers: int
+    harness_kinds: frozenset[str]
     ran: list[Action] = attrs.Factory(list)
     inserted: int = 0
-    dropped: int = 0
+    dropped: dict[str, int] = attrs.Factory(dict)  # kind -> actions dropped
     unpolled: int = 0
 
     def __iter__(self):
         for action in self.actions:
-            if action.kind in UNSUPPORTED_FAULTS:
-                self.dropped += 1
+            if action.kind not in self.harness_kinds:
+                self.dropped[action.kind] = self.dropped.get(action.kind, 0) + 1
                 continue
             if action.kind == "pop" and len(action.args) > 2 and action.args[2]:
                 action = Action("pop", (action.args[0], action.args[1], False))
@@ -142,21 +140,23 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     of scope) and the adaptations are counted beside it."""
     from popverify.conformance.lockstep import LockstepClient, LockstepError
     try:
-        from popverify.conformance.confirm import Lockstep, divergence_class
+        from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep, divergence_class
     except ImportError as err:  # confirm (issue 15) not in this build: the lockstep source fails loudly
         raise LockstepError(f"lockstep replay is not available: {err}") from err
     from popverify.mutants import applied
 
     statuses: dict[str, int] = {}
     stops: dict[str, int] = {}
-    actions = ran = compared = inserted = dropped = unpolled = 0
+    dropped: dict[str, int] = {}
+    actions = ran = compared = inserted = unpolled = 0
     traces = sum(1 for s in schedules if s.source != "corpus")
     with LockstepClient(release, jvm_args) as client:
         for i, schedule in enumerate(schedules):
             with applied(schedule.mutant):
                 # every Lockstep begins with the harness's init: one JVM serves the whole corpus
                 lockstep = Lockstep(profile, schedule.seed, schedule.config, client)
-                plan = Adapted(schedule.actions, lockstep, schedule.config.consumers) if adapt else schedule.actions
+                plan = Adapted(schedule.actions, lockstep, schedule.config.consumers, LOCKSTEP_KINDS) \
+                    if adapt else schedule.actions
                 verdict = lockstep.run(plan)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
             if verdict.status != "agrees":
@@ -167,7 +167,9 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
             ran += len(plan)
             compared += verdict.steps
             if isinstance(plan, Adapted):
-                inserted, dropped, unpolled = inserted + plan.inserted, dropped + plan.dropped, unpolled + plan.unpolled
+                inserted, unpolled = inserted + plan.inserted, unpolled + plan.unpolled
+                for kind, n in plan.dropped.items():
+                    dropped[kind] = dropped.get(kind, 0) + n
             if i % 10 == 9:
                 progress(f"{release}: {i + 1}/{len(schedules)} schedules replayed")
     # A replay stops at its first divergence or out-of-scope step: Java ran (and JaCoCo counted)
@@ -175,5 +177,6 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     # drain round as one step).
     return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "actions": actions,
             "actions_run": ran, "steps_compared": compared, "verdicts": dict(sorted(statuses.items())),
-            "adapted": adapt, "pop_steps_inserted": inserted, "faults_dropped": dropped,
+            "adapted": adapt, "pop_steps_inserted": inserted,
+            "dropped": dict(sorted(dropped.items())),
             "long_polls_unpolled": unpolled, "stops": dict(sorted(stops.items()))}

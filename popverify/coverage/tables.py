@@ -26,18 +26,28 @@ def _ordered(profiles: dict[str, Any]) -> list[str]:
     return sorted(profiles, key=lambda p: (list(RELEASES).index(p) if p in RELEASES else len(RELEASES), p))
 
 
+def _in_scope_cell(row: dict[str, Any] | None) -> str:
+    """A row's in-scope branches; figures recorded before the in-scope counters read "–"."""
+    if row is None or not row.get("present", row.get("line") is not None):
+        return "absent"
+    if "in_scope" not in row:
+        return "–"
+    return _cell(row["in_scope"]["branch"])
+
+
 def markdown(profiles: dict[str, dict[str, Any]]) -> str:
-    """One row per target class, line and branch coverage per profile (release)."""
+    """One row per target class, per profile (release): line and branch coverage, and branch
+    coverage in scope (without the lines popverify/coverage/scope.py declares out of scope)."""
     names = _ordered(profiles)
     header = "| class | side | " + " | ".join(
-        f"{p} ({profiles[p]['release']}) lines | {p} ({profiles[p]['release']}) branches" for p in names) + " |"
-    lines = [header, "| " + " | ".join(["---"] * (2 + 2 * len(names))) + " |"]
+        f"{p} ({profiles[p]['release']}) lines | {p} branches | {p} branches in scope" for p in names) + " |"
+    lines = [header, "| " + " | ".join(["---"] * (2 + 3 * len(names))) + " |"]
     labels = [(c["label"], c["side"]) for c in profiles[names[0]]["classes"]] if names else []
     for label, side in labels:
         cells = []
         for p in names:
             row = next((c for c in profiles[p]["classes"] if c["label"] == label), None)
-            cells += [_cell(row and row["line"]), _cell(row and row["branch"])]
+            cells += [_cell(row and row["line"]), _cell(row and row["branch"]), _in_scope_cell(row)]
         lines.append(f"| {label} | {side} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -69,10 +79,14 @@ def sources_line(profile: dict[str, Any]) -> str:
                          f"{sum(source['requests_compared'].values())} requests compared")
         else:
             verdicts = ", ".join(f"{n} {s}" for s, n in source["verdicts"].items())
+            if "dropped" in source:  # what the harness cannot run, by kind (confirm.LOCKSTEP_KINDS)
+                dropped = "dropped, no harness counterpart: " + (
+                    ", ".join(f"{kind} ×{n}" for kind, n in source["dropped"].items()) or "none")
+            else:  # figures recorded before 25 November 2026 counted the dropped faults only
+                dropped = f"{source['faults_dropped']} faults dropped"
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
                          f"{source['actions']} corpus actions, {source['actions_run']} run on both sides "
-                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {source['faults_dropped']} faults "
-                         f"dropped)")
+                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {dropped})")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 

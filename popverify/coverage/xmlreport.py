@@ -1,5 +1,7 @@
 """Read JaCoCo's XML report (``jacococli report --xml``): the LINE and BRANCH counters of
-every class, and of every method for the targets measured per method."""
+every class, and of every method for the targets measured per method, and the per-line
+counters of each source file (``<sourcefile>``'s ``<line nr mi ci mb cb>``) that the
+in-scope figures subtract excluded lines with."""
 
 from __future__ import annotations
 
@@ -51,6 +53,14 @@ def _counters(element: ET.Element) -> Measured:
     return Measured(found.get("LINE", Counter()), found.get("BRANCH", Counter()))
 
 
+def line_measured(element: ET.Element) -> Measured:
+    """One ``<line>``'s counters: the line is covered when one of its instructions ran."""
+    instructions = int(element.get("mi", "0")) + int(element.get("ci", "0"))
+    covered = int(element.get("ci", "0")) > 0
+    line = Counter(int(covered), int(not covered)) if instructions else Counter()
+    return Measured(line, Counter(int(element.get("cb", "0")), int(element.get("mb", "0"))))
+
+
 @attrs.frozen
 class Report:
     """Per-class counters, and per-(class, method name) counters summed over overloads."""
@@ -59,6 +69,13 @@ class Report:
     methods: dict[tuple[str, str], Measured]
     # per class, the methods with code none of which ran, as "name:firstLine" (source order)
     unreached: dict[str, tuple[str, ...]] = attrs.Factory(dict)
+    # per class, its source file ("package/File.java"); per source file, each line's counters
+    # (all classes of the file: an inner class's lines are in its outer class's file)
+    source_of: dict[str, str] = attrs.Factory(dict)
+    lines: dict[str, dict[int, Measured]] = attrs.Factory(dict)
+    # per class, (first line, name) of each method with code, in source order: which class and
+    # method a line range of the source file belongs to
+    method_lines: dict[str, tuple[tuple[int, str], ...]] = attrs.Factory(dict)
 
 
 def parse(xml_path: Path) -> Report:
@@ -72,10 +89,20 @@ def parse(xml_path: Path) -> Report:
     classes: dict[str, Measured] = {}
     methods: dict[tuple[str, str], Measured] = {}
     unreached: dict[str, tuple[str, ...]] = {}
+    source_of: dict[str, str] = {}
+    lines: dict[str, dict[int, Measured]] = {}
+    method_lines: dict[str, tuple[tuple[int, str], ...]] = {}
     for package in root.iter("package"):
+        folder = package.get("name", "")
+        for source in package.findall("sourcefile"):
+            lines[f"{folder}/{source.get('name', '')}"] = {int(e.get("nr", "0")): line_measured(e)
+                                                           for e in source.findall("line")}
         for cls in package.findall("class"):
             name = cls.get("name", "")
             classes[name] = _counters(cls)
+            source_of[name] = f"{folder}/{cls.get('sourcefilename', '')}"
+            method_lines[name] = tuple(sorted((int(m.get("line", "0")), m.get("name", ""))
+                                              for m in cls.findall("method") if m.get("line")))
             never: list[tuple[int, str]] = []
             for method in cls.findall("method"):
                 key = (name, method.get("name", ""))
@@ -85,4 +112,4 @@ def parse(xml_path: Path) -> Report:
                     line = int(method.get("line", "0") or 0)
                     never.append((line, f"{key[1]}:{line}"))
             unreached[name] = tuple(label for _, label in sorted(never))
-    return Report(classes, methods, unreached)
+    return Report(classes, methods, unreached, source_of, lines, method_lines)

@@ -408,13 +408,17 @@ def coverage_html(coverage: dict[str, Any] | None) -> str:
                            f"schedules incl. {source.get('traces', 0)} traces ({verdicts}), {source['actions']} corpus "
                            f"actions, {source['actions_run']} run on both sides</li>")
     labels = [c["label"] for c in profiles[0][1].get("classes", [])]
-    head = "".join(f"<th>{esc(n)} ({esc(p['release'])}) lines</th><th>{esc(n)} branches</th>" for n, p in profiles)
+    head = "".join(f"<th>{esc(n)} ({esc(p['release'])}) lines</th><th>{esc(n)} branches</th>"
+                   f"<th>{esc(n)} branches in scope</th>" for n, p in profiles)
     body = []
     for label in labels:
         tds = []
         for _, profile in profiles:
             row = next((c for c in profile.get("classes", []) if c["label"] == label), None)
-            tds.append(cell(row and row["line"]) + cell(row and row["branch"]))
+            # in scope: without the lines popverify/coverage/scope.py declares out of scope
+            kept = row and (row.get("in_scope") or {}).get("branch")
+            tds.append(cell(row and row["line"]) + cell(row and row["branch"])
+                       + (cell(kept) if kept or not row or row["line"] is None else "<td>–</td>"))
         side = next(c["side"] for c in profiles[0][1]["classes"] if c["label"] == label)
         body.append(f"<tr><th>{esc(label)}</th><td>{esc(side)}</td>{''.join(tds)}</tr>")
     return (f"<p>JaCoCo {esc(str(coverage.get('jacoco')))} on the harness JVMs (spec/coverage.md).</p>"

@@ -170,6 +170,11 @@ def test_report_section_has_table_and_chart() -> None:
     assert '<table id="coverage">' in section and "<svg" in section and "25.0 %" in section
     assert "absent" in section and 'class="failed"' in section  # a failed source is shown as failed
     assert "popverify coverage --out" in coverage_html(None)
+    # the in-scope column: "–" for figures recorded without it, the counters when measured
+    assert "<th>v5.0 branches in scope</th>" in section and "25.0 % (1/4)</td><td>–</td>" in section
+    profile["classes"][0]["in_scope"] = {"branch": {"covered": 1, "total": 2, "percent": 50.0}}
+    section = coverage_html({"jacoco": "0.8.12", "profiles": {"v5.0": profile}})
+    assert "25.0 % (1/4)</td><td>50.0 % (1/2)</td>" in section
 
 
 def test_verify_report_picks_up_coverage_json_of_its_folder(tmp_path: Path) -> None:
@@ -255,7 +260,8 @@ def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None
         replay.load_corpus(corpus, "v5.5", 5)
 
 
-def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpolls() -> None:
+def test_adapted_schedule_finishes_a_pop_first_drops_what_the_harness_cannot_run_and_unpolls() -> None:
+    from popverify.conformance.confirm import LOCKSTEP_KINDS
     from popverify.coverage.replay import Adapted
     from popverify.sim.scenario import Action
 
@@ -266,8 +272,11 @@ def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpo
         pending: object | None = None
 
     ls = FakeLockstep()
-    plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("ack", (0, 3)),
-                    Action("pop_step", (1,))), ls, consumers=2)
+    # expire, store_put_fail and scan_stall run on the harness now; the model's request-thread
+    # stall has no counterpart and is dropped, counted by kind
+    plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("stall", (0, 500)),
+                    Action("ack", (0, 3)), Action("store_put_fail", (1,)), Action("scan_stall", (1000,)),
+                    Action("stall", (1, 20)), Action("pop_step", (1,))), ls, 2, LOCKSTEP_KINDS)
     out = []
     for action in plan:
         out.append(action.to_json())
@@ -275,8 +284,20 @@ def test_adapted_schedule_finishes_a_pop_first_drops_unsupported_faults_and_unpo
             ls.pending = Pending()
         elif action.kind == "pop_step" and len(out) == 3:
             ls.pending = None  # the second pop_step answers the POP
-    assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["ack", 0, 3], ["pop_step", 1]]
-    assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, 1, 1, 5)
+    assert out == [["pop", 1, 0, False], ["pop_step", 1], ["pop_step", 1], ["expire", 0, 1], ["ack", 0, 3],
+                   ["store_put_fail", 1], ["scan_stall", 1000], ["pop_step", 1]]
+    assert (plan.inserted, plan.dropped, plan.unpolled, len(plan)) == (2, {"stall": 2}, 1, 8)
+
+
+def test_lockstep_kinds_are_model_kinds_and_leave_out_only_what_has_no_harness_op() -> None:
+    """The declaration the coverage replay imports names real actions (a typo would drop a kind
+    silently) and leaves out only the actions without a harness op."""
+    from popverify.conformance.confirm import LOCKSTEP_KINDS
+    from popverify.sim.pop_driver import POP_MODE_ACTIONS
+
+    kinds = {spec.name for spec in POP_MODE_ACTIONS}
+    assert LOCKSTEP_KINDS <= kinds
+    assert kinds - LOCKSTEP_KINDS == {"stall", "produce_sized"}
 
 
 def test_methods_never_entered_are_listed_per_whole_class_target(tmp_path: Path) -> None:
@@ -310,3 +331,26 @@ def test_update_spec_lists_unreached_broker_methods_and_renames_the_develop_alia
     assert "- X (v5.0, 5.0.0): scanGarbage:181, putCkToStore:536" in text
     assert "run:1" not in text  # client classes are not listed
     assert "develop" not in text
+
+
+def test_sources_line_lists_dropped_kinds_and_reads_figures_recorded_before_them(tmp_path: Path) -> None:
+    """A profile measured now lists what the harness could not run by kind; one recorded before
+    (a count of dropped faults) still renders when the other profile is re-measured."""
+    md, js = tmp_path / "coverage.md", tmp_path / "coverage.json"
+    md.write_text(f"{tables.START}\n{tables.END}\n")
+    counter = {"covered": 1, "total": 4, "percent": 25.0}
+    lockstep = {"harness": "lockstep", "schedules": 2, "traces": 0, "verdicts": {"agrees": 2}, "actions": 9,
+                "actions_run": 11, "pop_steps_inserted": 2}
+    old = {"profile": "v5.5", "release": "5.5.0", "command": "old",
+           "sources": {"lockstep": {**lockstep, "faults_dropped": 3}},
+           "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter}]}
+    js.write_text(json.dumps({"jacoco": "0.8.12", "profiles": {"v5.5": old}}))
+    new = {"profile": "v5.0", "release": "5.0.0", "sources": {"lockstep": {**lockstep, "dropped": {"stall": 4}}},
+           "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter,
+                        "in_scope": {"line": counter, "branch": {"covered": 1, "total": 2, "percent": 50.0}}}]}
+    tables.update_spec(md, js, {"jacoco": "0.8.12", "profiles": {"v5.0": new}}, "c")
+    text = md.read_text()
+    assert "pop_steps inserted; dropped, no harness counterpart: stall ×4)" in text
+    assert "pop_steps inserted; 3 faults dropped)" in text
+    # the in-scope column: measured for v5.0, not recorded for the older v5.5 figures
+    assert "| X | broker | 25.0 % (1/4) | 25.0 % (1/4) | 50.0 % (1/2) | 25.0 % (1/4) | 25.0 % (1/4) | – |" in text

@@ -1,0 +1,166 @@
+"""The Java code of the coverage targets that is out of scope, per release: the one declaration
+the in-scope figures subtract (spec/coverage.md "Out of scope, and why").
+
+Issue 16 lets slave, proxy and multi-broker paths out of the 85 % branch target; code with no
+behaviour (metrics and stats calls, logging behind a logging switch) is left out too. Nothing
+else is: request validation, orderly POP, long polling, the thread loops, the
+popConsumerKVServiceEnable path and every failure branch count, reached or not.
+
+Each entry names a target row, a release and an inclusive range of source lines of the
+target's class (the release's ``-sources.jar``); the in-scope counters are the row's counters
+minus the per-line counters JaCoCo reports for those lines (``<sourcefile>``'s ``<line>``).
+``in_scope`` refuses a range that holds a method of another class (an inner class's code is
+counted in its own row), or, for a per-method row, lines outside that method.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+import attrs
+
+from popverify.coverage.xmlreport import Counter, Measured, Report
+from popverify.tools import ToolError
+
+# reason -> the row of spec/coverage.md's "Out of scope" table that gives it
+REASONS: dict[str, str] = {
+    "slave": "Slave, proxy, multi-broker",  # a master-only broker: replication statuses, slave roles
+    "multi-broker": "Slave, proxy, multi-broker",  # the broker container (several brokers in one JVM)
+    "metrics": "Metrics, stats, logging-only branches",  # BrokerStatsManager, metrics managers
+    "logging": "Metrics, stats, logging-only branches",  # blocks behind isEnablePopLog and the like
+}
+
+
+@attrs.frozen
+class Excluded:
+    """Source lines ``first``..``last`` of a target's class in ``release``, out of scope."""
+
+    label: str
+    release: str
+    first: int
+    last: int
+    reason: str
+    what: str
+
+    def __attrs_post_init__(self) -> None:
+        if self.reason not in REASONS:
+            raise ValueError(f"unknown reason {self.reason!r}")
+        if not 0 < self.first <= self.last:
+            raise ValueError(f"bad line range {self.first}..{self.last}")
+
+
+def _x(label: str, release: str, reason: str, what: str, *ranges: tuple[int, int]) -> tuple[Excluded, ...]:
+    return tuple(Excluded(label, release, a, b, reason, what) for a, b in ranges)
+
+
+_PMP, _QLM = "PopMessageProcessor", "PopMessageProcessor$QueueLockManager"
+_ACK, _CIT = "AckMessageProcessor", "ChangeInvisibleTimeProcessor"
+_BUF, _REV, _PULL = "PopBufferMergeService", "PopReviveService", "PullMessageProcessor"
+_GET = "DefaultMessageStore#getMessage"
+# PutMessageStatus.FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE: the sub-conditions of a put's
+# "ok" test that only a broker replicating to a slave answers
+_REPLICA = "FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE put statuses"
+_POP_LOG = "blocks behind isEnablePopLog"
+_STATS = "BrokerStatsManager calls"
+_POP_METRICS = "PopMetricsManager calls"
+
+OUT_OF_SCOPE: tuple[Excluded, ...] = (
+    # -- rocketmq 5.0.0 ---------------------------------------------------------------------
+    *_x(_PMP, "5.0.0", "logging", _POP_LOG, (185, 187), (247, 249), (618, 620), (642, 644)),
+    *_x(_PMP, "5.0.0", "metrics", _STATS, (428, 430), (518, 522), (716, 717)),
+    *_x(_QLM, "5.0.0", "multi-broker", "getServiceName in a broker container", (958, 960)),
+    *_x(_ACK, "5.0.0", "slave", "shouldRunPopRevive = brokerId == 0 (false on a slave)", (57, 57)),
+    *_x(_ACK, "5.0.0", "metrics", _STATS, (145, 146)),
+    *_x(_ACK, "5.0.0", "slave", _REPLICA, (207, 208)),
+    *_x(_CIT, "5.0.0", "slave", _REPLICA, (105, 106), (160, 161)),
+    *_x(_CIT, "5.0.0", "metrics", _STATS, (140, 141), (200, 201)),
+    *_x(_CIT, "5.0.0", "logging", _POP_LOG, (194, 197)),
+    *_x(_BUF, "5.0.0", "slave", "isShouldRunning (slave acting master, broker role) and run's slave branch",
+        (69, 75), (89, 97)),
+    *_x(_BUF, "5.0.0", "multi-broker", "getServiceName in a broker container", (79, 81)),
+    *_x(_BUF, "5.0.0", "logging", _POP_LOG, (223, 225), (282, 284), (354, 356), (407, 409), (429, 431),
+        (445, 447), (465, 467), (481, 483), (495, 497), (502, 504), (516, 518), (559, 561), (594, 596),
+        (626, 628)),
+    *_x(_BUF, "5.0.0", "slave", _REPLICA, (545, 546), (589, 590), (621, 622)),
+    *_x(_REV, "5.0.0", "multi-broker", "getServiceName in a broker container", (67, 69)),
+    # shouldRunPopRevive is brokerId == 0 (AckMessageProcessor's constructor): false on a slave
+    *_x(_REV, "5.0.0", "slave", "!shouldRunPopRevive (a slave) skips", (82, 85), (165, 168), (276, 279),
+        (363, 366), (389, 392), (432, 435), (441, 444)),
+    *_x(_REV, "5.0.0", "logging", _POP_LOG, (110, 114), (315, 317), (329, 331)),
+    *_x(_REV, "5.0.0", "metrics", _STATS, (118, 120), (193, 197)),
+    *_x(_PULL, "5.0.0", "slave", "rejectRequest on a slave, slave-read suggestion and the slave's redirect",
+        (286, 289), (526, 554)),
+    *_x(_GET, "5.0.0", "metrics", "disk-fall-behind and store stats", (829, 832), (844, 848)),
+    *_x(_GET, "5.0.0", "slave", "suggestPullingFromSlave", (834, 837)),
+    # -- rocketmq 5.5.0 ---------------------------------------------------------------------
+    *_x(_PMP, "5.5.0", "logging", _POP_LOG, (207, 210), (247, 249)),
+    *_x(_PMP, "5.5.0", "metrics", _STATS + ", the messages-out metrics and the remoting metrics of a zero-copy transfer",
+        (461, 463), (472, 480), (614, 616), (626, 633), (797, 810), (976, 977), (1020, 1021)),
+    *_x(_QLM, "5.5.0", "multi-broker", "getServiceName in a broker container", (1113, 1115)),
+    *_x(_ACK, "5.5.0", "slave", "shouldRunPopRevive = brokerId == 0 (false on a slave)", (71, 71)),
+    *_x(_ACK, "5.5.0", "metrics", _STATS, (275, 276), (344, 345), (384, 385), (571, 572)),
+    *_x(_ACK, "5.5.0", "metrics", _POP_METRICS, (400, 400)),
+    *_x(_ACK, "5.5.0", "slave", _REPLICA, (396, 397)),
+    *_x(_ACK, "5.5.0", "logging", "block behind isPopConsumerKVServiceLog", (465, 468)),
+    *_x(_CIT, "5.5.0", "metrics", _STATS, (278, 279), (348, 349)),
+    *_x(_CIT, "5.5.0", "metrics", _POP_METRICS, (302, 302), (346, 346)),
+    *_x(_CIT, "5.5.0", "slave", _REPLICA, (298, 299), (354, 355)),
+    *_x(_CIT, "5.5.0", "logging", _POP_LOG, (340, 343)),
+    *_x(_BUF, "5.5.0", "slave", "isShouldRunning (slave acting master, broker role) and run's slave branches",
+        (74, 80), (95, 103), (126, 128)),
+    *_x(_BUF, "5.5.0", "multi-broker", "getServiceName and run's drain in a broker container", (84, 86), (129, 133)),
+    *_x(_BUF, "5.5.0", "logging", _POP_LOG, (251, 253), (325, 327), (401, 403), (462, 464), (485, 487),
+        (501, 503), (528, 530), (544, 546), (558, 560), (565, 567), (590, 592), (653, 655), (705, 707),
+        (759, 761), (794, 796)),
+    *_x(_BUF, "5.5.0", "slave", _REPLICA, (638, 639), (700, 701), (754, 755), (789, 790)),
+    *_x(_BUF, "5.5.0", "metrics", _POP_METRICS, (349, 349), (635, 635), (697, 697)),
+    *_x(_REV, "5.5.0", "multi-broker", "getServiceName in a broker container", (89, 91)),
+    *_x(_REV, "5.5.0", "slave", "!shouldRunPopRevive (a slave) skips", (219, 222), (350, 353), (508, 511),
+        (546, 549), (557, 560), (668, 671), (682, 685)),
+    *_x(_REV, "5.5.0", "logging", _POP_LOG, (140, 144), (214, 216), (389, 391), (404, 406), (430, 432)),
+    *_x(_REV, "5.5.0", "metrics", _STATS, (151, 153), (249, 253)),
+    *_x(_REV, "5.5.0", "metrics", _POP_METRICS + " and the messages-out metrics", (139, 139), (255, 261), (397, 397),
+        (408, 408), (435, 435)),
+    *_x(_PULL, "5.5.0", "slave", "rejectRequest on a slave, slave-read suggestion and the slave's redirect",
+        (297, 300), (688, 716)),
+    *_x(_GET, "5.5.0", "metrics", "disk-fall-behind and store stats", (1024, 1027), (1039, 1043), (1045, 1048)),
+    *_x(_GET, "5.5.0", "slave", "suggestPullingFromSlave", (1029, 1032)),
+)
+
+
+def for_target(label: str, release: str, table: Sequence[Excluded] = OUT_OF_SCOPE) -> tuple[Excluded, ...]:
+    """The exclusions of one target row in one release."""
+    return tuple(e for e in table if e.label == label and e.release == release)
+
+
+def in_scope(report: Report, java_class: str, method: str | None, raw: Measured,
+             excluded: Sequence[Excluded]) -> Measured:
+    """``raw`` minus the per-line counters of the ``excluded`` lines of ``java_class`` (of
+    its ``method`` for a per-method row). A ToolError when a range reaches into another class's
+    (or method's) code: the declaration no longer matches the release's source."""
+    if not excluded:
+        return raw
+    source = report.source_of[java_class]
+    lines = report.lines.get(source, {})
+    # every method of the source file, by first line: a line belongs to the last one at or above it
+    starts = sorted((first, cls, name) for cls, methods in report.method_lines.items()
+                    if report.source_of.get(cls) == source for first, name in methods)
+    firsts = [s[0] for s in starts]
+    line, branch = Counter(), Counter()
+    for e in excluded:
+        for nr in range(e.first, e.last + 1):
+            if nr not in lines:
+                continue  # a line without code (comment, brace, declaration)
+            at = bisect.bisect_right(firsts, nr) - 1
+            owner = starts[at] if at >= 0 else None
+            if owner is None or owner[1] != java_class or (method is not None and owner[2] != method):
+                where = f"{owner[1]}#{owner[2]}" if owner else "no method"
+                raise ToolError(f"out-of-scope lines {e.first}..{e.last} of {e.label} ({e.release}): line {nr} is "
+                                f"code of {where}, not of {java_class}{'#' + method if method else ''}")
+            line, branch = line + lines[nr].line, branch + lines[nr].branch
+    return Measured(_minus(raw.line, line), _minus(raw.branch, branch))
+
+
+def _minus(a: Counter, b: Counter) -> Counter:
+    return Counter(a.covered - b.covered, a.missed - b.missed)
