@@ -170,11 +170,16 @@ class RebalancePushImpl:
 
     def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
         """RebalancePushImpl#removeUnnecessaryMessageQueue: persist and forget the offset; an
-        orderly clustering consumer also unlocks (20 s later while messages are cached). The
-        consume lock is free between model steps, so tryLock(1 s) always succeeds."""
+        orderly clustering consumer also unlocks (20 s later while messages are cached) when
+        pq.getConsumeLock().tryLock(1 s) succeeds; while a listener holds the consume lock
+        (consume_begin .. consume_end) it counts tryUnlockTimes and returns False, so the dropped
+        queue stays in processQueueTable and the broker lock is kept (5.0.0 and 5.5.0)."""
         self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
         if self.consume_orderly and self.message_model == "CLUSTERING":
+            if pq.consume_locked:
+                pq.try_unlock_times += 1
+                return False
             if pq.has_temp_message():
                 self._schedule(self.config.unlock_delay_time_mills, lambda: self.unlock(mq))
             else:
