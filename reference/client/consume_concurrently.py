@@ -157,6 +157,8 @@ class ConsumeMessageConcurrentlyService:
         if self.message_model == "CLUSTERING":
             failed = []
             for msg in msgs[ack_index + 1:]:
+                if self.config.send_back_only_held and msg.queue_offset not in request.process_queue.msg_tree_map:
+                    continue  # v5.5: cleanExpiredMsg already sent it back and removed it
                 if send_message_back(self.broker, self.group, msg, 0, self.max_reconsume_times()):
                     sent_back.append(msg.queue_offset)
                 else:

@@ -175,3 +175,22 @@ def test_send_back_stores_the_original_body_unless_it_falls_back_to_a_normal_sen
     assert c.consume_end(0, ConsumeConcurrentlyStatus.RECONSUME_LATER, body_size=7).sent_back == (0,)
     [again] = broker.timer_pending()
     assert again.body == b"y" * 7 and again.reconsume_times == 2
+
+
+@pytest.mark.parametrize("profile, copies", [("v5.0", 2), ("v5.5", 1)])
+def test_a_listener_outliving_consume_timeout_is_sent_back_once_on_v55(profile: str, copies: int) -> None:
+    """cleanExpiredMsg sends back and removes a message consumed for longer than consumeTimeout
+    (15 min) while its listener still works; RECONSUME_LATER then sends it back again on 5.0.0,
+    while 5.5.0's processConsumeResult skips a message its ProcessQueue no longer contains
+    (ConsumeMessageConcurrentlyService 5.5.0 lines 282-288)."""
+    broker, clock = _world(profile)
+    c = _start(broker, clock, "c", profile)
+    broker.put_message(TOPIC, 0, b"m")
+    _pull_all(broker, c, clock)
+    c.consume_begin()
+    clock.advance(15 * 60_000 + 1)
+    c.timer_step()
+    assert not c.process_queue_table[_mq(broker)].msg_tree_map      # cleaned: sent back and removed
+    record = c.consume_end(0, ConsumeConcurrentlyStatus.RECONSUME_LATER)
+    assert len(record.sent_back) == copies - 1
+    assert len([m for m in broker.timer_pending() if m.topic == get_retry_topic(GROUP)]) == copies
