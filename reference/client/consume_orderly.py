@@ -137,7 +137,7 @@ class ConsumeMessageOrderlyService:
         """The listener of ``running[index]`` returns ``status`` (bodies set to ``body_size``
         bytes unless None): consumeLock released, then processConsumeResult -- with no isDropped
         check before it in 5.0.0 or 5.5.0; a dropped queue only keeps its offset unchanged
-        (``commitOffset >= 0 && !isDropped()``). The loop goes on at the head of the queue."""
+        (``commitOffset >= 0 && !isDropped()``)."""
         batch = self.running.pop(index)
         request: OrderlyConsumeRequest = batch.request
         msgs = batch.msgs
@@ -150,10 +150,8 @@ class ConsumeMessageOrderlyService:
         offsets = tuple(m.queue_offset for m in msgs)
         keys = uniq_keys(msgs)
         continue_consume, committed = self.process_consume_result(msgs, status, request)
-        if not continue_consume and request in self._ready:
+        if not continue_consume:  # the loop ends (the request stayed ready while its listener worked)
             self._ready.remove(request)
-        elif continue_consume and request not in self._ready:
-            self._ready.appendleft(request)
         return ConsumeRecord(batch.mq, offsets, keys, status.value, committed)
 
     def process_consume_result(self, msgs: list[PulledMessage], status: ConsumeOrderlyStatus,
