@@ -4,9 +4,10 @@ Consumers c0..c{n-1} are DefaultMQPushConsumer models of one group subscribed to
 (and, clustering, to %RETRY%group). The world is their network and their threads: ``pull``
 runs one due PullRequest (flow control or a PULL_MESSAGE request the broker serves at once
 or holds for long polling), ``deliver`` hands a response back, ``consume`` runs one consume
-request with a listener status the engine draws (or, opt-in, ``consume_begin`` hands a batch to
-the listener and a later ``consume_end`` returns its status, other steps running between), and rebalance, offset persistence, joining,
-leaving, crashes and broker restarts happen when drawn. After the steps, the drain keeps the
+request with a listener status the engine draws (or, opt-in, ``consume_begin`` hands a batch
+to the listener and a later ``consume_end`` returns its status, other steps running between),
+and rebalance, offset persistence, joining, leaving, crashes and broker restarts happen when
+drawn. After the steps, the drain keeps the
 live consumers pulling and consuming successfully to quiescence (ALO-3's fairness).
 """
 
@@ -24,8 +25,8 @@ from popverify.sim.actions import (MAX_BODY_ARG, PRODUCE, PRODUCE_SIZED, ActionS
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
-                                  ConsumerStarted, Event, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered, PullSent, PullSized, Rebalanced,
-                                  ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
+                                  ConsumerStarted, Event, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered,
+                                  PullSent, PullSized, Rebalanced, ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
 from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord, ListenerBatch
@@ -191,6 +192,7 @@ class PushWorld:
         if live is None or sum(cl.consumer is not None for cl in self.clients) <= 1:
             return False  # keep one consumer: a group with none consumes nothing by definition
         client, consumer = live
+        self._forget_listeners(consumer)
         consumer.shutdown()
         client.consumer = None
         client.reset_channel()
@@ -203,6 +205,7 @@ class PushWorld:
         if live is None:
             return False
         client, consumer = live
+        self._forget_listeners(consumer)
         consumer.crash()
         # The TCP connection closes with the process: ConsumerManager#doChannelCloseEvent.
         self.broker.unregister_consumer(GROUP, client.name)
@@ -320,7 +323,7 @@ class PushWorld:
         record = consumer.consume_step(self._status(fail))
         if record is None:
             return False
-        self._on_record(client, record, before)
+        self._on_record(client, record, before, self._lock_holder(record.mq))
         return True
 
     def consume_begin(self, c: int) -> bool:
@@ -336,7 +339,7 @@ class PushWorld:
         if begun is None:
             return False
         if isinstance(begun, ConsumeRecord):
-            self._on_record(client, begun, before)
+            self._on_record(client, begun, before, self._lock_holder(begun.mq))
             return True
         self._holder_at_begin[begun] = self._lock_holder(begun.mq)
         self.coverage.add(f"consume_begin:{min(consumer.listeners_running(), 3)}")
@@ -364,6 +367,11 @@ class PushWorld:
             self.coverage.add(f"consume_end:body_changed:{record.status}")
         self._on_record(client, record, before, self._holder_at_begin.pop(batch, None))
 
+    def _forget_listeners(self, consumer: DefaultMQPushConsumer) -> None:
+        """The consumer stops: what its listeners return is never applied."""
+        for batch in consumer.running_batches():
+            self._holder_at_begin.pop(batch, None)
+
     def _status(self, fail: bool) -> ConsumeConcurrentlyStatus | ConsumeOrderlyStatus:
         if self.config.consume_orderly:
             return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT if fail else ConsumeOrderlyStatus.SUCCESS
@@ -373,14 +381,12 @@ class PushWorld:
         return self.broker.rebalance_locks.holder(GROUP, mq) if self.config.consume_orderly else None
 
     def _on_record(self, client: Client, record: ConsumeRecord, before: dict[MessageQueue, int],
-                   holder: str | None | tuple[()] = ()) -> None:
+                   holder: str | None) -> None:
         """Publish one consume step; ``before`` is the consumer's offset table just before it
         (DUP-1 compares with it and the broker's committed offset); ``holder`` is the queue's
-        lock holder when the batch was handed over, () for now."""
+        broker lock holder (orderly) when the batch was handed to the listener (ORD-1)."""
         floor = max(before.get(record.mq, -1),
                     self.broker.committed_offset(GROUP, record.mq.topic, record.mq.queue_id))
-        if holder == ():
-            holder = self._lock_holder(record.mq)
         ok = record.status in SUCCESS_STATUSES
         if record.mq.topic == TOPIC and not record.dropped:
             self._handled[record.mq.queue_id].update(record.offsets if ok else record.sent_back)
@@ -498,7 +504,7 @@ class PushWorld:
             if record is None:
                 break
             moved = True
-            self._on_record(client, record, before)
+            self._on_record(client, record, before, self._lock_holder(record.mq))
         consumer.timer_step()
         consumer.persist_consumer_offset()
         return moved
