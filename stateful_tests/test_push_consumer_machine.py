@@ -29,8 +29,8 @@ class PushConsumerMachine(RuleBasedStateMachine):
 
     @initialize(orderly=st.booleans())
     def start(self, orderly: bool) -> None:
-        config = ScenarioConfig(queues=3, consumers=3, actions=ScenarioConfig.default_for("push").actions,
-                                consume_orderly=orderly)
+        config = ScenarioConfig(queues=3, consumers=3, consume_orderly=orderly,
+                                actions=ScenarioConfig.default_for("push").actions + ("consume_begin", "consume_end"))
         self.engine = PushDriver(self.profile, 0, config, check=True, record_trace=False)
         self.world = self.engine.world
 
@@ -99,6 +99,16 @@ class PushConsumerMachine(RuleBasedStateMachine):
     @rule(c=CONSUMERS, fail=st.booleans())
     def consume(self, c: int, fail: bool) -> None:
         self._step("consume", c, fail)
+
+    # Consumption in two steps: any rule may run while a listener works (spec/push.md). The
+    # listener keeps the bodies here: a changed body is PQ-2's known drift (tests/sim/test_consume_split.py).
+    @rule(c=CONSUMERS)
+    def consume_begin(self, c: int) -> None:
+        self._step("consume_begin", c)
+
+    @rule(c=CONSUMERS, index=st.integers(0, 3), fail=st.booleans())
+    def consume_end(self, c: int, index: int, fail: bool) -> None:
+        self._step("consume_end", c, index, fail, -1)
 
     @rule(c=CONSUMERS)
     def rebalance(self, c: int) -> None:

@@ -13,9 +13,8 @@ from popverify.sim.scenario import ALL_POP_FAULTS, MODES, PUSH_FAULTS, ScenarioC
 from reference.common.profile import LATEST_PROFILE, PROFILE_NAMES
 
 
-def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
-    """``--faults restart,expire`` → a tuple of the mode's fault names (``all`` for every one)."""
-    known = PUSH_FAULTS if mode == "push" else ALL_POP_FAULTS
+def _parse_kinds(text: str | None, known: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """``a,b`` → a tuple of names out of ``known`` (``all`` for every one); UsageError otherwise."""
     if not text:
         return ()
     if text == "all":
@@ -23,8 +22,18 @@ def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise UsageError(f"unknown {mode} fault(s) {', '.join(unknown)}; known: {', '.join(known)} or 'all'")
+        raise UsageError(f"unknown {what} {', '.join(unknown)}; known: {', '.join(known) or 'none'} or 'all'")
     return names
+
+
+def parse_faults(text: str | None, mode: str = "pop") -> tuple[str, ...]:
+    """``--faults restart,expire`` → a tuple of the mode's fault names (``all`` for every one)."""
+    return _parse_kinds(text, PUSH_FAULTS if mode == "push" else ALL_POP_FAULTS, f"{mode} fault(s)")
+
+
+def parse_opt_in(text: str | None, mode: str) -> tuple[str, ...]:
+    """``--opt-in consume_begin,consume_end`` → the mode's opt-in action kinds to add (``all``)."""
+    return _parse_kinds(text, MODES[mode].opt_in(), f"{mode} opt-in action(s)")
 
 
 MAX_STEPS = 10_000_000  # README "Bounds"
@@ -37,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "push" and args.buffer_merge is not None:
         raise UsageError("--buffer-merge is a POP-mode option (PopBufferMergeService); push mode has no buffer")
     try:
-        config = attrs.evolve(ScenarioConfig.default_for(args.mode), queues=args.queues, consumers=args.consumers,
+        base = ScenarioConfig.default_for(args.mode)
+        config = attrs.evolve(base, queues=args.queues, consumers=args.consumers,
+                              actions=base.actions + parse_opt_in(args.opt_in, args.mode),
                               enable_pop_buffer_merge=args.buffer_merge == "on",
                               faults=parse_faults(args.faults, args.mode), consume_orderly=args.orderly,
                               consume_fail_percent=20 if args.fail_percent is None else args.fail_percent)
@@ -79,6 +90,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="POP: enablePopBufferMerge (RocketMQ's default, off)")
     parser.add_argument("--faults", default=None,
                         help=f"comma list of faults, or 'all'; pop: {', '.join(ALL_POP_FAULTS)}; push: {', '.join(PUSH_FAULTS)}")
+    parser.add_argument("--opt-in", default=None, metavar="LIST",
+                        help="opt-in action kinds to add, or 'all' (push: produce_sized, consume_begin, consume_end)")
     parser.add_argument("--orderly", action="store_true", help="push: an orderly listener (ConsumeMessageOrderlyService)")
     parser.add_argument("--fail-percent", type=bounded_int(0, 100), default=None,
                         help="push: how often the listener asks to reconsume later, in percent (default 20)")

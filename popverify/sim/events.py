@@ -314,6 +314,17 @@ class ResponseDuplicated(Event):
 
 
 @attrs.frozen
+class ListenerCalled(Event):
+    """consume_begin: a batch was handed to the listener, whose status comes back at a later
+    ``consume_end`` step (a Consumed event); until then its messages are neither consumed nor lost."""
+
+    TYPE: ClassVar[str] = "consume_begin"
+    consumer: str
+    queue: str
+    offsets: list[int]
+
+
+@attrs.frozen
 class Consumed(Event):
     """One consume request: the listener's status applied to a batch (or a dropped queue)."""
 
@@ -329,7 +340,8 @@ class Consumed(Event):
     record: Any = ghost(None)   # reference.client.consume_api.ConsumeRecord
     floor: int | None = ghost(None)     # max(client offset before the step, broker's committed): DUP-1
     orderly: bool = ghost(False)
-    lock_holder: str | None = ghost(None)  # the broker's queue lock holder (orderly): ORD-1
+    # the broker's queue lock holder (orderly) when the batch was handed to the listener: ORD-1
+    lock_holder: str | None = ghost(None)
 
 
 @attrs.frozen

@@ -4,8 +4,10 @@ Consumers c0..c{n-1} are DefaultMQPushConsumer models of one group subscribed to
 (and, clustering, to %RETRY%group). The world is their network and their threads: ``pull``
 runs one due PullRequest (flow control or a PULL_MESSAGE request the broker serves at once
 or holds for long polling), ``deliver`` hands a response back, ``consume`` runs one consume
-request with a listener status the engine draws, and rebalance, offset persistence, joining,
-leaving, crashes and broker restarts happen when drawn. After the steps, the drain keeps the
+request with a listener status the engine draws (or, opt-in, ``consume_begin`` hands a batch
+to the listener and a later ``consume_end`` returns its status, other steps running between),
+and rebalance, offset persistence, joining, leaving, crashes and broker restarts happen when
+drawn. After the steps, the drain keeps the
 live consumers pulling and consuming successfully to quiescence (ALO-3's fairness).
 """
 
@@ -18,16 +20,16 @@ import attrs
 
 from popverify.checker.progress import check_push_after_drain
 from popverify.checker.push import PushChecker
-from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, clock_jump_draw, consumer_draw, fault, flag, index,
-                                   millis)
+from popverify.sim.actions import (MAX_BODY_ARG, PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw,
+                                   fault, flag, index, millis, opt_in, size_draw)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
-                                  ConsumerStarted, Event, MessageStored, OffsetPersisted, PullAnswered, PullSent, PullSized, Rebalanced,
-                                  ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
+                                  ConsumerStarted, Event, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered,
+                                  PullSent, PullSized, Rebalanced, ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
 from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
-from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
+from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord, ListenerBatch
 from reference.client.push_consumer import DefaultMQPushConsumer
 from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
@@ -96,6 +98,9 @@ class PushWorld:
         # Ghost of PushConsumerOffsets' ``consumed`` per queue of TOPIC: offsets whose consume
         # result was processed (success, or sent back to %RETRY%) -- see spec/trace-validation.md.
         self._handled: list[set[int]] = [set() for _ in range(config.queues)]
+        # The broker's lock holder of an orderly batch's queue when it was handed to the listener
+        # (ORD-1 is about the hand-over: the lock may lapse while the listener works).
+        self._holder_at_begin: dict[ListenerBatch, str | None] = {}
         for client in self.clients:
             self._start(client)
 
@@ -187,6 +192,7 @@ class PushWorld:
         if live is None or sum(cl.consumer is not None for cl in self.clients) <= 1:
             return False  # keep one consumer: a group with none consumes nothing by definition
         client, consumer = live
+        self._forget_listeners(consumer)
         consumer.shutdown()
         client.consumer = None
         client.reset_channel()
@@ -199,6 +205,7 @@ class PushWorld:
         if live is None:
             return False
         client, consumer = live
+        self._forget_listeners(consumer)
         consumer.crash()
         # The TCP connection closes with the process: ConsumerManager#doChannelCloseEvent.
         self.broker.unregister_consumer(GROUP, client.name)
@@ -316,20 +323,70 @@ class PushWorld:
         record = consumer.consume_step(self._status(fail))
         if record is None:
             return False
-        self._on_record(client, record, before)
+        self._on_record(client, record, before, self._lock_holder(record.mq))
         return True
+
+    def consume_begin(self, c: int) -> bool:
+        """Consumer ``c`` hands its next ready batch to the listener (ConsumeRequest#run up to
+        listener.consumeMessage); a request that ends before the listener (dropped queue,
+        orderly lock checks) is published as a consume step, as ``consume`` does."""
+        live = self._live(c)
+        if live is None or not live[1].has_consume_pending():
+            return False
+        client, consumer = live
+        before = dict(consumer.offset_store.offset_table)
+        begun = consumer.consume_begin()
+        if begun is None:
+            return False
+        if isinstance(begun, ConsumeRecord):
+            self._on_record(client, begun, before, self._lock_holder(begun.mq))
+            return True
+        self._holder_at_begin[begun] = self._lock_holder(begun.mq)
+        self.coverage.add(f"consume_begin:{min(consumer.listeners_running(), 3)}")
+        self.publish(ListenerCalled(client.name, f"{begun.mq.topic}:{begun.mq.queue_id}",
+                                    [m.queue_offset for m in begun.msgs]))
+        return True
+
+    def consume_end(self, c: int, index: int, fail: bool, body_size: int) -> bool:
+        """The listener of consumer ``c``'s ``index``-th running batch returns (failing when
+        ``fail``), having set each body to ``body_size`` bytes (-1: bodies unchanged)."""
+        live = self._live(c)
+        if live is None or not live[1].listeners_running():
+            return False
+        self._end(live[0], live[1], index, fail, None if body_size < 0 else body_size)
+        return True
+
+    def _end(self, client: Client, consumer: DefaultMQPushConsumer, index: int, fail: bool,
+             body_size: int | None) -> None:
+        running = consumer.running_batches()
+        batch = running[index % len(running)]
+        before = dict(consumer.offset_store.offset_table)
+        record = consumer.consume_end(index, self._status(fail), body_size)
+        assert record is not None  # a running consumer with a running batch
+        if body_size is not None:
+            self.coverage.add(f"consume_end:body_changed:{record.status}")
+        self._on_record(client, record, before, self._holder_at_begin.pop(batch, None))
+
+    def _forget_listeners(self, consumer: DefaultMQPushConsumer) -> None:
+        """The consumer stops: what its listeners return is never applied."""
+        for batch in consumer.running_batches():
+            self._holder_at_begin.pop(batch, None)
 
     def _status(self, fail: bool) -> ConsumeConcurrentlyStatus | ConsumeOrderlyStatus:
         if self.config.consume_orderly:
             return ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT if fail else ConsumeOrderlyStatus.SUCCESS
         return ConsumeConcurrentlyStatus.RECONSUME_LATER if fail else ConsumeConcurrentlyStatus.CONSUME_SUCCESS
 
-    def _on_record(self, client: Client, record: ConsumeRecord, before: dict[MessageQueue, int]) -> None:
+    def _lock_holder(self, mq: MessageQueue) -> str | None:
+        return self.broker.rebalance_locks.holder(GROUP, mq) if self.config.consume_orderly else None
+
+    def _on_record(self, client: Client, record: ConsumeRecord, before: dict[MessageQueue, int],
+                   holder: str | None) -> None:
         """Publish one consume step; ``before`` is the consumer's offset table just before it
-        (DUP-1 compares with it and the broker's committed offset)."""
+        (DUP-1 compares with it and the broker's committed offset); ``holder`` is the queue's
+        broker lock holder (orderly) when the batch was handed to the listener (ORD-1)."""
         floor = max(before.get(record.mq, -1),
                     self.broker.committed_offset(GROUP, record.mq.topic, record.mq.queue_id))
-        holder = self.broker.rebalance_locks.holder(GROUP, record.mq) if self.config.consume_orderly else None
         ok = record.status in SUCCESS_STATUSES
         if record.mq.topic == TOPIC and not record.dropped:
             self._handled[record.mq.queue_id].update(record.offsets if ok else record.sent_back)
@@ -420,6 +477,9 @@ class PushWorld:
         """One drain round of one live consumer: its due pulls, answers, consumption, timer and
         offset persistence. True when a message moved."""
         moved = False
+        while consumer.listeners_running():  # the listeners at work return successfully
+            self._end(client, consumer, 0, False, None)
+            moved = True
         for _guard in range(64):
             due = consumer.next_pull_due()
             if due is None or due > self.clock.now():
@@ -444,7 +504,7 @@ class PushWorld:
             if record is None:
                 break
             moved = True
-            self._on_record(client, record, before)
+            self._on_record(client, record, before, self._lock_holder(record.mq))
         consumer.timer_step()
         consumer.persist_consumer_offset()
         return moved
@@ -483,6 +543,13 @@ def _response_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), rng.next_int(8))
 
 
+def _consume_end_draw(rng: JavaRandom, world: Any) -> tuple:
+    c, fail = _consume_draw(rng, world)
+    index = rng.next_int(8)
+    # one listener in eight changes the bodies, to any size up to one past the broker's limit
+    return c, index, fail, size_draw(rng, MAX_BODY_ARG) if rng.next_int(8) == 0 else -1
+
+
 # The push mode's actions, in the weighted choice's order (weights: spec/fuzzing.md).
 PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     PRODUCE,
@@ -506,6 +573,10 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("clock_jump", "clock_jump", (millis("ms"),), clock_jump_draw),
     # issue 17 item 3's opt-in actions (listed by the swarm's late draw, ScenarioConfig.draw_domain)
     PRODUCE_SIZED,
+    # consumption in two steps (issue 17 item 3): the listener works while other steps run
+    opt_in("consume_begin", 7, "consume_begin", (index("c"),), consumer_draw),
+    opt_in("consume_end", 7, "consume_end", (index("c"), index("index"), flag("fail"),
+                                              Arg("body_size", int, -1, MAX_BODY_ARG)), _consume_end_draw),
 )
 
 def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:

@@ -35,7 +35,9 @@ OUT_OF_SCOPE = {"restart": "a broker restart", "expire": "retention (expire)"}
 REFERENCE_SEEDS = {"v5.0": (3, 11), "v5.5": (7, 13)}
 REFERENCE_FAULTS = ("consumer_crash", "lose_response", "dup_response", "clock_jump")
 REFERENCE_STEPS = 300
-QUIET = ("produce", "advance", "clock_jump", "hold", "lose_response", "dup_response", "drain")
+# (consume_begin hands a batch to the listener: no variable of the spec moves until its
+# consume_end, which is the spec's Consume like an atomic consume step)
+QUIET = ("produce", "advance", "clock_jump", "hold", "lose_response", "dup_response", "drain", "consume_begin")
 
 
 class ScopeError(TraceError):
@@ -198,7 +200,7 @@ def _labels(state: dict[str, Any], q: int, prev: dict[str, Any], cur: dict[str, 
         if added:
             return [("Pull", c, -1)] * len(added)
         return [("CorrectTagsOffset", c, -1)] if cur["local"][c] != prev["local"][c] else []
-    if kind == "consume":
+    if kind in ("consume", "consume_end"):
         if event.get("queue") != queue or event.get("dropped"):
             return []
         ok = event["status"] in ("CONSUME_SUCCESS", "SUCCESS", "COMMIT")

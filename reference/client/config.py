@@ -54,6 +54,15 @@ class ClientConfig:
     # ProcessQueue: v5.5 resets msgSize to 0 when msgCount drops to 0 (removeMessage,
     # commit); rocketmq-all-5.0.0 only subtracts (found by `popverify conformance` vs 5.3.3).
     pq_reset_size_when_empty: bool = False
+    # RebalancePushImpl#removeUnnecessaryMessageQueue of an orderly clustering consumer: v5.5
+    # (tryRemoveOrderMessageQueue) unlocks at once and takes the queue out even while a listener
+    # holds the consume lock once the dropped queue's lock is older than unlockDelayTimeMills;
+    # rocketmq-all-5.0.0 unlocks 20 s later while messages are cached, never while a listener works.
+    try_remove_order_message_queue: bool = False
+    # ConsumeMessageConcurrentlyService#processConsumeResult, RECONSUME_LATER: v5.5 skips the
+    # send-back of a message no longer in its ProcessQueue ("expired and cleaned":
+    # ProcessQueue#containsMessage); rocketmq-all-5.0.0 sends it back again.
+    send_back_only_held: bool = False
     # mechanism switch for F5 (popverify/findings/attribution.py): a queue whose offset query
     # finds nothing starts at its max offset (CONSUME_FROM_LAST_OFFSET, as Java); False starts
     # it at the store's first offset, i.e. treats a never-flushed group as not new.
@@ -71,5 +80,6 @@ class ClientConfig:
 # at that release (spec/profiles.md).
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
     "v5.0": {},
-    "v5.5": {"pq_reset_size_when_empty": True},
+    "v5.5": {"pq_reset_size_when_empty": True, "try_remove_order_message_queue": True,
+             "send_back_only_held": True},
 }

@@ -3,12 +3,17 @@
 DefaultMQPushConsumerImpl owns one ConsumeMessageService; the pull callback hands it the
 messages it put into a ProcessQueue (``submit_consume_request``), and the driver runs the
 service one consume request at a time (``consume_step``) with the listener's answer it chose.
+A consume request can also run in two steps, so that other steps run while its listener works:
+``consume_begin`` hands a batch to the listener (ConsumeRequest#run up to
+listener.consumeMessage) and ``consume_end`` applies the status the listener returns (the rest
+of ConsumeRequest#run: the isDropped check, processConsumeResult); ``consume_step`` is the two
+back to back.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -45,6 +50,29 @@ class ConsumeRecord:
     dropped: bool = False             # the ProcessQueue was dropped: nothing applied
 
 
+@attrs.define(eq=False)
+class ListenerBatch:
+    """A batch handed to the listener whose status has not come back yet (between
+    ``consume_begin`` and ``consume_end``). Its messages are still in the ProcessQueue (orderly:
+    in its consuming map) -- removeMessage / commit run at the end."""
+
+    request: Any                      # the service's ConsumeRequest
+    mq: MessageQueue
+    msgs: list[PulledMessage]
+
+
+def change_bodies(msgs: list[PulledMessage], size: int) -> None:
+    """The listener sets the body of each message it was handed to ``size`` bytes
+    (MessageExt#setBody: the listener gets the very objects the ProcessQueue holds, so
+    removeMessage / commit then subtract the new length, and sendMessageBackAsNormalMessage
+    sends the new body; CONSUMER_SEND_MSG_BACK carries only the commit-log offset)."""
+    body = b"y" * size
+    for msg in msgs:
+        msg.body = body
+        if msg.ext is not None:
+            msg.ext.body = body
+
+
 class ConsumeMessageService(Protocol):
     """ConsumeMessageConcurrentlyService / ConsumeMessageOrderlyService, sans threads."""
 
@@ -54,6 +82,14 @@ class ConsumeMessageService(Protocol):
     def has_pending(self) -> bool: ...
 
     def consume_step(self, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus) -> ConsumeRecord | None: ...
+
+    # listener calls begun and not ended yet, in the order they began
+    running: list[ListenerBatch]
+
+    def consume_begin(self) -> ConsumeRecord | ListenerBatch | None: ...  # a record when no listener is called
+
+    def consume_end(self, index: int, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus,
+                    body_size: int | None = None) -> ConsumeRecord: ...
 
     def timer_step(self) -> None: ...  # delayed re-submits (submitConsumeRequestLater) and cleanExpiredMsg
 

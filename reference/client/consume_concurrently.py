@@ -16,7 +16,8 @@ import attrs
 
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
-from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
+from reference.client.consume_api import (ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord, ListenerBatch,
+                                          change_bodies)
 from reference.client.process_queue import PROPERTY_CONSUME_START_TIMESTAMP, ProcessQueue, PulledMessage
 from reference.common import response_code as rc
 from reference.common.message import PROPERTY_RETRY_TOPIC, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
@@ -78,6 +79,7 @@ class ConsumeMessageConcurrentlyService:
         self.broker = broker
         self.message_model = message_model
         self._ready: deque[ConsumeRequest] = deque()
+        self.running: list[ListenerBatch] = []   # listeners at work (consume_begin .. consume_end)
         self._later: list[tuple[int, int, ConsumeRequest]] = []
         self._seq = 0
         self._next_clean = self._now() + config.consume_timeout * 60_000
@@ -101,22 +103,46 @@ class ConsumeMessageConcurrentlyService:
 
     def consume_step(self, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus) -> ConsumeRecord | None:
         """ConsumeRequest#run for the first ready request with the listener's ``status``."""
+        begun = self.consume_begin()
+        if not isinstance(begun, ListenerBatch):
+            return begun
+        return self.consume_end(len(self.running) - 1, status)
+
+    def consume_begin(self) -> ConsumeRecord | ListenerBatch | None:
+        """ConsumeRequest#run of the first ready request up to listener.consumeMessage: a DROPPED
+        record when its ProcessQueue is dropped, else the batch now in the listener's hands."""
         if not self._ready:
             return None
         request = self._ready.popleft()
         pq, mq, msgs = request.process_queue, request.message_queue, request.msgs
-        offsets = tuple(m.queue_offset for m in msgs)
         if pq.dropped:
-            return ConsumeRecord(mq, offsets, uniq_keys(msgs), "DROPPED", None, dropped=True)
+            return ConsumeRecord(mq, tuple(m.queue_offset for m in msgs), uniq_keys(msgs), "DROPPED", None,
+                                 dropped=True)
         reset_retry_and_namespace(msgs, self.group)
         for msg in msgs:
             msg.properties[PROPERTY_CONSUME_START_TIMESTAMP] = str(self._now())
+        batch = ListenerBatch(request, mq, msgs)
+        self.running.append(batch)
+        return batch
+
+    def consume_end(self, index: int, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus,
+                    body_size: int | None = None) -> ConsumeRecord:
+        """The listener of ``running[index]`` returns ``status``, having set the bodies to
+        ``body_size`` bytes unless None. ConsumeRequest#run re-checks processQueue.isDropped()
+        after the listener and skips processConsumeResult when it was dropped meanwhile (same in
+        5.0.0 and 5.5.0): nothing is removed, no offset moves, nothing is sent back."""
+        batch = self.running.pop(index)
+        request: ConsumeRequest = batch.request
+        if body_size is not None:
+            change_bodies(request.msgs, body_size)
+        offsets = tuple(m.queue_offset for m in request.msgs)
         if not isinstance(status, ConsumeConcurrentlyStatus):
             status = ConsumeConcurrentlyStatus.RECONSUME_LATER  # a null status is RECONSUME_LATER
-        if pq.dropped:  # re-checked after the listener in Java
-            return ConsumeRecord(mq, offsets, uniq_keys(msgs), status.value, None, dropped=True)
+        if request.process_queue.dropped:
+            return ConsumeRecord(batch.mq, offsets, uniq_keys(request.msgs), status.value, None, dropped=True)
+        keys = uniq_keys(request.msgs)
         sent_back, committed = self.process_consume_result(status, request)
-        return ConsumeRecord(mq, offsets, uniq_keys(msgs), status.value, committed, tuple(sent_back))
+        return ConsumeRecord(batch.mq, offsets, keys, status.value, committed, tuple(sent_back))
 
     def process_consume_result(self, status: ConsumeConcurrentlyStatus, request: ConsumeRequest
                                ) -> tuple[list[int], int | None]:
@@ -131,6 +157,8 @@ class ConsumeMessageConcurrentlyService:
         if self.message_model == "CLUSTERING":
             failed = []
             for msg in msgs[ack_index + 1:]:
+                if self.config.send_back_only_held and msg.queue_offset not in request.process_queue.msg_tree_map:
+                    continue  # v5.5: cleanExpiredMsg already sent it back and removed it
                 if send_message_back(self.broker, self.group, msg, 0, self.max_reconsume_times()):
                     sent_back.append(msg.queue_offset)
                 else:
@@ -171,6 +199,9 @@ class ConsumeMessageConcurrentlyService:
             raise OSError("sendMessageBack failed")
 
     def clear(self) -> None:
-        """The thread pools stop (shutdown or crash): queued requests are gone."""
+        """The thread pools stop (shutdown or crash): queued requests are gone, and so is what a
+        running listener returns (a crash kills it; after shutdown the ProcessQueues are dropped,
+        so ConsumeRequest#run would skip processConsumeResult anyway)."""
         self._ready.clear()
+        self.running.clear()
         self._later.clear()

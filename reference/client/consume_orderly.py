@@ -17,7 +17,8 @@ import attrs
 
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
-from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord
+from reference.client.consume_api import (ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord, ListenerBatch,
+                                          change_bodies)
 from reference.client.consume_concurrently import reset_retry_and_namespace, uniq_keys
 from reference.client.process_queue import ProcessQueue, PulledMessage
 from reference.common.message_queue import MessageQueue
@@ -48,6 +49,8 @@ class ConsumeMessageOrderlyService:
         self.message_model = message_model
         self.lock_mq = lock_mq
         self._ready: deque[OrderlyConsumeRequest] = deque()
+        self.running: list[ListenerBatch] = []   # listeners at work (consume_begin .. consume_end)
+        self._busy: set[MessageQueue] = set()     # their queues (MessageQueueLock: one listener per queue)
         self._timers: list[tuple[int, int, Callable[[], None]]] = []
         self._seq = 0
 
@@ -84,41 +87,72 @@ class ConsumeMessageOrderlyService:
 
     def consume_step(self, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus) -> ConsumeRecord | None:
         """One iteration of the head request's loop with the listener's ``status``."""
-        if not self._ready:
+        begun = self.consume_begin()
+        if not isinstance(begun, ListenerBatch):
+            return begun
+        return self.consume_end(len(self.running) - 1, status)
+
+    def consume_begin(self) -> ConsumeRecord | ListenerBatch | None:
+        """One iteration of the loop of the first ready request whose queue no listener is
+        working on (the others wait on MessageQueueLock's objLock), up to
+        listener.consumeMessage: a record when the iteration ends before the listener, else the
+        batch now in the listener's hands, which holds the ProcessQueue's consumeLock."""
+        request = next((r for r in self._ready if r.message_queue not in self._busy), None)
+        if request is None:
             return None
-        request = self._ready[0]
         pq, mq = request.process_queue, request.message_queue
         clustering = self.message_model == "CLUSTERING"
         if pq.dropped:
-            self._ready.popleft()
+            self._ready.remove(request)
             return ConsumeRecord(mq, (), (), "DROPPED", None, dropped=True)
         if request.begin_time is None:  # entering the synchronized block
             if clustering and not (pq.locked and not pq.is_lock_expired()):
-                self._ready.popleft()
+                self._ready.remove(request)
                 self.try_lock_later_and_reconsume(mq, pq, 100)
                 return ConsumeRecord(mq, (), (), "NOT_LOCKED", None)
             request.begin_time = self._now()
         if clustering and (not pq.locked or pq.is_lock_expired()):
-            self._ready.popleft()
+            self._ready.remove(request)
             self.try_lock_later_and_reconsume(mq, pq, 10)
             return ConsumeRecord(mq, (), (), "LOCK_LOST", None)
         if self._now() - request.begin_time > self.config.max_time_consume_continuously:
-            self._ready.popleft()
+            self._ready.remove(request)
             self.submit_consume_request_later(pq, mq, 10)
             return ConsumeRecord(mq, (), (), "YIELD", None)
         msgs = pq.take_messages(self.config.consume_message_batch_max_size)
         reset_retry_and_namespace(msgs, self.group)
         if not msgs:
-            self._ready.popleft()
+            self._ready.remove(request)
             return ConsumeRecord(mq, (), (), "EMPTY", None)
+        # The listener runs under processQueue.getConsumeLock() (RebalancePushImpl#
+        # removeUnnecessaryMessageQueue cannot unlock the queue meanwhile).
+        pq.consume_locked = True
+        self._busy.add(mq)
+        batch = ListenerBatch(request, mq, msgs)
+        self.running.append(batch)
+        return batch
+
+    def consume_end(self, index: int, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus,
+                    body_size: int | None = None) -> ConsumeRecord:
+        """The listener of ``running[index]`` returns ``status`` (bodies set to ``body_size``
+        bytes unless None): consumeLock released, then processConsumeResult -- with no isDropped
+        check before it in 5.0.0 or 5.5.0; a dropped queue only keeps its offset unchanged
+        (``commitOffset >= 0 && !isDropped()``)."""
+        batch = self.running.pop(index)
+        request: OrderlyConsumeRequest = batch.request
+        msgs = batch.msgs
+        request.process_queue.consume_locked = False
+        self._busy.discard(batch.mq)
+        if body_size is not None:
+            change_bodies(msgs, body_size)
         if not isinstance(status, ConsumeOrderlyStatus):
             status = ConsumeOrderlyStatus.SUSPEND_CURRENT_QUEUE_A_MOMENT  # a null status
         offsets = tuple(m.queue_offset for m in msgs)
         keys = uniq_keys(msgs)
         continue_consume, committed = self.process_consume_result(msgs, status, request)
-        if not continue_consume and self._ready and self._ready[0] is request:
-            self._ready.popleft()
-        return ConsumeRecord(mq, offsets, keys, status.value, committed)
+        if not continue_consume:  # the loop ends (the request stayed ready while its listener worked)
+            self._ready.remove(request)
+        return ConsumeRecord(batch.mq, offsets, keys, status.value, committed)
 
     def process_consume_result(self, msgs: list[PulledMessage], status: ConsumeOrderlyStatus,
                                request: OrderlyConsumeRequest) -> tuple[bool, int | None]:
@@ -177,4 +211,6 @@ class ConsumeMessageOrderlyService:
     def clear(self) -> None:
         """The thread pools stop (shutdown or crash)."""
         self._ready.clear()
+        self.running.clear()
+        self._busy.clear()
         self._timers.clear()

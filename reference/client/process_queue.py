@@ -53,6 +53,8 @@ class ProcessQueue:
         self.dropped = False
         self.locked = False
         self.consuming = False
+        # consumeLock held: an orderly listener is at work on a batch of this queue
+        self.consume_locked = False
         self.msg_acc_cnt = 0
         self.try_unlock_times = 0
         start = now()

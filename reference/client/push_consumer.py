@@ -3,7 +3,8 @@
 Sans-IO and single-threaded: every method is one region Java runs in one thread without
 yielding. ``pull_step`` is PullMessageService taking a due PullRequest and running
 pullMessage (flow control, or a PULL_MESSAGE request returned to the driver);
-``on_pull_response`` is the PullCallback; ``consume_step`` runs one consume request;
+``on_pull_response`` is the PullCallback; ``consume_step`` runs one consume request (or
+``consume_begin`` / ``consume_end``, its listener call split in two);
 ``persist_consumer_offset``, ``do_rebalance`` and ``timer_step`` are the client's scheduled
 tasks. Clustering consumers subscribe to %RETRY%{group} as well (copySubscription).
 """
@@ -15,7 +16,8 @@ from collections.abc import Callable
 
 from reference.client.broker_api import ConsumerBrokerApi
 from reference.client.config import ClientConfig
-from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeMessageService, ConsumeOrderlyStatus, ConsumeRecord
+from reference.client.consume_api import (ConsumeConcurrentlyStatus, ConsumeMessageService, ConsumeOrderlyStatus, ConsumeRecord,
+                                          ListenerBatch)
 from reference.client.consume_concurrently import ConsumeMessageConcurrentlyService
 from reference.client.consume_orderly import ConsumeMessageOrderlyService
 from reference.client.offset_store import ReadOffsetType, RemoteBrokerOffsetStore
@@ -239,6 +241,27 @@ class DefaultMQPushConsumer:
         if not self.running:
             return None
         return self.consume_service.consume_step(status)
+
+    def consume_begin(self) -> ConsumeRecord | ListenerBatch | None:
+        """Hand the next ready batch to the listener (ConsumeMessageService#consume_begin)."""
+        if not self.running:
+            return None
+        return self.consume_service.consume_begin()
+
+    def consume_end(self, index: int, status: ConsumeConcurrentlyStatus | ConsumeOrderlyStatus,
+                    body_size: int | None = None) -> ConsumeRecord | None:
+        """The listener of the ``index``-th running batch returns ``status``."""
+        if not self.running or not self.consume_service.running:
+            return None
+        return self.consume_service.consume_end(index % len(self.consume_service.running), status, body_size)
+
+    def listeners_running(self) -> int:
+        """How many batches are in listeners' hands."""
+        return len(self.consume_service.running)
+
+    def running_batches(self) -> tuple[ListenerBatch, ...]:
+        """The batches in listeners' hands, in the order they were handed over."""
+        return tuple(self.consume_service.running)
 
     def persist_consumer_offset(self) -> None:
         """persistConsumerOffset (every persistConsumerOffsetInterval): persistAll of the queues

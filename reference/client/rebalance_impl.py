@@ -169,16 +169,39 @@ class RebalancePushImpl:
                                        lambda: self.broker.search_offset(mq, self.consume_timestamp))
 
     def remove_unnecessary_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
-        """RebalancePushImpl#removeUnnecessaryMessageQueue: persist and forget the offset; an
-        orderly clustering consumer also unlocks (20 s later while messages are cached). The
-        consume lock is free between model steps, so tryLock(1 s) always succeeds."""
+        """RebalancePushImpl#removeUnnecessaryMessageQueue: persist and forget the offset. An
+        orderly clustering consumer also has to release the broker's lock, under the
+        ProcessQueue's consume lock, which a listener holds from consume_begin to consume_end
+        (tryLock then fails: the dropped queue stays in processQueueTable, tryUnlockTimes counts).
+        5.0.0: offset removed first; the lock released 20 s later while messages are cached."""
+        self.offset_store.persist(mq)
+        orderly = self.consume_orderly and self.message_model == "CLUSTERING"
+        if orderly and self.config.try_remove_order_message_queue:
+            return self._try_remove_order_message_queue(mq, pq)
+        self.offset_store.remove_offset(mq)
+        if not orderly:
+            return True
+        if pq.consume_locked:
+            pq.try_unlock_times += 1
+            return False
+        if pq.has_temp_message():
+            self._schedule(self.config.unlock_delay_time_mills, lambda: self.unlock(mq))
+        else:
+            self.unlock(mq)
+        return True
+
+    def _try_remove_order_message_queue(self, mq: MessageQueue, pq: ProcessQueue) -> bool:
+        """v5.5 RebalancePushImpl#tryRemoveOrderMessageQueue: forced once the dropped queue's
+        lock is older than unlockDelayTimeMills, else only when the consume lock is free; then
+        persist, removeOffset, setLocked(false) and unlock at once."""
+        force = pq.dropped and self._now() > pq.last_lock_timestamp + self.config.unlock_delay_time_mills
+        if not force and pq.consume_locked:
+            pq.try_unlock_times += 1
+            return False
         self.offset_store.persist(mq)
         self.offset_store.remove_offset(mq)
-        if self.consume_orderly and self.message_model == "CLUSTERING":
-            if pq.has_temp_message():
-                self._schedule(self.config.unlock_delay_time_mills, lambda: self.unlock(mq))
-            else:
-                self.unlock(mq)
+        pq.locked = False
+        self.unlock(mq)
         return True
 
     def remove_process_queue(self, mq: MessageQueue) -> None:

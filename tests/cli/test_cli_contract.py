@@ -200,6 +200,7 @@ CASES: list[tuple[str, list[str], int]] = [
     ("semantic", ["simulate", "--orderly"], 2),
     ("semantic", ["simulate", "--fail-percent", "50"], 2),
     ("semantic", ["simulate", "--mode", "push", "--buffer-merge", "on"], 2),
+    ("semantic", ["simulate", "--mode", "push", "--opt-in", "consume_begin,pop_request"], 2),
     ("semantic", ["conformance", "--checks", ",,"], 2),
     ("semantic", ["conformance", "--versions", ","], 2),
     ("semantic", ["mutate", "--techniques", ","], 2),

@@ -99,3 +99,17 @@ def test_cli_validate(tmp_path: Path, capsys) -> None:
     (tmp_path / "junk.json").write_text("{not json")
     assert main(["tlc", "--validate", str(tmp_path / "junk.json")]) == 2
     assert "cannot validate" in capsys.readouterr().err
+
+
+def test_a_run_with_listeners_at_work_is_a_behaviour_of_the_spec(tmp_path: Path) -> None:
+    """consume_begin moves no variable of the spec and consume_end is its Consume, so a run with
+    split consumption (spec/push.md "Consumption in two steps") validates like any other."""
+    base = ScenarioConfig.default_for("push")
+    config = attrs.evolve(base, actions=base.actions + ("consume_begin", "consume_end"),
+                          faults=("consumer_crash", "lose_response", "dup_response", "clock_jump"))
+    result = run_scenario("v5.0", 3, 150, mode="push", config=config, record_trace=True)
+    assert result.trace is not None and {"consume_begin", "consume_end"} <= {a.kind for a in result.schedule}
+    path = tmp_path / "split.itf.json"
+    write_trace(path, result.trace)
+    verdict = validate_trace(path)
+    assert verdict.valid, verdict.to_json()
