@@ -18,8 +18,8 @@ from popverify.sim.scenario import ScenarioConfig, run_scenario
 
 def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance,trace") -> int:
     # the lockstep replay of the counterexamples has its own tests (tests/findings/test_confirmation.py)
-    # 11 runs: seeds 8 and 10 show F1 (seeds 3 and 4 draw orderly POP since pop_orderly, and lost theirs)
-    return main(["verify", "--out", str(out), "--runs", "11", "--steps", "250", "--engine", "python", "--skip", skip,
+    # 9 runs: seed 8 shows F1 (seeds 3 and 4 draw orderly POP since pop_orderly, and lost theirs)
+    return main(["verify", "--out", str(out), "--runs", "9", "--steps", "250", "--engine", "python", "--skip", skip,
                  "--no-confirm", *extra])
 
 
@@ -30,7 +30,7 @@ def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
     campaigns = summary["techniques"]["fuzz"]["campaigns"]
     assert set(campaigns) == {"pop/v5.0", "pop/v5.5", "push/v5.0", "push/v5.5"}
     assert {"ALO-1", "OFF-1", "ALLOC-2", "PQ-1"} <= set(summary["matrix"])
-    # F1: with POP requests time-atomic (up to 5 ms) these 11 short runs show it as ALO-2 (the
+    # F1: with POP requests time-atomic (up to 5 ms) these 9 short runs show it as ALO-2 (the
     # lost delivery was popped, never re-delivered) or ALO-1, depending on the interleaving
     assert "expected" in {summary["matrix"].get(p, {}).get("fuzz pop/v5.0", {}).get("state") for p in ("ALO-1", "ALO-2")}
     for finding in campaigns["pop/v5.0"]["findings"]:
