@@ -167,7 +167,10 @@ def test_kill_9_of_a_worker_under_the_default_master_loses_and_duplicates_no_row
 def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_path: Path) -> None:
     failed, _ = _fuzz_with_a_worker_killed(tmp_path, "--master", "local[2,1]")
     lines = [line for line in failed.stderr.splitlines() if line.startswith("popverify")]
-    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-800:]
+    # no traceback of ours; Spark's Python daemon may print its own BrokenPipeError traceback
+    # (pyspark/daemon.py) when the killed worker's pipe closes: that one is Spark's log, not ours
+    ours = [line for line in failed.stderr.splitlines() if line.strip().startswith("File ") and "pyspark" not in line]
+    assert failed.returncode == 1 and not ours, failed.stderr[-800:]
     assert len(lines) == 1 and "round 0 failed on Spark" in lines[0] and "kept" in lines[0]
     import pyarrow.parquet as pq
     kept = {s for p in (tmp_path / "runs" / "_parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
