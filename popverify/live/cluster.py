@@ -18,6 +18,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 import attrs
 
@@ -40,6 +41,10 @@ MAIN_CLASSES = {
 READY_TEXT = {"namesrv": "The Name Server boot success", "broker": "boot success",
               "proxy": "rocketmq-proxy startup successfully"}
 START_TIMEOUT_S = 120.0
+# The proxy's own broadcast topic (ProxyConfig#heartbeatSyncerTopicName's default), one queue
+# (AbstractSystemMessageSyncer#getBroadcastTopicQueueNum).
+HEARTBEAT_SYNCER_TOPIC = "DefaultHeartBeatSyncerTopic"
+TOPIC_TRIES = 5
 LOGBACK = """<configuration>
   <appender name="FILE" class="ch.qos.logback.core.FileAppender">
     <file>%(log)s</file>
@@ -235,8 +240,16 @@ class Cluster:
         self._cp = classpath(self.release)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._write_configs()
-        for component in ("namesrv", "broker", "proxy"):
-            self.start_component(component)
+        self.start_component("namesrv")
+        self.start_component("broker")
+        # ProxyStartup exits when its HeartbeatSyncer cannot create this topic: 5.5.0's
+        # DefaultAdminService#createTopicOnBroker gives the broker 3 s and then checks the route
+        # three times without a pause, and createTopicOnTopicBrokerIfNotExist gives up at once
+        # when the broker has not registered with the NameServer yet (a failed CI run: "proxy exited
+        # with 1 at start", AbstractSystemMessageSyncer#start:144). Created here first and routed,
+        # the proxy finds it and creates nothing.
+        self.create_topic(HEARTBEAT_SYNCER_TOPIC, 1)
+        self.start_component("proxy")
 
     def start_component(self, component: str) -> None:
         """Start (or restart) one component and wait until it serves."""
@@ -281,6 +294,32 @@ class Cluster:
         if proc.returncode != 0 or "Exception" in proc.stdout:
             raise ToolError(f"mqadmin {args[0]} failed: {(proc.stdout + proc.stderr)[-600:]}")
         return proc.stdout
+
+    def create_topic(self, topic: str, queues: int,
+                     on_retry: Callable[[dict[str, object], str | None], None] | None = None) -> None:
+        """mqadmin updateTopic -c CLUSTER, until the NameServer routes the topic.
+
+        updateTopic -c asks the NameServer for the cluster's masters and creates the topic on each:
+        when the broker has not registered yet (it prints "boot success" first), that is no broker,
+        and mqadmin exits 0 having created nothing (seen on a loaded machine: every send then failed
+        with "No topic route info"). So the route is checked with mqadmin topicRoute and the
+        creation repeated, at most TOPIC_TRIES times; ``on_retry`` hears of each failed try."""
+        for attempt in range(1, TOPIC_TRIES + 1):
+            self.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", topic, "-r", str(queues), "-w", str(queues))
+            try:
+                route = self.run_admin("topicRoute", "-t", topic)
+            except ToolError as err:
+                if on_retry is not None:
+                    on_retry({"topic": topic, "topic_route": "missing", "attempt": attempt}, str(err)[-200:])
+                time.sleep(3)
+                continue
+            if '"brokerDatas"' in route and "127.0.0.1" in route:
+                return
+            if on_retry is not None:
+                on_retry({"topic": topic, "topic_route": "empty", "attempt": attempt}, None)
+            time.sleep(3)
+        raise ToolError(f"mqadmin could not create {topic} on the broker ({TOPIC_TRIES} tries): "
+                        "no route in the NameServer")
 
     def signal(self, component: str, sig: int) -> None:
         """Send ``sig`` to the component's process group."""

@@ -163,7 +163,8 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
             os.environ["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = str(tls_files()[0])
         seconds["cluster_start"] = round(time.monotonic() - began, 1)
         t0 = time.monotonic()
-        _create_topic(cluster, history)
+        cluster.create_topic(TOPIC, QUEUES, on_retry=lambda value, error: history.add(
+            "info", "admin", "runner", value=value, error=error))
         cluster.run_admin("updateSubGroup", "-c", CLUSTER_NAME, "-g", GROUP)
         seconds["admin"] = round(time.monotonic() - t0, 1)
         progress(f"topic {TOPIC} and group {GROUP} created; " + (f"scenario {config.scenario}" if config.scenario else
@@ -279,33 +280,6 @@ def run_live(config: LiveConfig, progress: Callable[[str], None]) -> LiveResult:
                         leftover, workdir, outcome or aborted)
     (config.out / "summary.json").write_text(json.dumps(summary_json(result), indent=2, sort_keys=True) + "\n")
     return result
-
-
-TOPIC_TRIES = 5
-
-
-def _create_topic(cluster: Cluster, history: History) -> None:
-    """mqadmin updateTopic -c CLUSTER, until the NameServer routes the topic.
-
-    updateTopic -c asks the NameServer for the cluster's masters and creates the topic on each:
-    when the broker has not registered yet (it prints "boot success" first), that is no broker,
-    and mqadmin exits 0 having created nothing (seen on a loaded machine: every send then failed
-    with "No topic route info"). So the route is checked with mqadmin topicRoute and the
-    creation repeated, at most TOPIC_TRIES times."""
-    for attempt in range(1, TOPIC_TRIES + 1):
-        cluster.run_admin("updateTopic", "-c", CLUSTER_NAME, "-t", TOPIC, "-r", str(QUEUES), "-w", str(QUEUES))
-        try:
-            route = cluster.run_admin("topicRoute", "-t", TOPIC)
-        except ToolError as err:
-            history.add("info", "admin", "runner", value={"topic_route": "missing", "attempt": attempt},
-                        error=str(err)[-200:])
-            time.sleep(3)
-            continue
-        if '"brokerDatas"' in route and "127.0.0.1" in route:
-            return
-        history.add("info", "admin", "runner", value={"topic_route": "empty", "attempt": attempt})
-        time.sleep(3)
-    raise ToolError(f"mqadmin could not create {TOPIC} on the broker ({TOPIC_TRIES} tries): no route in the NameServer")
 
 
 def _push_started(history: History) -> int:
