@@ -32,6 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
+from popverify.sim.events import PopAnswered
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
@@ -157,6 +158,14 @@ def _handle(extra_info: str | None, java: bool) -> dict[str, Any] | None:
     if java and "popTime" in out and out["popTime"].lstrip("-").isdigit():
         out["popTime"] = str(to_model_time(int(out["popTime"])))
     return out
+
+
+def _java_extra_info(extra_info: str) -> str:
+    """A model receipt handle as Java's: popTime on the harness's clock."""
+    parts = extra_info.split(" ")
+    if len(parts) > 1 and parts[1].lstrip("-").isdigit():
+        parts[1] = str(to_java_time(int(parts[1])))
+    return " ".join(parts)
 
 
 def _body(text: str, java: bool) -> Any:
@@ -320,8 +329,10 @@ class _Pending:
     step: int
     action: Action
     request: dict[str, Any]
-    reads: int = 0
     segments: list[tuple[int, list[_Deferred]]] = attrs.Factory(lambda: [(0, [])])
+    # the model state when the POP's response reached its consumer (a time step that settles
+    # the POP answers it before the time passes: PopWorld#_settle_requests)
+    answered: tuple[int, dict[str, Any]] | None = None  # (model time, model state)
 
 
 def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -355,15 +366,7 @@ class Lockstep:
         self.pending: _Pending | None = None
         self.compared = 0
         self.requests = 0
-        self._reads = 0
-        store = self.driver.broker.store
-        original = store.get_message
-
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self._reads += 1
-            return original(*args, **kwargs)
-
-        store.get_message = counted  # type: ignore[method-assign]  # counts store reads per POP step
+        self.driver.subscribe(self._on_event)
         bc = self.driver.broker.config
         self._java_state: dict[str, Any] = {}
         self._call({"op": "init", "version": self.release, "queues": config.queues,
@@ -374,6 +377,12 @@ class Lockstep:
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
                     "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+
+    def _on_event(self, event: Any, step: int, now: int) -> None:
+        pending = self.pending
+        if (isinstance(event, PopAnswered) and pending is not None
+                and event.consumer == self.driver.world.consumers[pending.consumer].name):
+            pending.answered = (now, model_state(self.driver))
 
     # -- transport ----------------------------------------------------------------------------
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -429,7 +438,6 @@ class Lockstep:
         d.coverage.step = i
         d.events = []
         pre = self._pre(action)
-        reads0 = self._reads
         op_seq = d.broker._op_seq
         self._failed_before = len(d.broker.put_faults.failed)
         applied = d.apply(action)
@@ -437,7 +445,7 @@ class Lockstep:
         d.checker.check_offsets(i, d.broker, self.config.queues)
         if not applied:
             return  # a no-op on the model sends nothing to the broker
-        self._dispatch(i, action, pre, op_seq, self._reads - reads0)
+        self._dispatch(i, action, pre, op_seq)
 
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
@@ -452,7 +460,7 @@ class Lockstep:
             return retention_replay.pre(d, action)
         return {}
 
-    def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int, reads: int) -> None:
+    def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int) -> None:
         d, kind = self.driver, action.kind
         pending = self.pending
         if kind in ("pop", "pop_request"):
@@ -472,14 +480,14 @@ class Lockstep:
             return
         if kind == "pop_step":
             assert pending is not None and pre["op"] is pending.op, "pop_step applied without a pending POP"
-            pending.reads += reads
             if pending.op.done:
                 self.pending = None
                 self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments)
             elif pending.op.parked:
                 raise OutOfScope(i, action, "long-polling park")
             else:
-                pending.segments.append((pending.reads + 1, []))
+                # what runs next goes in after this popMsgFromQueue (Hooks: before its unLock)
+                pending.segments.append((pending.op.visits, []))
             return
         if kind == "consumer_crash":
             c = pre["c"]
@@ -496,6 +504,14 @@ class Lockstep:
             return
         if kind not in LOCKSTEP_KINDS:
             raise OutOfScope(i, action, "the harness has no counterpart")
+        if pending is not None and pending.op.done:
+            # The action let time pass beyond REQUEST_TIME_BOUND_MS of the POP's popTime: the
+            # model ran the POP to its answer first (PopWorld#_settle_requests), so Java gets the
+            # POP, with what ran inside it, before this action's own requests.
+            self.pending = None
+            self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments,
+                           answered=pending.answered)
+            pending = None
         if kind == "restart" and pending is not None:
             raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
         model_obs, requests, finish = self._plan(i, action, pre)
@@ -537,8 +553,11 @@ class Lockstep:
                 "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
-                  segments: list[tuple[int, list[_Deferred]]], collect: bool = True) -> None:
-        """Send the POP (with the deferred steps as its interleave) and compare, in step order."""
+                  segments: list[tuple[int, list[_Deferred]]], collect: bool = True,
+                  answered: tuple[int, dict[str, Any]] | None = None) -> None:
+        """Send the POP (with the deferred steps as its interleave) and compare, in step order;
+        the POP's own comparison is with ``answered`` (model time and state) when the model
+        answered it inside a later action, else with the model now."""
         merged: dict[int, list[_Deferred]] = {}
         for at, steps in segments:
             if steps:
@@ -571,12 +590,13 @@ class Lockstep:
         java_obs = _java_pop(answer)
         if answer.get("parked"):
             java_obs["parked"] = True
+        now, state = answered if answered is not None else (self.driver.clock.now(), None)
         if collect:
-            self._java_collect(i, c, answer)
-        self._immediate(i, action, model_obs, [], lambda _answers: java_obs)
+            self._java_collect(i, c, answer, now)
+        self._compare(i, action, model_obs, lambda _answers: java_obs, [self._call({"op": "state"})], state)
 
-    def _java_collect(self, i: int, c: int, answer: dict[str, Any]) -> None:
-        now, order = self.driver.clock.now(), self.config.pop_orderly
+    def _java_collect(self, i: int, c: int, answer: dict[str, Any], now: int) -> None:
+        order = self.config.pop_orderly
         for m in answer.get("messages") or []:
             deadline = to_model_time(answer["popTime"]) + answer["invisibleTime"]
             position = (m["realTopic"], m["queueId"], m["queueOffset"])
@@ -646,6 +666,12 @@ class Lockstep:
             model_obs = {"code": ev["code"], "handle": _handle(ev["handle"], False) if ev["code"] == rc.SUCCESS else None}
             req = {"op": "changeInvisibleTime", "topic": held.topic, "group": GROUP, "queueId": held.queue_id,
                    "offset": held.offset, "extraInfo": held.extra_info, "invisibleTime": args[2]}
+            if self.pending is not None and ev["code"] == rc.SUCCESS:
+                # Inside a POP's interleave Java answers when the POP does, after the requests of
+                # the steps that follow are built: a later ack or change of this message sends
+                # the new handle the model got. The answers are compared in step order, so a
+                # different handle from Java is this step's divergence before it is used.
+                held.extra_info = _java_extra_info(ev["handle"])
 
             def after_change(a: list[dict[str, Any]]) -> dict[str, Any]:
                 code = a[0].get("code", a[0].get("error"))

@@ -26,16 +26,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from popverify.tools import ToolError
+from reference.common.clock import EPOCH_OFFSET_MS, START_MS
 from reference.common.profile import RELEASES
 
 
-# Time. The model's VirtualClock starts at 1_000_000 ms; RocketMQ's timer store, revive
-# windows and file names want a realistic epoch, so the harness starts at JAVA_START_MS and
-# every absolute time crossing the boundary (popTime in receipt handles and CK/ACK bodies,
-# deliver times, `now`) is shifted by TIME_OFFSET -- here and nowhere else.
-MODEL_START_MS = 1_000_000
-JAVA_START_MS = 1_700_000_000_000
-TIME_OFFSET = JAVA_START_MS - MODEL_START_MS
+# Time. The model's VirtualClock starts at START_MS; RocketMQ's timer store, revive windows and
+# file names want a realistic epoch, so the harness runs on the epoch the model's times stand for
+# (reference/common/clock.py: EPOCH_OFFSET_MS, which also orders the model's time-keyed hash
+# tables) and every absolute time crossing the boundary (popTime in receipt handles and CK/ACK
+# bodies, deliver times, `now`) is shifted by TIME_OFFSET -- here and nowhere else.
+MODEL_START_MS = START_MS
+TIME_OFFSET = EPOCH_OFFSET_MS
+JAVA_START_MS = MODEL_START_MS + TIME_OFFSET
 
 
 def to_java_time(model_ms: int) -> int:

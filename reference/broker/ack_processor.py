@@ -17,6 +17,7 @@ from reference.broker import extra_info as ei
 from reference.broker.checkpoint import AckMsg, BatchAckMsg
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
+from reference.common.clock import wall_clock_ms
 from reference.common.javalang import hash_map_order, to_long
 from reference.common.message import MessageExt
 from reference.common.pop import AckEntry
@@ -130,6 +131,11 @@ def put_ack(broker: "BrokerContext", ack: AckMsg, revive_qid: int, invisible_tim
     broker.put_revive_message(msg, "ack")
 
 
+def _batch_key(retry: str, queue_id: int, start: int, pop_time: int) -> str:
+    """MQClientAPIImpl#batchAckMessageAsync's map key: retry@queueId@startOffset@popTime."""
+    return "@".join((retry, str(queue_id), str(start), str(pop_time)))
+
+
 def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> list[int]:
     """BATCH_ACK_MESSAGE; one code per entry (the one response's code, repeated).
 
@@ -152,11 +158,13 @@ def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> l
     if header_fields_missing(group, *(f for e in entries for f in (e.topic, e.queue_id, e.extra_info))):
         return [rc.SYSTEM_ERROR for _ in entries]
     batches: dict[str, list] = {}
+    java_keys: dict[str, str] = {}
     try:
         for e in entries:
             parts = ei.split(e.extra_info)
-            key = "@".join((ei.get_retry(parts), str(ei.get_queue_id(parts)), str(ei.get_ck_queue_offset(parts)),
-                            str(ei.get_pop_time(parts))))
+            fields = (ei.get_retry(parts), ei.get_queue_id(parts), ei.get_ck_queue_offset(parts))
+            key = _batch_key(*fields, ei.get_pop_time(parts))
+            java_keys[key] = _batch_key(*fields, wall_clock_ms(ei.get_pop_time(parts)))
             start = ei.get_ck_queue_offset(parts)
             batch = batches.setdefault(key, [e.topic, ei.get_queue_id(parts), ei.get_revive_qid(parts), start,
                                              ei.get_pop_time(parts), ei.get_invisible_time(parts),
@@ -171,7 +179,8 @@ def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> l
     # the request body lists the BatchAcks in the client's HashMap order (MQClientAPIImpl
     # #batchAckMessageAsync: `new ArrayList<>(batchAckMap.values())`); appendAck puts them in
     # that order, which decides which of them a pending store put failure refuses (lockstep)
-    for key in hash_map_order(list(batches)):
+    # in Java the handle's popTime is on the broker's epoch: the key the client's HashMap hashes
+    for key in hash_map_order(list(batches), java_keys.__getitem__):
         topic, queue_id, revive_qid, start, pop_time, invisible_time, broker_name, bits = batches[key]
         min_offset = broker.store.get_min_offset_in_queue(topic, queue_id)
         max_offset = broker.store.get_max_offset_in_queue(topic, queue_id)

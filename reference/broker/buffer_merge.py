@@ -25,6 +25,7 @@ from reference.broker.config import BrokerConfig
 from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.queue_lock import QueueLockManager
+from reference.common.clock import wall_clock_ms
 from reference.common.javalang import LONG_MAX, concurrent_hash_map_order
 from reference.common.message import MessageExt
 
@@ -66,6 +67,15 @@ class PopCheckPointWrapper:
         ck = self.ck
         return build_ck_merge_key(ck.topic or "", ck.cid or "", ck.queue_id, ck.start_offset, ck.pop_time) \
             + _java_str(ck.broker_name)
+
+    @property
+    def wall_clock_merge_key(self) -> str:
+        """The merge key as the broker holds it: popTime on its epoch (reference/common/clock.py),
+        the String ConcurrentHashMap hashes (lockstep: two CKs of one scan written in the other
+        order when the model hashed its own clock's digits)."""
+        ck = self.ck
+        return build_ck_merge_key(ck.topic or "", ck.cid or "", ck.queue_id, ck.start_offset,
+                                  wall_clock_ms(ck.pop_time)) + _java_str(ck.broker_name)
 
     @property
     def lock_key(self) -> str:
@@ -226,7 +236,8 @@ class PopBufferMergeService:
         # `buffer.entrySet().iterator()` of `new ConcurrentHashMap<>(1024 * 16)` (32768 bins on
         # Java 8..17): bin order, not insertion order; it decides the order CKs and ACKs reach
         # the revive topic (lockstep on 5.5.0: two CKs of one POP revived in the other order).
-        for key in concurrent_hash_map_order(list(self.buffer), BUFFER_TABLE_SIZE):
+        for key in concurrent_hash_map_order(list(self.buffer), BUFFER_TABLE_SIZE,
+                                             lambda k: self.buffer[k].wall_clock_merge_key):
             w = self.buffer[key]
             if (w.just_offset and w.ck_stored) or is_ck_done(w) or (is_ck_done_for_finish(w) and w.ck_stored):
                 del self.buffer[key]

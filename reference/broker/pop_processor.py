@@ -41,6 +41,8 @@ class PopOperation:
         self.result: PopResult | None = None
         self.parked = False
         self.pop_time: int | None = None
+        # popMsgFromQueue calls so far (queue visits, retry queues included), reset by a wake-up
+        self.visits = 0
         self._held_lock: str | None = None
         self._gen: Iterator[None] | None = self._process_request()
 
@@ -86,6 +88,7 @@ class PopOperation:
         """wakeUp: run processRequest again (from step 1)."""
         self.parked = False
         self.pop_time = None  # the re-run takes a new popTime at its first step
+        self.visits = 0
         self._gen = self._process_request()
 
     def abort(self) -> None:
@@ -153,6 +156,7 @@ class PopOperation:
         retry_topic = build_pop_retry_topic(req.topic, req.group)
 
         def visit(is_retry: bool, queue_id: int) -> None:
+            self.visits += 1
             self._pop_msg_from_queue(is_retry, messages, queue_id, rest, revive_qid, pop_time, start_info, msg_info)
 
         if need_retry:

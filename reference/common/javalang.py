@@ -6,6 +6,8 @@ integer division truncates toward zero and String.compareTo compares UTF-16 code
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 INT_MIN = -(1 << 31)
 INT_MAX = (1 << 31) - 1
 LONG_MIN = -(1 << 63)
@@ -73,30 +75,32 @@ def string_hash(text: str) -> int:
     return to_int(h)
 
 
-def concurrent_hash_map_order(keys: list[str], table_size: int) -> list[str]:
+def concurrent_hash_map_order(keys: list[str], table_size: int,
+                              java_key: Callable[[str], str] | None = None) -> list[str]:
     """String keys in the order a java.util.concurrent.ConcurrentHashMap with ``table_size``
     bins (a power of two; no resize since) iterates them, given in insertion order: by bin
     ``spread(hashCode) & (n - 1)``, ``spread(h) = (h ^ (h >>> 16)) & 0x7fffffff``, and within a
     bin in insertion order (putVal appends to the bin's list; a bin turns into a tree only at 8
-    keys, which is not modelled)."""
+    keys, which is not modelled). ``java_key``: the String Java holds for a key, when it is not
+    the key itself (a time in it on the broker's epoch, reference/common/clock.py)."""
     mask = table_size - 1
 
     def bin_of(key: str) -> int:
-        h = string_hash(key) & 0xFFFFFFFF
+        h = string_hash(java_key(key) if java_key is not None else key) & 0xFFFFFFFF
         return ((h ^ (h >> 16)) & 0x7FFFFFFF) & mask
     return sorted(keys, key=bin_of)  # stable: insertion order within a bin
 
 
-def hash_map_order(keys: list[str]) -> list[str]:
+def hash_map_order(keys: list[str], java_key: Callable[[str], str] | None = None) -> list[str]:
     """Distinct String keys in the order a ``new java.util.HashMap<>()`` they were put into, in
     the given order, iterates them: the table starts at 16 bins and doubles whenever the size
     passes 0.75 of it (HashMap#resize keeps insertion order within a bin); a key's bin is
     ``(h ^ (h >>> 16)) & (n - 1)`` as in concurrent_hash_map_order (bins turning into trees at 8
-    keys are not modelled)."""
+    keys are not modelled); ``java_key`` as there."""
     size = 16
     while len(keys) > size * 3 // 4:
         size *= 2
-    return concurrent_hash_map_order(keys, size)
+    return concurrent_hash_map_order(keys, size, java_key)
 
 
 class JavaRandom:

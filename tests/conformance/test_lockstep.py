@@ -293,3 +293,29 @@ def test_orderly_pops_after_a_restart_agree_on_the_real_broker(profile: str, aft
     with LockstepClient(RELEASES[profile]) as client:
         verdict = run_lockstep(profile, 1, config, schedule, client)
     assert verdict.status == "agrees", verdict.to_json()
+
+
+# Actions inside an in-flight POP (the harness's interleave), at the points where the model runs
+# them: after a queue visit whose batch is full (its restNum reads the max offset after the
+# produces), a buffer scan while an empty queue's visit still holds its lock (its mock CK waits),
+# and an advance past the request's time bound, which makes the model answer the POP before the
+# time passes (so Java gets the POP before the advance). spec/conformance.md "Interleaving".
+INTERLEAVED = [Action("produce", (0,)), Action("produce", (1,)), Action("pop", (0, -1, False)),
+               Action("pop_step", (0,)), Action("produce", (0,)), Action("produce", (1,)),
+               Action("pop_step", (0,)), Action("scan",), Action("advance", (10,)), Action("ack", (0, 0)),
+               Action("pop", (0, 1, False)), Action("pop_step", (0,)), Action("scan",), Action("pop_step", (0,)),
+               Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,)),
+               Action("pop", (0, 1, False)), Action("pop_step", (0,)), Action("scan",), Action("pop_step", (0,)),
+               Action("advance", (1000,)), Action("scan",), Action("flush",)]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_steps_inside_a_pop_run_at_the_same_points_on_java(profile: str) -> None:
+    config = ScenarioConfig(queues=2, consumers=1, invisible_time=20_000, max_msg_nums=1,
+                            enable_pop_buffer_merge=True, services_on_period=False, drain=False)
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 3, config, INTERLEAVED, client)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert verdict.steps == sum(1 for a in INTERLEAVED if a.kind != "pop_step")

@@ -1301,14 +1301,13 @@ public final class Lockstep {
         }
     }
 
-    /** `pop.interleave`: ops run at PopMessageProcessor's popTime read (at 0) or before its k-th
-     * store read (at k), with the clock moved first. */
+    /** `pop.interleave`: ops run at PopMessageProcessor's popTime read (at 0) or after its k-th
+     * popMsgFromQueue (at k; Hooks), with the clock moved first. */
     static final class Interleave implements Hooks.Listener {
         private final JSONArray entries;
         private final Broker broker;
         private final JSONArray done = new JSONArray();
         private final boolean[] fired;
-        private Throwable failure;
 
         Interleave(JSONArray entries, Broker broker) {
             this.entries = entries == null ? new JSONArray() : entries;
@@ -1339,9 +1338,22 @@ public final class Lockstep {
                 JSONArray answers = new JSONArray();
                 long adv = e.getLongValue("advance");
                 VirtualClock.set(VirtualClock.get() + adv);
+                // what the POP put so far (a CK stored at once when the buffer is off) reaches the
+                // timer first, as the model parks it at its put
+                Throwable enqueueFailure = null;
+                try {
+                    broker.enqueueTimer();
+                } catch (Exception ex) {
+                    enqueueFailure = ex;
+                }
                 JSONArray ops = e.getJSONArray("ops") == null ? new JSONArray() : e.getJSONArray("ops");
                 for (Object op : ops) {
                     JSONObject a = new JSONObject(true);
+                    if (enqueueFailure != null) {
+                        a.put("error", "timer enqueue at the interleaving point: " + describe(enqueueFailure));
+                        answers.add(a);
+                        continue;
+                    }
                     try {
                         JSONObject r = (JSONObject) op;
                         a.put("ok", broker.simple(r.getString("op"), r));

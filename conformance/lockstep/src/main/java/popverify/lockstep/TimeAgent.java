@@ -16,8 +16,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * call of System.currentTimeMillis() becomes VirtualClock.currentTimeMillis(); in
  * PopReviveService and DefaultMessageStore#shutdown, Thread.sleep becomes VirtualClock.sleep
  * (no wait); in PopMessageProcessor
- * the popTime read becomes Hooks.popTime() and each MessageStore#getMessage[Async] call is
- * preceded by Hooks.beforeRead(); in the four classes that put the consumption path's messages
+ * the popTime read becomes Hooks.popTime(), each popMsgFromQueue begins with
+ * Hooks.beforeVisit() and each QueueLockManager#unLock call is preceded by Hooks.beforeUnlock();
+ * in the four classes that put the consumption path's messages
  * (PopBufferMergeService, AckMessageProcessor, ChangeInvisibleTimeProcessor, PopReviveService)
  * EscapeBridge#putMessageToSpecificQueue / #asyncPutMessageToSpecificQueue and, in
  * PopReviveService, MessageStore#putMessage become PutRefusal's static counterparts (the
@@ -83,7 +84,18 @@ public final class TimeAgent implements ClassFileTransformer {
                     // PopBufferMergeService#scan's eclipse read: its last clock call (ScanStall)
                     int eclipseSite = name.equals(MERGE) && m.equals("scan") && desc.equals("()V")
                         ? clockCalls(bytes, m, desc) - 1 : -1;
-                    return new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, changed);
+                    Rewriter rewriter = new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, changed);
+                    if (name.equals(POP) && m.equals("popMsgFromQueue")) {
+                        return new MethodVisitor(Opcodes.ASM9, rewriter) {
+                            @Override
+                            public void visitCode() {
+                                super.visitCode();
+                                changed[0] = true;
+                                super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "beforeVisit", "()V", false);
+                            }
+                        };
+                    }
+                    return rewriter;
                 }
             }, 0);
             return changed[0] ? writer.toByteArray() : null;
@@ -240,10 +252,9 @@ public final class TimeAgent implements ClassFileTransformer {
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, CLOCK, "sleep", "(J)V", false);
                 return;
             }
-            if (owner.equals(POP) && "org/apache/rocketmq/store/MessageStore".equals(target)
-                && ("getMessage".equals(name) || "getMessageAsync".equals(name))) {
+            if (owner.equals(POP) && "unLock".equals(name) && target.endsWith("QueueLockManager")) {
                 changed[0] = true;
-                super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "beforeRead", "()V", false);
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "beforeUnlock", "()V", false);
             }
             super.visitMethodInsn(opcode, target, name, desc, itf);
         }
