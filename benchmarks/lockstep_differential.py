@@ -8,9 +8,7 @@ Usage: .venv/bin/python benchmarks/lockstep_differential.py [--cases 1000] [--st
 
 ``--mode push`` replays push swarm schedules instead (popverify/conformance/push_lockstep.py:
 every PULL_MESSAGE, consumer-offset, heartbeat, lock, send-back and offset request on the real
-processors); push has no explained class (its one model defect, delay-level delivery on the
-timer's precision, is fixed): every diverging push case is listed under
-``order_class_not_explained`` (the key's name is the POP one's).
+processors).
 
 Per profile, one harness JVM (C1 + C2: it runs for minutes) replays the cases of
 ``popverify conformance --stateful`` (same seed, same cases: case k is drawn from the seed and k
@@ -23,13 +21,9 @@ only) in chunks of ``--chunk``; after every chunk the figures so far are written
 - schedules/s in lockstep (model + Java + comparison) and on the model alone (the same
   schedules through run_scenario);
 - agree / diverge / out of scope, and the count of every divergence class with its first
-  example (seed, configuration, schedule up to the diverging step);
-- ``explained``: the divergences that agree once the model's buffer scan orders its keys as
-  the harness's broker spells them (popTime + TIME_OFFSET): the one class explained, not fixed
-  (spec/conformance.md "buffer scan order"). Every diverging case is re-run so: besides the
-  order of revived messages, with store put failures the order decides which CK or ACK put a
-  pending failure refuses, and the divergence then shows on offsets or the revive topic. Those
-  that still diverge are listed under ``order_class_not_explained``.
+  example (seed, configuration, schedule up to the diverging step). (The buffer scan order on
+  shifted clocks, once re-run here with harness-spelled keys, is fixed in the model: it hashes
+  popTime on the broker's epoch, reference/common/clock.py.)
 
 Bounds: --cases 1..100000, --steps 1..500, --chunk 1..1000. Exit 0 when every schedule agrees
 or is out of scope, 1 when one diverges, 2 on bad arguments.
@@ -38,19 +32,16 @@ or is out of scope, 1 when one diverges, 2 on bad arguments.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import re
 import statistics
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from popverify.conformance.confirm import (LOCKSTEP_FAULTS, MAX_STATEFUL_STEPS, OPT_IN_FAULTS, StatefulReport,
                                            stateful_differential)
-from popverify.conformance.lockstep import RELEASES, TIME_OFFSET, LockstepClient
+from popverify.conformance.lockstep import RELEASES, LockstepClient
 
 
 def _bounded(lo: int, hi: int):  # type: ignore[no-untyped-def]
@@ -60,68 +51,6 @@ def _bounded(lo: int, hi: int):  # type: ignore[no-untyped-def]
             raise argparse.ArgumentTypeError(f"must be in {lo}..{hi}")
         return value
     return parse
-
-
-# The one divergence class explained rather than fixed (spec/conformance.md "buffer scan order"):
-# PopBufferMergeService#scan walks a ConcurrentHashMap whose keys embed popTime, and the harness's
-# clock is the model's + TIME_OFFSET, so the two sides hash different strings.
-ORDER_CLASSES = ("drain:revive .response.revived[].uniqKey", "revive .response.revived[].uniqKey")
-
-
-@contextlib.contextmanager
-def harness_spelled_buffer_keys() -> Iterator[None]:
-    """Inside: the model's buffer scan orders its keys as the harness's broker spells them
-    (popTime + TIME_OFFSET), and so does a 5.5.0 batch ack's grouping of its handles (the
-    client's HashMap keyed retry@queueId@ckQueueOffset@popTime, which orders the BatchAckMsg
-    puts). A diagnostic for this script only; the model is restored after."""
-    import reference.broker.ack_processor as ap
-    import reference.broker.buffer_merge as bm
-
-    service = bm.PopBufferMergeService
-    original_scan, original_order = service.scan, bm.concurrent_hash_map_order
-    scanning: list[Any] = []
-
-    def scan(self: Any, *args: Any, **kwargs: Any) -> None:
-        scanning.append(self)
-        try:
-            original_scan(self, *args, **kwargs)
-        finally:
-            scanning.pop()
-
-    def order(keys: list[str], table_size: int) -> list[str]:
-        buffer = scanning[-1].buffer
-        spelled = {}
-        for key in keys:
-            pt = buffer[key].ck.pop_time
-            head = key[: len(key) - len(str(pt)) - len(bm._java_str(buffer[key].ck.broker_name))]
-            spelled[head + str(pt + TIME_OFFSET) + key[len(head) + len(str(pt)):]] = key
-        return [spelled[k] for k in original_order(list(spelled), table_size)]
-
-    original_batch_order = ap.hash_map_order
-
-    def batch_order(keys: list[str]) -> list[str]:
-        spelled = {}
-        for key in keys:
-            head, _, pt = key.rpartition("@")
-            spelled[f"{head}@{int(pt) + TIME_OFFSET}"] = key
-        return [spelled[k] for k in original_batch_order(list(spelled))]
-
-    service.scan, bm.concurrent_hash_map_order = scan, order  # type: ignore[method-assign]
-    ap.hash_map_order = batch_order
-    try:
-        yield
-    finally:
-        service.scan, bm.concurrent_hash_map_order = original_scan, original_order  # type: ignore[method-assign]
-        ap.hash_map_order = original_batch_order
-
-
-def explain_order(profile: str, case: int, seed: int, steps: int, client: LockstepClient,
-                  faults: tuple[str, ...] = LOCKSTEP_FAULTS, extra_faults: tuple[str, ...] = ()) -> bool:
-    """Whether case ``case`` agrees once the model orders its buffer keys as the harness spells
-    them, i.e. its divergence is the buffer scan order on shifted clocks."""
-    with harness_spelled_buffer_keys():
-        return stateful_differential(profile, 1, seed, steps, client, first_case=case, faults=faults,
-                                     extra_faults=extra_faults).agree == 1
 
 
 def harness_costs(client: LockstepClient, release: str, resets: int = 10) -> dict[str, Any]:
@@ -212,20 +141,11 @@ def main(argv: list[str] | None = None) -> int:
             costs: dict[str, Any] = {"init_ms": round((time.perf_counter() - t0) * 1000, 1)}
             costs.update(harness_costs(client, release))
             report = StatefulReport(profile, release)
-            # Push has no explained class: the delay-level precision defect it had is fixed
-            # (reference/broker/timer.py), so every push divergence is listed as not explained.
-            why = "buffer scan order (shifted clocks)"
-            explained: dict[str, list[int]] = {} if args.mode == "push" else {why: []}
-            unexplained_order: list[int] = []
             done = 0
             while done < args.cases:
                 n = min(args.chunk, args.cases - done)
-                order_cases: list[int] = []
 
-                def progress(m: str, order_cases: list[int] = order_cases) -> None:
-                    hit = re.match(r"\S+ case (\d+): diverges ", m)
-                    if hit:
-                        order_cases.append(int(hit.group(1)))
+                def progress(m: str) -> None:
                     if args.progress:
                         print(m, file=sys.stderr, flush=True)
                 if args.mode == "push":
@@ -238,14 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  first_case=args.first_case + done, progress=progress,
                                                  faults=faults, extra_faults=extra)
                 merge(report, part)
-                for case in order_cases:
-                    (explained[why] if args.mode != "push" and explain_order(
-                        profile, case, args.seed, args.steps, client, faults, extra)
-                     else unexplained_order).append(case)
                 done += n
                 results["profiles"][profile] = figures(report, costs)
-                results["profiles"][profile]["explained"] = explained
-                results["profiles"][profile]["order_class_not_explained"] = unexplained_order
                 if args.out is not None:
                     args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         f = results["profiles"][profile]
@@ -256,8 +170,6 @@ def main(argv: list[str] | None = None) -> int:
               f"reset {f['reset_ms']} ms (close {f['reset_close_ms']}, create {f['reset_create_ms']})")
         for cls, n in f["classes"].items():
             print(f"    {n:5} x {cls}")
-        for why, cases in f["explained"].items():
-            print(f"    explained: {len(cases)} x {why} (cases {cases}); not explained: {f['order_class_not_explained']}")
         for reason, n in f["out_of_scope_reasons"].items():
             print(f"    {n:5} x out of scope: {reason}")
     return 1 if diverged else 0

@@ -500,6 +500,12 @@ class Lockstep:
                     raise OutOfScope(i, action, "crash of a consumer whose POP parked")
                 self._complete(i, action, c, op, pending.request, pending.segments, collect=False)
                 return
+            if pending is not None:
+                # another consumer's crash sends nothing, but its state is compared where it ran:
+                # inside the POP's interleave, after the steps deferred before it
+                pending.segments[-1][1].append(_Deferred(i, action, {}, [{"op": "state"}], lambda answers: {},
+                                                         model_state(d)))
+                return
             self._immediate(i, action, {}, [], lambda answers: {})
             return
         if kind not in LOCKSTEP_KINDS:

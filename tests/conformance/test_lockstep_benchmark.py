@@ -39,30 +39,3 @@ def test_chunks_add_up_and_each_class_keeps_its_first_example() -> None:
     f = bench.figures(total, {"init_ms": 1.0})
     assert f["schedules_per_s_lockstep"] == 1.0 and f["schedules_per_s_model"] == 5.0
     assert f["classes"] == {"revive .x": 2} and f["out_of_scope_reasons"] == {"pop: parked": 1}
-
-
-def test_harness_spelled_keys_order_the_scan_by_the_shifted_pop_time_and_restore_the_model() -> None:
-    import reference.broker.buffer_merge as bm
-    from popverify.conformance.lockstep import TIME_OFFSET
-    from reference.common.javalang import concurrent_hash_map_order
-    from reference.common.pop import PopRequest
-    from tests.broker.conftest import make_broker
-
-    b = make_broker("v5.0", seed=2, queues=4, enable_pop_buffer_merge=True, broker_name="broker-a")
-    for q in range(4):
-        b.put_message("T", q, b"m")
-    assert b.pop(PopRequest("T", "G", queue_id=-1, max_msg_nums=32, invisible_time=60_000)).result.messages
-    keys = list(b.buffer_merge.buffer)
-    pt = b.buffer_merge.buffer[keys[0]].ck.pop_time
-    shifted = {k.replace(f"{pt}broker-a", f"{pt + TIME_OFFSET}broker-a"): k for k in keys}
-    want = [shifted[k] for k in concurrent_hash_map_order(list(shifted), 32768)]
-    seen: list[list[str]] = []
-    original_order, original_scan = bm.concurrent_hash_map_order, bm.PopBufferMergeService.scan
-    with bench.harness_spelled_buffer_keys():
-        patched = bm.concurrent_hash_map_order
-        bm.concurrent_hash_map_order = lambda ks, n: seen.append(patched(ks, n)) or seen[-1]  # type: ignore
-        b.buffer_merge.serving = False
-        b.buffer_merge_scan()
-        bm.concurrent_hash_map_order = patched
-    assert seen == [want] and want != concurrent_hash_map_order(keys, 32768)
-    assert bm.concurrent_hash_map_order is original_order and bm.PopBufferMergeService.scan is original_scan
