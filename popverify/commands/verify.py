@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from popverify.args import bounded_int, comma_list, output_dir, spark_master
+from popverify.conformance.confirm import MAX_STATEFUL_STEPS
 from popverify.errors import UsageError
 from popverify.fuzz import ENGINES
 from popverify.tools import PROJECT_ROOT, ToolError, run_child
@@ -20,6 +21,7 @@ from reference.common.profile import PROFILE_NAMES
 
 MAX_RUNS = 1_000_000   # fuzz runs per campaign (README "Bounds")
 MAX_STEPS = 100_000    # steps per fuzz run
+MAX_LOCKSTEP_CASES = 10_000  # lockstep schedules per profile
 TECHNIQUES = ("tlc", "trace", "z3", "fuzz", "stateful", "conformance")
 LIVE_DURATION_S = (10, 600)
 MODES = ("pop", "push")
@@ -196,13 +198,28 @@ def _stateful() -> dict[str, Any]:
             "detail": last, "machines": machines}
 
 
-def _conformance() -> dict[str, Any]:
+def _conformance(lockstep_cases: int, lockstep_steps: int) -> dict[str, Any]:
+    """The pure-function checks against RocketMQ's classes, then the lockstep differential: per
+    profile, ``lockstep_cases`` random POP swarm schedules of ``lockstep_steps`` actions, other
+    actions inside in-flight POPs (`conformance --stateful --interleave`, seed 0), replayed step
+    by step on the model and on that release's broker classes."""
     from popverify.conformance import run_checks
+    from popverify.conformance.confirm import stateful_differential
+    from popverify.conformance.lockstep import RELEASES, LockstepClient
     start = time.perf_counter()
     checks = [c.to_json() if hasattr(c, "to_json") else dict(c.__dict__) for c in run_checks()]
     unexplained = sum(c["disagreements"] - c.get("explained", 0) for c in checks)
-    return {"result": "agrees" if unexplained == 0 else "failed", "seconds": round(time.perf_counter() - start, 2),
-            "checks": checks}
+    lockstep = []
+    for profile, release in RELEASES.items():
+        _progress(f"lockstep differential on rocketmq-broker {release}: {lockstep_cases} schedules of "
+                  f"{lockstep_steps} steps, interleaved")
+        began = time.perf_counter()
+        with LockstepClient(release, full_jit=lockstep_cases >= 25) as client:
+            part = stateful_differential(profile, lockstep_cases, 0, lockstep_steps, client, interleave=True)
+        lockstep.append({**part.to_json(), "seconds": round(time.perf_counter() - began, 2)})
+    diverged = any(entry["diverge"] for entry in lockstep)
+    return {"result": "agrees" if unexplained == 0 and not diverged else "failed",
+            "seconds": round(time.perf_counter() - start, 2), "checks": checks, "lockstep": lockstep}
 
 
 def _confirmation_status(summary: dict[str, Any], no_confirm: bool) -> None:
@@ -274,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
         _guarded("stateful", _stateful, summary)
     if "conformance" not in skip:
         _progress("conformance against RocketMQ's Java code (non-live)")
-        _guarded("conformance", _conformance, summary)
+        _guarded("conformance", lambda: _conformance(args.lockstep_cases, args.lockstep_steps), summary)
     if args.live:
         # Real brokers of each profile's release on loopback; counts like every other technique
         # (errored, empty or unavailable = failure).
@@ -330,6 +347,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-confirm", action="store_true",
                         help="do not replay the campaigns' minimal POP counterexamples on RocketMQ's broker classes "
                              "(reported as skipped: the outcome is 'incomplete', exit 1)")
+    parser.add_argument("--lockstep-cases", type=bounded_int(1, MAX_LOCKSTEP_CASES), default=40,
+                        help=f"random schedules per profile replayed in lockstep on the release's broker classes "
+                             f"(1..{MAX_LOCKSTEP_CASES}; default 40)")
+    parser.add_argument("--lockstep-steps", type=bounded_int(1, MAX_STATEFUL_STEPS), default=120,
+                        help=f"actions per lockstep schedule (1..{MAX_STATEFUL_STEPS}; default 120)")
     parser.add_argument("--live", action="store_true",
                         help="also run a short live session (real namesrv, broker, proxy; faults kill,pause) on "
                              "each profile's release; needs a JDK and Maven (spec/live.md)")
