@@ -304,18 +304,10 @@ class Confirmer:
         why = scope_of(spec, property_id)
         if why is not None:
             return not_run(property_id, why)
-        replayed, inserted = settle_explicitly(spec)
-        if inserted and not _same_violations(spec, replayed):
-            return not_run(property_id, "the schedule with its advance-settled POPs written out as pop_steps is not "
-                                        "the same run of the model")
-        verdict, cached, unavailable = self.verdict(replayed, release, profile)
+        verdict, cached, unavailable = self.verdict(spec, release, profile)
         if verdict is None:
             return Confirmation("unavailable", f"unavailable: {unavailable}", property_id, release=release)
-        c = from_verdict(verdict, property_id, cached)
-        if inserted:  # say so: the replayed schedule is the trace's, with explicit steps
-            c = attrs.evolve(c, text=f"{c.text} (replayed with {inserted} explicit pop_step(s) for POPs an advance "
-                                     f"completes)")
-        return c
+        return from_verdict(verdict, property_id, cached)
 
     def confirm_file(self, path: Path, property_id: str) -> Confirmation:
         """``confirm`` for an ITF trace file; a trace that cannot be read is ``not run``."""
@@ -327,66 +319,6 @@ class Confirmer:
         except TraceError as err:
             return not_run(property_id, f"unreadable trace {path.name}: {err}")
         return self.confirm(spec, property_id)
-
-
-def settle_explicitly(spec: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """The trace's schedule with explicit ``pop_step``\\ s for every in-flight POP that an
-    ``advance`` or ``clock_jump`` completes, and how many were inserted.
-
-    The model settles a POP that time would stretch past REQUEST_TIME_BOUND_MS before letting
-    time pass (popverify/sim/pop_driver.py ``_settle_requests``); the lockstep replay follows a
-    POP only through its ``pop_step``\\ s and would defer the advance into the POP's interleave
-    (popverify/conformance/confirm.py does not see the model complete it). The two schedules
-    are the same run of the model: each inserted ``pop_step`` is one step of the request the
-    advance would have run to its end at the same instant; ``confirm`` checks that both
-    violate the same properties before using the settled one. Once a long-polling POP parks
-    nothing more is rewritten (the harness cannot replay a parked POP: out of scope there).
-    """
-    from popverify.sim.pop_driver import PopDriver
-    from popverify.sim.scenario import Action
-
-    if spec["mode"] != "pop":
-        return spec, 0
-    original = PopDriver(spec["profile"], spec["seed"], spec["config"], False, False)
-    settled = PopDriver(spec["profile"], spec["seed"], spec["config"], False, False)
-    out: list[Action] = []
-    inserted = 0
-    for action in spec["schedule"]:
-        if action.kind in ("advance", "clock_jump"):
-            in_flight = [(c, consumer.op) for c, consumer in enumerate(original.world.consumers) if consumer.op is not None]
-            original.apply(action)
-            for c, op in in_flight:
-                if original.world.consumers[c].op is op:
-                    continue  # still in flight (within the time bound): the replay follows it
-                step = Action("pop_step", (c,))
-                # bounded: a POP visits each queue and the retry topic's queue once
-                for _ in range(4 * (spec["config"].queues + 2)):
-                    if settled.world.consumers[c].op is None:
-                        break
-                    settled.apply(step)
-                    out.append(step)
-                    inserted += 1
-        else:
-            original.apply(action)
-        if any(consumer.op is not None and consumer.op.parked for consumer in original.world.consumers):
-            # a long-polling POP parked: the harness cannot replay it (out of scope there); the
-            # rest goes as it is, so the replay stops at the park instead of comparing a woken POP
-            out.append(action)
-            out.extend(spec["schedule"][len(out) - inserted:])
-            return {**spec, "schedule": tuple(out)}, inserted
-        settled.apply(action)
-        out.append(action)
-    return {**spec, "schedule": tuple(out)}, inserted
-
-
-def _same_violations(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    from popverify.sim.scenario import run_scenario
-
-    def ids(spec: dict[str, Any]) -> set[str]:
-        result = run_scenario(spec["profile"], spec["seed"], 0, mode=spec["mode"], config=spec["config"],
-                              schedule=spec["schedule"], mutant=spec.get("mutant"))
-        return {v.property_id for v in result.violations}
-    return ids(a) == ids(b)
 
 
 def scope_of(spec: dict[str, Any], property_id: str) -> str | None:

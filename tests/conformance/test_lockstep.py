@@ -319,3 +319,18 @@ def test_steps_inside_a_pop_run_at_the_same_points_on_java(profile: str) -> None
         verdict = run_lockstep(profile, 3, config, INTERLEAVED, client)
     assert verdict.status == "agrees", verdict.to_json()
     assert verdict.steps == sum(1 for a in INTERLEAVED if a.kind != "pop_step")
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_pop_an_advance_settles_is_replayed_as_the_model_ran_it() -> None:
+    """A verify campaign's shrunk F1 counterexample: the advance of 703 ms lets the model answer
+    the in-flight POP before the time passes (requests are time-atomic up to 5 ms); the replay
+    sends the POP to Java there, with the put inside it, and the loss reproduces."""
+    config = ScenarioConfig(queues=1, consumers=2, invisible_time=33_000, max_msg_nums=7, enable_pop_buffer_merge=True)
+    schedule = [Action("pop", (1, -1, False)), Action("advance", (2,)), Action("produce", (0,)),
+                Action("advance", (703,)), Action("batch_ack", (1,))]
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        verdict = run_lockstep("v5.0", 4, config, schedule, client)
+    assert verdict.status == "agrees", verdict.to_json()
+    assert verdict.model_violations and set(verdict.model_violations) <= set(verdict.java_violations)

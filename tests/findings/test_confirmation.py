@@ -131,42 +131,6 @@ def test_cached_verdicts_are_used_and_other_code_misses_them(tmp_path: Path, mon
     assert cache.get(digest, "5.0.0", "v5.0") is None
 
 
-def test_a_pop_settled_by_an_advance_is_written_out_as_pop_steps() -> None:
-    """A verify campaign's shrunk F1 counterexample: the advance of 703 ms completes the POP in
-    the model; the replay needs its steps explicit, and both schedules are the same run."""
-    config = ScenarioConfig(queues=1, consumers=2, invisible_time=33_000, max_msg_nums=7, enable_pop_buffer_merge=True)
-    schedule = (Action("pop", (1, -1, False)), Action("advance", (2,)), Action("produce", (0,)),
-                Action("advance", (703,)), Action("batch_ack", (1,)))
-    spec = {"profile": "v5.0", "mode": "pop", "seed": 4, "config": config, "schedule": schedule, "mutant": None}
-    settled, inserted = conf.settle_explicitly(spec)
-    assert inserted == 2
-    assert [a.kind for a in settled["schedule"]] == ["pop", "advance", "produce", "pop_step", "pop_step", "advance",
-                                                    "batch_ack"]
-    assert conf._same_violations(spec, settled)
-    # nothing to settle: the schedule is unchanged
-    assert conf.settle_explicitly({**spec, "schedule": schedule[:3]}) == ({**spec, "schedule": schedule[:3]}, 0)
-
-
-def test_nothing_is_rewritten_after_a_long_polling_pop_parks() -> None:
-    """verify's develop campaign (seed 18, NSR-1/F2, shrunk): a long-polling POP parks inside an
-    advance and a put wakes it. The harness cannot replay a parked POP; rewriting past it once
-    made the replay compare the woken POP's popTime with Java's unparked one (a false model
-    question). The steps before the park are settled, the rest is left as it is."""
-    config = ScenarioConfig(queues=4, consumers=1, invisible_time=1000, max_msg_nums=1, enable_pop_buffer_merge=True,
-                            actions=("produce", "pop", "pop_step", "ack", "change_invisible", "batch_ack", "advance",
-                                     "timer", "revive", "flush"))
-    raw = [["pop", 0, 2, False], ["advance", 825], ["pop", 0, 3, False], ["produce", 0], ["advance", 268],
-           ["pop", 0, 3, True], ["advance", 947], ["produce", 3], ["advance", 1245], ["advance", 1020],
-           ["pop", 0, 0, False], ["advance", 202]]
-    schedule = tuple(Action.from_json(a) for a in raw)
-    spec = {"profile": "v5.5", "mode": "pop", "seed": 18, "config": config, "schedule": schedule, "mutant": None}
-    settled, inserted = conf.settle_explicitly(spec)
-    kinds = [a.kind for a in settled["schedule"]]
-    assert inserted == 4 and "pop_step" not in kinds[kinds.index("advance", 8):]  # none after the long poll
-    assert [a for a in settled["schedule"] if a.kind != "pop_step"] == list(schedule)
-    assert conf._same_violations(spec, settled)
-
-
 # -- verify's outcome ---------------------------------------------------------------------------
 
 def _summary(confirmation: dict[str, Any] | None, camp_conf: dict[str, Any] | None = None) -> dict[str, Any]:
