@@ -64,6 +64,10 @@ _REPLICA = "FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE put statuses"
 _POP_LOG = "blocks behind isEnablePopLog"
 _STATS = "BrokerStatsManager calls"
 _POP_METRICS = "PopMetricsManager calls"
+# AckMessageProcessor#setPopReviveServiceStatus (BrokerController#changeSpecialServiceStatus: a
+# slave acting as master, a controller-mode role change) and #isPopReviveServiceRunning (its
+# probe, BrokerController#isSpecialServiceRunning, the runtime info's brokerActive)
+_ROLE = "revive services switched by a role change, and its probe"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # -- rocketmq 5.0.0 ---------------------------------------------------------------------
@@ -71,6 +75,7 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_PMP, "5.0.0", "metrics", _STATS, (428, 430), (518, 522), (716, 717)),
     *_x(_QLM, "5.0.0", "multi-broker", "getServiceName in a broker container", (958, 960)),
     *_x(_ACK, "5.0.0", "slave", "shouldRunPopRevive = brokerId == 0 (false on a slave)", (57, 57)),
+    *_x(_ACK, "5.0.0", "slave", _ROLE, (74, 76), (80, 86)),
     *_x(_ACK, "5.0.0", "metrics", _STATS, (145, 146)),
     *_x(_ACK, "5.0.0", "slave", _REPLICA, (207, 208)),
     *_x(_CIT, "5.0.0", "slave", _REPLICA, (105, 106), (160, 161)),
@@ -99,6 +104,7 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (461, 463), (472, 480), (614, 616), (626, 633), (797, 810), (976, 977), (1020, 1021)),
     *_x(_QLM, "5.5.0", "multi-broker", "getServiceName in a broker container", (1113, 1115)),
     *_x(_ACK, "5.5.0", "slave", "shouldRunPopRevive = brokerId == 0 (false on a slave)", (71, 71)),
+    *_x(_ACK, "5.5.0", "slave", _ROLE, (98, 100), (104, 110)),
     *_x(_ACK, "5.5.0", "metrics", _STATS, (275, 276), (344, 345), (384, 385), (571, 572)),
     *_x(_ACK, "5.5.0", "metrics", _POP_METRICS, (400, 400)),
     *_x(_ACK, "5.5.0", "slave", _REPLICA, (396, 397)),

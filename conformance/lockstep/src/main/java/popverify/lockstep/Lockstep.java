@@ -444,6 +444,10 @@ public final class Lockstep {
         }
 
         private void shutdown() {
+            // BrokerController#shutdown stops the merge and revive threads first (never started
+            // here: ServiceThread#shutdown / #stop return at once; a pass never runs a loop's tail)
+            controller.getPopMessageProcessor().getPopBufferMergeService().shutdown();
+            controller.getAckMessageProcessor().shutdownPopReviveService();
             stopTimerThreadsTogether();
             try {
                 timer.shutdown();
