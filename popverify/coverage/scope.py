@@ -142,6 +142,8 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_REV, "5.5.0", "metrics", _STATS, (151, 153), (249, 253)),
     *_x(_REV, "5.5.0", "metrics", _POP_METRICS + " and the messages-out metrics", (139, 139), (255, 261), (397, 397),
         (408, 408), (435, 435)),
+    # read only by PopMetricsManager's revive-lag gauges
+    *_x(_REV, "5.5.0", "metrics", "getReviveBehindMillis / getReviveBehindMessages", (637, 655)),
     *_x(_PULL, "5.5.0", "slave", "rejectRequest on a slave, slave-read suggestion and the slave's redirect",
         (297, 300), (688, 716)),
     *_x(_GET, "5.5.0", "metrics", "disk-fall-behind and store stats", (1024, 1027), (1039, 1043), (1045, 1048)),
