@@ -299,6 +299,8 @@ public final class Lockstep {
         final EmbeddedChannel channel;
         final ChannelHandlerContext ctx;
         final QueuedExecutor woken;
+        /** When the merge thread's timed work is due (started with the broker, as the model's). */
+        ServiceLoops.MergeSchedule mergeSchedule;
 
         private Broker(String version, Settings settings, Path dir, BrokerController controller, MessageStore store,
                        TimerMessageStore timer, QueuedExecutor woken) {
@@ -385,6 +387,9 @@ public final class Lockstep {
             // The merge thread's first idle pass switches `serving` on (PopBufferMergeService#run);
             // a broker that has been up for more than a few ms is in that state.
             Reflect.set(c.getPopMessageProcessor().getPopBufferMergeService(), "serving", true);
+            b.mergeSchedule = new ServiceLoops.MergeSchedule(s.now);
+            // BrokerController#start: PopReviveService#run waits until then (disappearTimeAfterStart, -1 by default)
+            Reflect.set(c, "shouldStartTime", s.now + msc.getDisappearTimeAfterStart());
             b.settleStore();
             return b;
         }
@@ -439,6 +444,10 @@ public final class Lockstep {
         }
 
         private void shutdown() {
+            // BrokerController#shutdown stops the merge and revive threads first (never started
+            // here: ServiceThread#shutdown / #stop return at once; a pass never runs a loop's tail)
+            controller.getPopMessageProcessor().getPopBufferMergeService().shutdown();
+            controller.getAckMessageProcessor().shutdownPopReviveService();
             stopTimerThreadsTogether();
             try {
                 timer.shutdown();
@@ -950,36 +959,18 @@ public final class Lockstep {
             return o;
         }
 
-        /** One pass of PopBufferMergeService#run's loop body without its wait: scan() (which
-         * ends with scanCommitOffset), scanGarbage() every countOfSecond30 passes, and the
-         * `serving` switch. The thread runs whether or not buffer merge is enabled (BrokerController
-         * #start starts it unconditionally; with merge off it only commits the just-offset CKs). */
-        void scan() throws Exception {
+        /** One pass of PopBufferMergeService#run's loop (ServiceLoops), without its wait: scan()
+         * (which ends with scanCommitOffset), scanGarbage() when its pass count is due (read as
+         * time: ServiceLoops.MergeSchedule), and the `serving` switch. The thread runs whether or
+         * not buffer merge is enabled (BrokerController#start starts it unconditionally; with
+         * merge off it only commits the just-offset CKs). */
+        void scan() throws Throwable {
             PopBufferMergeService svc = controller.getPopMessageProcessor().getPopBufferMergeService();
-            Reflect.invoke(svc, "scan");
-            int scanTimes = (Integer) Reflect.get(svc, "scanTimes");
             int countOfSecond30 = (Integer) Reflect.get(svc, "countOfSecond30");
-            if (scanTimes % countOfSecond30 == 0) {
-                Reflect.invoke(svc, "scanGarbage");
-            }
-            @SuppressWarnings("unchecked")
-            Map<String, ?> buf = (Map<String, ?>) Reflect.get(svc, "buffer");
-            if (!(Boolean) Reflect.get(svc, "serving") && buf.isEmpty() && offsetTotal(svc) == 0) {
-                Reflect.set(svc, "serving", true);
-            }
+            int countOfMinute1 = (Integer) Reflect.get(svc, "countOfMinute1");
+            Reflect.set(svc, "scanTimes", mergeSchedule.scanTimesBefore(VirtualClock.get(), countOfSecond30, countOfMinute1));
+            ServiceLoops.pass(svc);
             settleStore();
-        }
-
-        /** totalSize() on 5.0.0, getOffsetTotalSize() later. */
-        private static int offsetTotal(PopBufferMergeService svc) throws Exception {
-            for (String name : new String[] {"getOffsetTotalSize", "totalSize"}) {
-                try {
-                    return ((Number) Reflect.invoke(svc, name)).intValue();
-                } catch (NoSuchMethodException e) {
-                    // the other release's name
-                }
-            }
-            throw new NoSuchMethodException("PopBufferMergeService offset total size");
         }
 
         /** TimerMessageStore's enqueue side, run after every request: in a running broker the
@@ -1101,7 +1092,12 @@ public final class Lockstep {
             PopReviveService svc = reviveServices()[qid];
             String retry = KeyBuilder.buildPopRetryTopic(TOPIC, GROUP);
             long retryBefore = store.getMaxOffsetInQueue(retry, 0);
-            long[] r = LockstepAccess.reviveRound(svc);
+            // one pass of PopReviveService#run (ServiceLoops): its checks, the round, its back-off
+            ServiceLoops.pass(svc);
+            long[] r = LockstepAccess.takeRound();
+            if (r == null) {
+                r = new long[] {-1, -1, -1};  // the pass skipped the round
+            }
             settleStore();
             JSONObject o = new JSONObject(true);
             o.put("oldOffset", r[0]);

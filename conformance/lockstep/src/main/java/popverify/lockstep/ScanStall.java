@@ -24,11 +24,11 @@ public final class ScanStall {
 
     /** What the harness's scan runs (Broker#scan: scan, scanGarbage, the serving switch). */
     interface Scan {
-        void run() throws Exception;
+        void run() throws Throwable;
     }
 
     /** `scanStall` {ms}: one scan whose eclipse is ``ms``; answers the service's serving flag. */
-    static JSONObject run(JSONObject req, Scan scan, Object mergeService) throws Exception {
+    static JSONObject run(JSONObject req, Scan scan, Object mergeService) throws Throwable {
         long ms = Lockstep.boundedLong(req, "ms", -1, 1, MAX_MS);
         stallMs = ms;
         try {

@@ -23,7 +23,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  * EscapeBridge#putMessageToSpecificQueue / #asyncPutMessageToSpecificQueue and, in
  * PopReviveService, MessageStore#putMessage become PutRefusal's static counterparts (the
  * receiver becomes the first argument: same stack shape); PopBufferMergeService#scan's last
- * clock read (its eclipse) becomes ScanStall.eclipseNow().
+ * clock read (its eclipse) becomes ScanStall.eclipseNow(); in the run() loops of
+ * PopBufferMergeService and PopReviveService, isStopped, waitForRunning and the catch block's
+ * logger error call become ServiceLoops' (one pass per request), and PopReviveService#run's
+ * consumeReviveMessage / mergeAndRevive become LockstepAccess' (the round's offsets).
  *
  * <p>One ASM pass at class load with Byte Buddy's repackaged ASM (net.bytebuddy.jar.asm): every
  * rewrite keeps the operand stack shape (a static call replaces a static call of the same
@@ -44,6 +47,8 @@ public final class TimeAgent implements ClassFileTransformer {
     private static final String REFUSAL = "popverify/lockstep/PutRefusal";
     private static final String MERGE = "org/apache/rocketmq/broker/processor/PopBufferMergeService";
     private static final String STALL = "popverify/lockstep/ScanStall";
+    private static final String LOOPS = "popverify/lockstep/ServiceLoops";
+    private static final String ACCESS = "org/apache/rocketmq/broker/processor/LockstepAccess";
     private static final String BRIDGE = "org/apache/rocketmq/broker/failover/EscapeBridge";
     private static final String MESSAGE_STORE = "org/apache/rocketmq/store/MessageStore";
     /** The consumption path's putting classes and the prefix of their PutRefusal methods. */
@@ -84,7 +89,10 @@ public final class TimeAgent implements ClassFileTransformer {
                     // PopBufferMergeService#scan's eclipse read: its last clock call (ScanStall)
                     int eclipseSite = name.equals(MERGE) && m.equals("scan") && desc.equals("()V")
                         ? clockCalls(bytes, m, desc) - 1 : -1;
-                    Rewriter rewriter = new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, changed);
+                    // the service threads' loops, run one pass per request (ServiceLoops)
+                    boolean loop = (name.equals(MERGE) || name.equals(REVIVE)) && m.equals("run") && desc.equals("()V");
+                    Rewriter rewriter = new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, loop,
+                                                     changed);
                     if (name.equals(POP) && m.equals("popMsgFromQueue")) {
                         return new MethodVisitor(Opcodes.ASM9, rewriter) {
                             @Override
@@ -202,11 +210,13 @@ public final class TimeAgent implements ClassFileTransformer {
         private final int popTimeSite;
         private final String putter;
         private final int eclipseSite;
+        private final boolean loop;
         private int clockCalls = -1;
 
         Rewriter(MethodVisitor mv, boolean noSleep, String owner, int popTimeSite, String putter, int eclipseSite,
-                 boolean[] changed) {
+                 boolean loop, boolean[] changed) {
             super(Opcodes.ASM9, mv);
+            this.loop = loop;
             this.putter = putter;
             this.eclipseSite = eclipseSite;
             this.noSleep = noSleep;
@@ -217,6 +227,10 @@ public final class TimeAgent implements ClassFileTransformer {
 
         @Override
         public void visitMethodInsn(int opcode, String target, String name, String desc, boolean itf) {
+            if (loop && loopCall(opcode, target, name, desc)) {
+                changed[0] = true;
+                return;
+            }
             if (putter != null) {
                 String with = null;
                 if (opcode == Opcodes.INVOKEVIRTUAL && BRIDGE.equals(target) && "putMessageToSpecificQueue".equals(name)) {
@@ -257,6 +271,26 @@ public final class TimeAgent implements ClassFileTransformer {
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "beforeUnlock", "()V", false);
             }
             super.visitMethodInsn(opcode, target, name, desc, itf);
+        }
+
+        /** In a service loop: the call's static counterpart (receiver first), or false. */
+        private boolean loopCall(int opcode, String target, String name, String desc) {
+            if (opcode == Opcodes.INVOKESTATIC) {
+                return false;
+            }
+            boolean mine = ("isStopped".equals(name) && "()Z".equals(desc))
+                || ("waitForRunning".equals(name) && "(J)V".equals(desc))
+                || ("error".equals(name) && ("(Ljava/lang/String;Ljava/lang/Throwable;)V".equals(desc)
+                    || "(Ljava/lang/String;Ljava/lang/Object;Ljava/lang/Object;)V".equals(desc)));
+            if (mine) {
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, LOOPS, name, "(Ljava/lang/Object;" + desc.substring(1), false);
+                return true;
+            }
+            if (owner.equals(REVIVE) && ("consumeReviveMessage".equals(name) || "mergeAndRevive".equals(name))) {
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, ACCESS, name, "(L" + target + ";" + desc.substring(1), false);
+                return true;
+            }
+            return false;
         }
     }
 }

@@ -1,0 +1,44 @@
+"""The service threads' loops on the lockstep harness (ServiceLoops.java, spec/conformance.md
+"Service thread loops"): `scan` and `revive` run one pass of PopBufferMergeService#run and
+PopReviveService#run, and the merge thread's scanGarbage comes when its pass count is due,
+read as virtual time as the model reads it."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from popverify.conformance.confirm import run_lockstep
+from popverify.conformance.lockstep import RELEASES, LockstepClient
+from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker import buffer_merge
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=8000, max_msg_nums=1, enable_pop_buffer_merge=True,
+                        services_on_period=False, drain=False, faults=("store_put_fail",))
+POP = [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
+# m0 popped (its CK buffered, its pop in the commit-offset queue); the scan 301 s later cannot
+# store the CK (a refused put), so the queue stays blocked and unused for over 5 minutes: that
+# scan's scanGarbage drops it, and the next POP reads m0 again from the committed offset. A
+# harness whose scanGarbage waits for 6000 counted passes (one per `scan` request, not per
+# 5 ms) keeps the queue and answers m1.
+STALE = [Action("produce", (0,)), Action("produce", (0,)), *POP, Action("store_put_fail", (1,)),
+         Action("advance", (301_000,)), Action("scan",), *POP]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
+def test_a_stale_commit_offset_queue_is_dropped_as_java_drops_it(profile: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    with LockstepClient(RELEASES[profile]) as client:
+        verdict = run_lockstep(profile, 3, CONFIG, STALE, client)
+        assert verdict.status == "agrees", verdict.to_json()
+        # a model whose garbage scan never comes keeps the queue: caught at the second POP
+        monkeypatch.setattr(buffer_merge, "GARBAGE_SCAN_PERIOD_MS", 10**9)
+        broken = run_lockstep(profile, 3, CONFIG, STALE, client)
+    assert broken.status == "diverges" and broken.step == len(STALE) - 1, broken.to_json()
+    assert (broken.key or "").startswith(".response."), broken.to_json()  # the POP's answer: m1, not m0
