@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
-from popverify.conformance import put_refusal, request_domain, retention_replay
+from popverify.conformance import long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -322,6 +322,7 @@ class _Pending:
     request: dict[str, Any]
     reads: int = 0
     segments: list[tuple[int, list[_Deferred]]] = attrs.Factory(lambda: [(0, [])])
+    woken: int | None = None  # a woken long-polling POP's re-run: Java's request opaque
 
 
 def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -353,6 +354,7 @@ class Lockstep:
         self.java_checker = PopChecker(TOPIC, GROUP)
         self.java_held: list[list[JavaHeld]] = [[] for _ in range(config.consumers)]
         self.pending: _Pending | None = None
+        self.long_polls = long_poll_replay.LongPolls()
         self.compared = 0
         self.requests = 0
         self._reads = 0
@@ -374,6 +376,8 @@ class Lockstep:
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
                     "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+        # a woken long-polling POP re-runs on Java when the model's re-run has finished
+        self._call({"op": "deferWoken"})
 
     # -- transport ----------------------------------------------------------------------------
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -437,7 +441,35 @@ class Lockstep:
         d.checker.check_offsets(i, d.broker, self.config.queues)
         if not applied:
             return  # a no-op on the model sends nothing to the broker
+        self._run_orphans(i, action)
         self._dispatch(i, action, pre, op_seq, self._reads - reads0)
+        self._follow_long_polls(i, action)
+
+    def _run_orphans(self, i: int, action: Action) -> None:
+        """Java's re-runs of the woken orphans the model re-ran in this step (when time began
+        to pass, before anything else of the step), compared by their answers alone."""
+        for p in self.long_polls.orphans_rerun():
+            if self.pending is not None:
+                raise OutOfScope(i, action, "a woken orphaned long-polling POP re-runs inside another POP")
+            a = self._call({"op": "runWoken", "opaque": p.opaque})
+            if "error" in a or not a.get("ran"):
+                raise Diverged(i, action, "orphan woken", p.opaque, a.get("error", "not woken on Java"))
+            answers = a.get("answers") or []
+            model = {"parked": True} if p.op.parked else request_domain.model_pop_observation(_model_pop(p.op))
+            java = {"parked": True} if not answers else _java_pop(request_domain.java_pop_answer(answers[0]))
+            if model != java:
+                raise Diverged(i, action, "orphan.response", model, java)
+            if p.op.parked:
+                self.long_polls.orphans.append(p)
+
+    def _follow_long_polls(self, i: int, action: Action) -> None:
+        """POPs the model woke in this step wait for their re-run, one at a time: the first
+        becomes the pending POP (its ``pop_step``\\ s then run it on the model)."""
+        lp = self.long_polls
+        lp.settle()
+        if self.pending is None and lp.woken:
+            p = lp.woken.pop(0)
+            self.pending = _Pending(p.consumer, p.op, i, action, p.request, woken=p.opaque)
 
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
@@ -463,21 +495,19 @@ class Lockstep:
             assert op is not None
             c = pre["c"]
             request = self._pop_request(op)
-            if op.done:
+            if op.done or op.parked:
                 self._complete(i, action, c, op, request, [])
                 return
-            if op.parked:
-                raise OutOfScope(i, action, "long-polling park (the harness answers parked POPs only by timeout)")
             self.pending = _Pending(c, op, i, action, request)
             return
         if kind == "pop_step":
-            assert pending is not None and pre["op"] is pending.op, "pop_step applied without a pending POP"
+            if pending is None or pre["op"] is not pending.op:
+                assert any(p.op is pre["op"] for p in self.long_polls.woken), "pop_step applied without a pending POP"
+                raise OutOfScope(i, action, "a woken long-polling POP stepped while another POP is in flight")
             pending.reads += reads
-            if pending.op.done:
+            if pending.op.done or pending.op.parked:
                 self.pending = None
-                self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments)
-            elif pending.op.parked:
-                raise OutOfScope(i, action, "long-polling park")
+                self._finish_pending(i, action, pending)
             else:
                 pending.segments.append((pending.reads + 1, []))
             return
@@ -487,11 +517,16 @@ class Lockstep:
             if pending is not None and pre["op"] is pending.op:
                 # the broker thread finishes the request; the client is gone (model: run_to_end)
                 self.pending = None
-                op = pending.op
-                if not op.done:
+                if not pending.op.done:
                     raise OutOfScope(i, action, "crash of a consumer whose POP parked")
-                self._complete(i, action, c, op, pending.request, pending.segments, collect=False)
+                self._finish_pending(i, action, pending, collect=False)
                 return
+            woken = self.long_polls.woken_for(pre["op"]) if pre["op"] is not None else None
+            if woken is not None:  # its re-run ran to its end on the model (run_to_end)
+                self._finish_pending(i, action, _Pending(c, woken.op, i, action, woken.request, woken=woken.opaque),
+                                     collect=False)
+                return
+            self.long_polls.orphan(pre["op"])  # parked: the broker still wakes and re-runs it
             self._immediate(i, action, {}, [], lambda answers: {})
             return
         if kind not in LOCKSTEP_KINDS:
@@ -500,6 +535,8 @@ class Lockstep:
             raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
         model_obs, requests, finish = self._plan(i, action, pre)
         if pending is not None:
+            if pending.woken is not None:
+                raise OutOfScope(i, action, "a step inside a woken long-polling POP's re-run")
             if any(r["op"] in ("restart", "init", "close", "pop") for r in requests):
                 raise OutOfScope(i, action, "not allowed inside a POP's interleave")
             pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish,
@@ -533,8 +570,11 @@ class Lockstep:
     # -- POP ----------------------------------------------------------------------------------
     def _pop_request(self, op: PopOperation) -> dict[str, Any]:
         r: PopRequest = op.request
-        return {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
-                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
+        req = {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
+               "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
+        if r.poll_time > 0:  # a re-run's isTimeoutTooMuch and the park's expiry count from it
+            req["bornTime"] = to_java_time(op.born_time)
+        return req
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
                   segments: list[tuple[int, list[_Deferred]]], collect: bool = True) -> None:
@@ -567,13 +607,34 @@ class Lockstep:
                 n = len(s.requests)
                 self._compare(s.step, s.action, s.model_obs, s.finish, answers[pos:pos + n], s.model_state)
                 pos += n
-        model_obs = request_domain.model_pop_observation(_model_pop(op))
-        java_obs = _java_pop(answer)
-        if answer.get("parked"):
-            java_obs["parked"] = True
-        if collect:
+        self._compare_pop(i, action, c, op, request, answer if not answer.get("parked") else None,
+                          answer.get("opaque"), collect)
+
+    def _compare_pop(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
+                     answer: dict[str, Any] | None, opaque: int | None, collect: bool) -> None:
+        """Compare a POP's outcome (``answer`` None: Java parked it) and keep a park on both
+        sides."""
+        model_obs = {"parked": True} if op.parked else request_domain.model_pop_observation(_model_pop(op))
+        java_obs = {"parked": True} if answer is None else _java_pop(answer)
+        if collect and answer is not None:
             self._java_collect(i, c, answer)
         self._immediate(i, action, model_obs, [], lambda _answers: java_obs)
+        if op.parked:
+            assert opaque is not None
+            self.long_polls.park(c, op, opaque, request)
+
+    def _finish_pending(self, i: int, action: Action, pending: _Pending, collect: bool = True) -> None:
+        """The model has finished ``pending`` (answered or parked): Java's side and the comparison."""
+        if pending.woken is None:
+            self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments, collect)
+            return
+        # Java's re-run of the same request (LongPollOps#runWoken); none queued: Java did not wake it
+        a = self._call({"op": "runWoken", "opaque": pending.woken})
+        if "error" in a or not a.get("ran"):
+            raise Diverged(i, action, "woken", pending.woken, a.get("error", "not woken on Java"))
+        answers = a.get("answers") or []
+        self._compare_pop(i, action, pending.consumer, pending.op, pending.request,
+                          request_domain.java_pop_answer(answers[0]) if answers else None, pending.woken, collect)
 
     def _java_collect(self, i: int, c: int, answer: dict[str, Any]) -> None:
         now, order = self.driver.clock.now(), self.config.pop_orderly
@@ -690,7 +751,10 @@ class Lockstep:
             flushed = d.broker.offsets._last_flush != pre["last_flush"]
             return {}, _flush_requests(flushed, d.broker.order_info.last_persist != pre["last_persist"]), lambda a: {}
         if kind == "long_poll":
-            return {}, [], lambda a: {}  # nothing parks (a parking POP is out of scope): nothing to wake
+            # the polling service's timeout scan: the same requests woken on both sides
+            woken = sorted(p.opaque for p in self.long_polls.just_woken())
+            return {"woken": woken}, [{"op": "pollingTimeout"}], \
+                lambda a: {"woken": sorted(a[0]["woken"]) if "woken" in a[0] else a[0]}
         if kind == "restart":
             self.java_checker.on_restart()
             self.java_checker.on_fault("restart")
@@ -738,19 +802,24 @@ class Lockstep:
     def drain(self, step: int) -> bool:
         """PopWorld#drain, round by round on both sides (each round compared as one step)."""
         d = self.driver
+        finish = Action("drain", (0, "finish pop"))
         for c, consumer in enumerate(d.world.consumers):
             if consumer.op is not None:
                 op = consumer.op
                 pending = self.pending
                 op.run_to_end()
-                if op.parked:
-                    raise OutOfScope(step, Action("drain", (0,)), "a parked long-polling POP at the drain")
                 if op.done:
                     d.world.collect(consumer, op)
                 consumer.op = None
+                woken = self.long_polls.woken_for(op)
                 if pending is not None and pending.op is op:
                     self.pending = None
-                    self._complete(step, Action("drain", (0, "finish pop")), c, op, pending.request, pending.segments)
+                    self._finish_pending(step, finish, pending)
+                elif woken is not None:
+                    self._finish_pending(step, finish, _Pending(c, op, step, finish, woken.request, woken=woken.opaque))
+        # the drain stops waiting for parked POPs (PopWorld#drain): the broker still wakes them
+        for p in list(self.long_polls.parked):
+            self.long_polls.orphan(p.op)
         quiet = 0
         drainer = d.world.consumers[0]
         for rnd in range(DRAIN_ROUNDS):
@@ -777,6 +846,7 @@ class Lockstep:
                 self._immediate(step, act("ack"), {"code": code}, [self._ack_request(held)],
                                 lambda a, h=held: self._after_ack(step, h, a[0]))
         d.world.pass_time(1000)
+        self._run_orphans(step, act("advance"))
         self._immediate(step, act("advance"), {"now": d.clock.now()},
                         [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period}],
                         lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
@@ -795,11 +865,17 @@ class Lockstep:
         requests = _flush_requests(d.broker.offset_flush_step(), d.broker.order_info.last_persist != last_persist)
         if requests:
             self._immediate(step, act("flush"), {}, requests, lambda a: {})
+        self.long_polls.settle()  # what the round's acks woke (orderly acks notify): not the timeout scan
         d.broker.long_polling_step()
+        if self.long_polls.orphans:
+            woken = sorted(p.opaque for p in self.long_polls.just_woken())
+            self._immediate(step, act("long poll"), {"woken": woken}, [{"op": "pollingTimeout"}],
+                            lambda a: {"woken": sorted(a[0]["woken"]) if "woken" in a[0] else a[0]})
         request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
                              invisible_time=self.config.invisible_time, client=drainer.name,
                              order=self.config.pop_orderly)
         op = d.broker.pop(request)
+        self.long_polls.settle()  # what the drain's long poll and POP woke
         self._last_drain_got = bool(op.result and op.result.messages)
         if op.done:
             d.world.collect(drainer, op)

@@ -221,6 +221,7 @@ public final class Lockstep {
         long t1 = System.nanoTime();
         broker = Broker.create(version, s, null);
         PutRefusal.clear();
+        LongPollOps.clear();
         lastInit = req;
         long t2 = System.nanoTime();
         JSONObject o = new JSONObject(true);
@@ -658,6 +659,7 @@ public final class Lockstep {
                     return new JSONObject();
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 case "queryAssignment": return QueryAssignmentOps.query(this, req);
+                case "deferWoken": case "runWoken": case "pollingTimeout": return LongPollOps.handle(this, op, req);
                 case "heartbeat": case "unregister": case "pull": case "pullHeld": case "queryOffset": case "updateOffset": case "consumerList": case "minOffset": case "maxOffset": case "searchOffset": case "pushState": case "lockBatch": case "unlockBatch": case "sendBack": case "scheduleStep": return PullOps.handle(this, op, req);
                 default:
                     throw new IllegalArgumentException("unknown op " + op);
