@@ -42,6 +42,8 @@ from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.common.pop import PopRequest
 
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
+# PopMessageProcessor$QueueLockManager#run: waitForRunning(60000), then cleanUnusedLock(60000).
+QUEUE_LOCK_CLEAN_MS = 60_000
 PUT_OK = "PUT_OK"
 # Fields of the CK / ACK JSON bodies that hold absolute times (shifted between the clocks).
 _TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
@@ -355,6 +357,8 @@ class Lockstep:
         self.java_held: list[list[JavaHeld]] = [[] for _ in range(config.consumers)]
         self.pending: _Pending | None = None
         self.long_polls = long_poll_replay.LongPolls()
+        # QueueLockManager's 60 s clean-up (QueueLockOps.java), on the virtual clock: due then
+        self._next_lock_clean = self.driver.clock.now() + QUEUE_LOCK_CLEAN_MS
         self.compared = 0
         self.requests = 0
         self._reads = 0
@@ -722,7 +726,8 @@ class Lockstep:
             if kind == "clock_jump":
                 self.java_checker.on_fault("clock_jump")
             on_period = kind == "advance" and self.config.services_on_period
-            return ({"now": d.clock.now()}, [{"op": "advance", "ms": args[0], "servicesOnPeriod": on_period}],
+            return ({"now": d.clock.now()},
+                    [{"op": "advance", "ms": args[0], "servicesOnPeriod": on_period}, *self._lock_clean()],
                     lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
         if kind == "scan":
             return {}, [{"op": "scan"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
@@ -756,12 +761,24 @@ class Lockstep:
             return {"woken": woken}, [{"op": "pollingTimeout"}], \
                 lambda a: {"woken": sorted(a[0]["woken"]) if "woken" in a[0] else a[0]}
         if kind == "restart":
+            self._next_lock_clean = d.clock.now() + QUEUE_LOCK_CLEAN_MS  # a new, unstarted manager
             self.java_checker.on_restart()
             self.java_checker.on_fault("restart")
             return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")
+
+    def _lock_clean(self) -> list[dict[str, Any]]:
+        """QueueLockManager#run's pass when its 60 s are due (after the time passed). Nothing
+        of the model answers it: its lock set keeps no lock times, and no POP holds a queue lock
+        for 60 s (a request is settled within REQUEST_TIME_BOUND_MS), so Java's clean-up of
+        entries older than 60 s changes no tryLock outcome the replay compares."""
+        now = self.driver.clock.now()
+        if now < self._next_lock_clean:
+            return []
+        self._next_lock_clean = now + QUEUE_LOCK_CLEAN_MS
+        return [{"op": "cleanQueueLocks"}]
 
     def _ack_request(self, held: JavaHeld) -> dict[str, Any]:
         return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.offset,
@@ -848,7 +865,8 @@ class Lockstep:
         d.world.pass_time(1000)
         self._run_orphans(step, act("advance"))
         self._immediate(step, act("advance"), {"now": d.clock.now()},
-                        [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period}],
+                        [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period},
+                         *self._lock_clean()],
                         lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
         d.broker.timer_step()
         d.broker.buffer_merge_scan()
