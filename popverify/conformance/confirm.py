@@ -756,10 +756,7 @@ class Lockstep:
             flushed = d.broker.offsets._last_flush != pre["last_flush"]
             return {}, _flush_requests(flushed, d.broker.order_info.last_persist != pre["last_persist"]), lambda a: {}
         if kind == "long_poll":
-            # the polling service's timeout scan: the same requests woken on both sides
-            woken = sorted(p.opaque for p in self.long_polls.just_woken())
-            return {"woken": woken}, [{"op": "pollingTimeout"}], \
-                lambda a: {"woken": sorted(a[0]["woken"]) if "woken" in a[0] else a[0]}
+            return self._long_poll_plan()
         if kind == "restart":
             self._next_lock_clean = d.clock.now() + QUEUE_LOCK_CLEAN_MS  # a new, unstarted manager
             self.java_checker.on_restart()
@@ -768,6 +765,17 @@ class Lockstep:
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")
+
+    def _long_poll_plan(self) -> tuple[dict[str, Any], list[dict[str, Any]],
+                                       Callable[[list[dict[str, Any]]], dict[str, Any]]]:
+        """The model's long-polling step on Java: 5.5.0's due lock-free notifications
+        (OrderLockTimer), then the polling service's timeout scan; the same requests woken."""
+        woken = sorted(p.opaque for p in self.long_polls.just_woken())
+
+        def java(a: list[dict[str, Any]]) -> dict[str, Any]:
+            errors = [x["error"] for x in a if "error" in x]
+            return {"woken": errors or sorted(a[0]["woken"] + a[1]["woken"])}
+        return {"woken": woken}, [{"op": "fireOrderLockTimers"}, {"op": "pollingTimeout"}], java
 
     def _lock_clean(self) -> list[dict[str, Any]]:
         """QueueLockManager#run's pass when its 60 s are due (after the time passed). Nothing
@@ -884,11 +892,11 @@ class Lockstep:
         if requests:
             self._immediate(step, act("flush"), {}, requests, lambda a: {})
         self.long_polls.settle()  # what the round's acks woke (orderly acks notify): not the timeout scan
+        lock_free = getattr(d.broker.order_info, "lock_free_timestamps", {})
+        due = any(t <= d.clock.now() for t in lock_free.values())
         d.broker.long_polling_step()
-        if self.long_polls.orphans:
-            woken = sorted(p.opaque for p in self.long_polls.just_woken())
-            self._immediate(step, act("long poll"), {"woken": woken}, [{"op": "pollingTimeout"}],
-                            lambda a: {"woken": sorted(a[0]["woken"]) if "woken" in a[0] else a[0]})
+        if self.long_polls.orphans or due:
+            self._immediate(step, act("long poll"), *self._long_poll_plan())
         request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
                              invisible_time=self.config.invisible_time, client=drainer.name,
                              order=self.config.pop_orderly)

@@ -376,14 +376,16 @@ class PopLongPollingService:
         self.total_polling_num += 1
         return "SUC"
 
-    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> None:
-        """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key."""
+    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> bool:
+        """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key;
+        whether one was woken (5.5.0's return value)."""
         queue = self.polling_map.get(build_polling_key(topic, cid, queue_id))
         if not queue:
-            return
+            return False
         op = queue.pop(0)
         self.total_polling_num -= 1
         op.wake()
+        return True
 
     def notify_topic_queue(self, topic: str, queue_id: int) -> None:
         """notifyMessageArriving(topic, queueId): called on every put (ReputMessageService)."""

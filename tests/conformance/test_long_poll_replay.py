@@ -101,3 +101,33 @@ def test_the_5_5_0_lock_free_timer_starts_no_wall_clock_thread(profile_client: t
     # HashedWheelTimer's thread (ThreadFactoryImpl "ConsumerOrderInfoLockManager_") starts on
     # its first timeout: with OrderLockTimer installed there is none
     assert not [n for n in jvm["names"] if n.startswith("ConsumerOrderInfoLockManager")]
+
+
+ORDERLY = ScenarioConfig(queues=1, consumers=1, invisible_time=3000, max_msg_nums=4, drain=False, pop_orderly=True)
+# an orderly POP is blocked while the queue's popped message is invisible: it parks; at the
+# queue's lock-free time (3 s) 5.5.0's lock manager notifies long polling and the re-run gets
+# the message again (5.0.0 has no lock manager: the POP stays parked)
+LOCK_FREE = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop", (0, 0, True)),
+             Action("advance", (3100,)), Action("scan",)]
+
+
+def test_the_lock_free_notification_wakes_a_parked_orderly_pop(profile_client: tuple[str, LockstepClient]) -> None:
+    profile, client = profile_client
+    verdict, ls, plan = _replay(profile, client, LOCK_FREE, ORDERLY)
+    assert verdict.status == "agrees", verdict.headline()
+    assert plan.polls == 1
+    held = len(ls.driver.world.consumers[0].held)
+    assert (held, len(ls.long_polls.parked)) == ((2, 0) if profile == "v5.5" else (1, 1))
+    assert len(ls.java_held[0]) == held
+
+
+def test_a_model_without_the_lock_free_notification_diverges_on_5_5_0(
+        profile_client: tuple[str, LockstepClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference.broker.broker import Broker
+
+    profile, client = profile_client
+    if profile != "v5.5":
+        pytest.skip("5.0.0 has no lock-free notification")
+    monkeypatch.setattr(Broker, "notify_long_polling_request_if_need", lambda *args: None)
+    verdict, _, _ = _replay(profile, client, LOCK_FREE, ORDERLY)
+    assert verdict.status == "diverges" and verdict.action[0] == "long_poll", verdict.headline()

@@ -62,6 +62,15 @@ public final class LongPollOps {
         }
     }
 
+    /** The requests whose re-runs are queued, by opaque, in order. */
+    static JSONArray queuedOpaques(Lockstep.Broker b) {
+        JSONArray out = new JSONArray();
+        for (Runnable task : b.woken.snapshot()) {
+            out.add(opaqueOf(task));
+        }
+        return out;
+    }
+
     /** The opaque of the request a queued re-run is for (wakeUp submits a RequestTask). */
     private static int opaqueOf(Runnable task) {
         Runnable submitted = task instanceof QueuedExecutor.Task ? ((QueuedExecutor.Task<?>) task).submitted : task;

@@ -40,6 +40,11 @@ final class QueuedExecutor extends AbstractExecutorService {
         return null;
     }
 
+    /** The queued tasks, in order (LongPollOps#queuedOpaques). */
+    synchronized List<Runnable> snapshot() {
+        return new java.util.ArrayList<>(tasks);
+    }
+
     /** submit() keeps the submitted task reachable (the RequestTask names the woken request). */
     @Override
     protected <T> RunnableFuture<T> newTaskFor(Runnable runnable, T value) {
