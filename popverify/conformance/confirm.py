@@ -42,9 +42,9 @@ from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.common.pop import PopRequest
 
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
+PUT_OK = "PUT_OK"
 # PopMessageProcessor$QueueLockManager#run: waitForRunning(60000), then cleanUnusedLock(60000).
 QUEUE_LOCK_CLEAN_MS = 60_000
-PUT_OK = "PUT_OK"
 # Fields of the CK / ACK JSON bodies that hold absolute times (shifted between the clocks).
 _TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
 # Actions that need nothing from the broker when the model applies them.
@@ -946,8 +946,8 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
     Drawn actions are adapted to what the real broker does without a stalled thread: a POP
     runs to its answer before anything else (its ``pop_step``\\ s follow at once) unless
     ``interleave``; with ``interleave`` only a second POP or a restart inside a POP is
-    replaced by the next ``pop_step``. Long-polling POPs are sent without pollTime (a parked
-    request is out of scope). The schedule actually run is returned (replayable by the model).
+    replaced by the next ``pop_step``. Long-polling POPs are sent without pollTime (this draw
+    predates the replay of parked POPs, which ``confirm`` and the coverage replay use). The schedule actually run is returned (replayable by the model).
     """
     ls = Lockstep(profile, seed, config, client)
     d = ls.driver

@@ -12,8 +12,9 @@ BrokerConfig#order_info_queue_level):
   consumed count per offset; needBlock blocks while some un-acked offset is not yet visible
   again; commitAndNext refuses (-2) a handle of another pop (popTime differs) and answers the
   first un-acked offset. QueueLevelConsumerOrderInfoLockManager only schedules a long-polling
-  wake-up at the lock-free time; the model keeps that time (``lock_free_timestamps``), the
-  pop driver does not park orderly pops (spec/broker.md "Orderly POP").
+  wake-up at the lock-free time; the model keeps that time (``lock_free_timestamps``) and the
+  broker's long-polling step fires the due ones (``take_lock_free``; spec/broker.md "Orderly
+  POP").
 
 Persistence: both are ConfigManagers persisted every 10 s (BrokerController: initial delay
 10 s, period 10 s) and on shutdown; a restart (a crash in the model) reloads the last
