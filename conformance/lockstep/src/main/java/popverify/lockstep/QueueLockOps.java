@@ -1,6 +1,7 @@
 package popverify.lockstep;
 
 import com.alibaba.fastjson.JSONObject;
+import java.util.Map;
 import org.apache.rocketmq.broker.processor.PopMessageProcessor;
 
 /**
@@ -45,7 +46,7 @@ public final class QueueLockOps {
             throw new IllegalStateException("QueueLockManager#run did not stop");
         }
         JSONObject o = new JSONObject(true);
-        o.put("entries", ((java.util.Map<?, ?>) Reflect.get(locks, "expiredLocalCache")).size());
+        o.put("entries", ((Map<?, ?>) Reflect.get(locks, "expiredLocalCache")).size());
         return o;
     }
 }

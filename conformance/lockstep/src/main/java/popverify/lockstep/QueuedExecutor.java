@@ -1,12 +1,15 @@
 package popverify.lockstep;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * BrokerController's pullMessageExecutor in the harness: a long-polling POP woken by a message's
@@ -29,8 +32,8 @@ final class QueuedExecutor extends AbstractExecutorService {
     }
 
     /** The first task {@code which} accepts, taken out whatever the deferral (LongPollOps#runWoken). */
-    synchronized Runnable take(java.util.function.Predicate<Runnable> which) {
-        for (java.util.Iterator<Runnable> it = tasks.iterator(); it.hasNext(); ) {
+    synchronized Runnable take(Predicate<Runnable> which) {
+        for (Iterator<Runnable> it = tasks.iterator(); it.hasNext(); ) {
             Runnable task = it.next();
             if (which.test(task)) {
                 it.remove();
@@ -42,7 +45,7 @@ final class QueuedExecutor extends AbstractExecutorService {
 
     /** The queued tasks, in order (LongPollOps#queuedOpaques). */
     synchronized List<Runnable> snapshot() {
-        return new java.util.ArrayList<>(tasks);
+        return new ArrayList<>(tasks);
     }
 
     /** submit() keeps the submitted task reachable (the RequestTask names the woken request). */
