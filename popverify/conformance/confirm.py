@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
-from popverify.conformance import put_refusal, request_domain, retention_replay
+from popverify.conformance import long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.sim.events import PopAnswered
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
@@ -44,6 +44,8 @@ from reference.common.pop import PopRequest
 
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
 PUT_OK = "PUT_OK"
+# PopMessageProcessor$QueueLockManager#run: waitForRunning(60000), then cleanUnusedLock(60000).
+QUEUE_LOCK_CLEAN_MS = 60_000
 # Fields of the CK / ACK JSON bodies that hold absolute times (shifted between the clocks).
 _TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
 # Actions that need nothing from the broker when the model applies them.
@@ -333,6 +335,7 @@ class _Pending:
     # the model state when the POP's response reached its consumer (a time step that settles
     # the POP answers it before the time passes: PopWorld#_settle_requests)
     answered: tuple[int, dict[str, Any]] | None = None  # (model time, model state)
+    woken: int | None = None  # a woken long-polling POP's re-run: Java's request opaque
 
 
 def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -364,6 +367,9 @@ class Lockstep:
         self.java_checker = PopChecker(TOPIC, GROUP)
         self.java_held: list[list[JavaHeld]] = [[] for _ in range(config.consumers)]
         self.pending: _Pending | None = None
+        self.long_polls = long_poll_replay.LongPolls()
+        # QueueLockManager's 60 s clean-up (QueueLockOps.java), on the virtual clock: due then
+        self._next_lock_clean = self.driver.clock.now() + QUEUE_LOCK_CLEAN_MS
         self.compared = 0
         self.requests = 0
         self.driver.subscribe(self._on_event)
@@ -377,6 +383,8 @@ class Lockstep:
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
                     "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+        # a woken long-polling POP re-runs on Java when the model's re-run has finished
+        self._call({"op": "deferWoken"})
 
     def _on_event(self, event: Any, step: int, now: int) -> None:
         pending = self.pending
@@ -445,7 +453,35 @@ class Lockstep:
         d.checker.check_offsets(i, d.broker, self.config.queues)
         if not applied:
             return  # a no-op on the model sends nothing to the broker
+        self._run_orphans(i, action)
         self._dispatch(i, action, pre, op_seq)
+        self._follow_long_polls(i, action)
+
+    def _run_orphans(self, i: int, action: Action) -> None:
+        """Java's re-runs of the woken orphans the model re-ran in this step (when time began
+        to pass, before anything else of the step), compared by their answers alone."""
+        for p in self.long_polls.orphans_rerun():
+            if self.pending is not None:
+                raise OutOfScope(i, action, "a woken orphaned long-polling POP re-runs inside another POP")
+            a = self._call({"op": "runWoken", "opaque": p.opaque})
+            if "error" in a or not a.get("ran"):
+                raise Diverged(i, action, "orphan woken", p.opaque, a.get("error", "not woken on Java"))
+            answers = a.get("answers") or []
+            model = {"parked": True} if p.op.parked else request_domain.model_pop_observation(_model_pop(p.op))
+            java = {"parked": True} if not answers else _java_pop(request_domain.java_pop_answer(answers[0]))
+            if model != java:
+                raise Diverged(i, action, "orphan.response", model, java)
+            if p.op.parked:
+                self.long_polls.orphans.append(p)
+
+    def _follow_long_polls(self, i: int, action: Action) -> None:
+        """POPs the model woke in this step wait for their re-run, one at a time: the first
+        becomes the pending POP (its ``pop_step``\\ s then run it on the model)."""
+        lp = self.long_polls
+        lp.settle()
+        if self.pending is None and lp.woken:
+            p = lp.woken.pop(0)
+            self.pending = _Pending(p.consumer, p.op, i, action, p.request, woken=p.opaque)
 
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
@@ -471,20 +507,18 @@ class Lockstep:
             assert op is not None
             c = pre["c"]
             request = self._pop_request(op)
-            if op.done:
+            if op.done or op.parked:
                 self._complete(i, action, c, op, request, [])
                 return
-            if op.parked:
-                raise OutOfScope(i, action, "long-polling park (the harness answers parked POPs only by timeout)")
             self.pending = _Pending(c, op, i, action, request)
             return
         if kind == "pop_step":
-            assert pending is not None and pre["op"] is pending.op, "pop_step applied without a pending POP"
-            if pending.op.done:
+            if pending is None or pre["op"] is not pending.op:
+                assert any(p.op is pre["op"] for p in self.long_polls.woken), "pop_step applied without a pending POP"
+                raise OutOfScope(i, action, "a woken long-polling POP stepped while another POP is in flight")
+            if pending.op.done or pending.op.parked:
                 self.pending = None
-                self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments)
-            elif pending.op.parked:
-                raise OutOfScope(i, action, "long-polling park")
+                self._finish_pending(i, action, pending)
             else:
                 # what runs next goes in after this popMsgFromQueue (Hooks: before its unLock)
                 pending.segments.append((pending.op.visits, []))
@@ -495,14 +529,21 @@ class Lockstep:
             if pending is not None and pre["op"] is pending.op:
                 # the broker thread finishes the request; the client is gone (model: run_to_end)
                 self.pending = None
-                op = pending.op
-                if not op.done:
+                if not pending.op.done:
                     raise OutOfScope(i, action, "crash of a consumer whose POP parked")
-                self._complete(i, action, c, op, pending.request, pending.segments, collect=False)
+                self._finish_pending(i, action, pending, collect=False)
                 return
+            woken = self.long_polls.woken_for(pre["op"]) if pre["op"] is not None else None
+            if woken is not None:  # its re-run ran to its end on the model (run_to_end)
+                self._finish_pending(i, action, _Pending(c, woken.op, i, action, woken.request, woken=woken.opaque),
+                                     collect=False)
+                return
+            self.long_polls.orphan(pre["op"])  # parked: the broker still wakes and re-runs it
             if pending is not None:
                 # another consumer's crash sends nothing, but its state is compared where it ran:
                 # inside the POP's interleave, after the steps deferred before it
+                if pending.woken is not None:
+                    raise OutOfScope(i, action, "a step inside a woken long-polling POP's re-run")
                 pending.segments[-1][1].append(_Deferred(i, action, {}, [{"op": "state"}], lambda answers: {},
                                                          model_state(d)))
                 return
@@ -510,18 +551,19 @@ class Lockstep:
             return
         if kind not in LOCKSTEP_KINDS:
             raise OutOfScope(i, action, "the harness has no counterpart")
-        if pending is not None and pending.op.done:
+        if pending is not None and (pending.op.done or pending.op.parked):
             # The action let time pass beyond REQUEST_TIME_BOUND_MS of the POP's popTime: the
             # model ran the POP to its answer first (PopWorld#_settle_requests), so Java gets the
             # POP, with what ran inside it, before this action's own requests.
             self.pending = None
-            self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments,
-                           answered=pending.answered)
+            self._finish_pending(i, action, pending)
             pending = None
         if kind == "restart" and pending is not None:
             raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
         model_obs, requests, finish = self._plan(i, action, pre)
         if pending is not None:
+            if pending.woken is not None:
+                raise OutOfScope(i, action, "a step inside a woken long-polling POP's re-run")
             if any(r["op"] in ("restart", "init", "close", "pop") for r in requests):
                 raise OutOfScope(i, action, "not allowed inside a POP's interleave")
             pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish,
@@ -555,8 +597,11 @@ class Lockstep:
     # -- POP ----------------------------------------------------------------------------------
     def _pop_request(self, op: PopOperation) -> dict[str, Any]:
         r: PopRequest = op.request
-        return {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
-                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
+        req = {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
+               "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
+        if r.poll_time > 0:  # a re-run's isTimeoutTooMuch and the park's expiry count from it
+            req["bornTime"] = to_java_time(op.born_time)
+        return req
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
                   segments: list[tuple[int, list[_Deferred]]], collect: bool = True,
@@ -592,14 +637,39 @@ class Lockstep:
                 n = len(s.requests)
                 self._compare(s.step, s.action, s.model_obs, s.finish, answers[pos:pos + n], s.model_state)
                 pos += n
-        model_obs = request_domain.model_pop_observation(_model_pop(op))
-        java_obs = _java_pop(answer)
-        if answer.get("parked"):
-            java_obs["parked"] = True
+        self._compare_pop(i, action, c, op, request, answer if not answer.get("parked") else None,
+                          answer.get("opaque"), collect, answered)
+
+    def _compare_pop(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
+                     answer: dict[str, Any] | None, opaque: int | None, collect: bool,
+                     answered: tuple[int, dict[str, Any]] | None = None) -> None:
+        """Compare a POP's outcome (``answer`` None: Java parked it) and keep a park on both
+        sides; with the model's state when it answered (``answered``: model time and state,
+        when a later action answered it) or now."""
+        model_obs = {"parked": True} if op.parked else request_domain.model_pop_observation(_model_pop(op))
+        java_obs = {"parked": True} if answer is None else _java_pop(answer)
         now, state = answered if answered is not None else (self.driver.clock.now(), None)
-        if collect:
+        if collect and answer is not None:
             self._java_collect(i, c, answer, now)
         self._compare(i, action, model_obs, lambda _answers: java_obs, [self._call({"op": "state"})], state)
+        if op.parked:
+            assert opaque is not None
+            self.long_polls.park(c, op, opaque, request)
+
+    def _finish_pending(self, i: int, action: Action, pending: _Pending, collect: bool = True) -> None:
+        """The model has finished ``pending`` (answered or parked): Java's side and the comparison."""
+        if pending.woken is None:
+            self._complete(i, action, pending.consumer, pending.op, pending.request, pending.segments, collect,
+                           pending.answered)
+            return
+        # Java's re-run of the same request (LongPollOps#runWoken); none queued: Java did not wake it
+        a = self._call({"op": "runWoken", "opaque": pending.woken})
+        if "error" in a or not a.get("ran"):
+            raise Diverged(i, action, "woken", pending.woken, a.get("error", "not woken on Java"))
+        answers = a.get("answers") or []
+        self._compare_pop(i, action, pending.consumer, pending.op, pending.request,
+                          request_domain.java_pop_answer(answers[0]) if answers else None, pending.woken, collect,
+                          pending.answered)
 
     def _java_collect(self, i: int, c: int, answer: dict[str, Any], now: int) -> None:
         order = self.config.pop_orderly
@@ -693,7 +763,8 @@ class Lockstep:
             if kind == "clock_jump":
                 self.java_checker.on_fault("clock_jump")
             on_period = kind == "advance" and self.config.services_on_period
-            return ({"now": d.clock.now()}, [{"op": "advance", "ms": args[0], "servicesOnPeriod": on_period}],
+            return ({"now": d.clock.now()},
+                    [{"op": "advance", "ms": args[0], "servicesOnPeriod": on_period}, *self._lock_clean()],
                     lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
         if kind == "scan":
             return {}, [{"op": "scan"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
@@ -722,14 +793,37 @@ class Lockstep:
             flushed = d.broker.offsets._last_flush != pre["last_flush"]
             return {}, _flush_requests(flushed, d.broker.order_info.last_persist != pre["last_persist"]), lambda a: {}
         if kind == "long_poll":
-            return {}, [], lambda a: {}  # nothing parks (a parking POP is out of scope): nothing to wake
+            return self._long_poll_plan()
         if kind == "restart":
+            self._next_lock_clean = d.clock.now() + QUEUE_LOCK_CLEAN_MS  # a new, unstarted manager
             self.java_checker.on_restart()
             self.java_checker.on_fault("restart")
             return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")
+
+    def _long_poll_plan(self) -> tuple[dict[str, Any], list[dict[str, Any]],
+                                       Callable[[list[dict[str, Any]]], dict[str, Any]]]:
+        """The model's long-polling step on Java: 5.5.0's due lock-free notifications
+        (OrderLockTimer), then the polling service's timeout scan; the same requests woken."""
+        woken = sorted(p.opaque for p in self.long_polls.just_woken())
+
+        def java(a: list[dict[str, Any]]) -> dict[str, Any]:
+            errors = [x["error"] for x in a if "error" in x]
+            return {"woken": errors or sorted(a[0]["woken"] + a[1]["woken"])}
+        return {"woken": woken}, [{"op": "fireOrderLockTimers"}, {"op": "pollingTimeout"}], java
+
+    def _lock_clean(self) -> list[dict[str, Any]]:
+        """QueueLockManager#run's pass when its 60 s are due (after the time passed). Nothing
+        of the model answers it: its lock set keeps no lock times, and no POP holds a queue lock
+        for 60 s (a request is settled within REQUEST_TIME_BOUND_MS), so Java's clean-up of
+        entries older than 60 s changes no tryLock outcome the replay compares."""
+        now = self.driver.clock.now()
+        if now < self._next_lock_clean:
+            return []
+        self._next_lock_clean = now + QUEUE_LOCK_CLEAN_MS
+        return [{"op": "cleanQueueLocks"}]
 
     def _ack_request(self, held: JavaHeld) -> dict[str, Any]:
         return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.offset,
@@ -770,19 +864,24 @@ class Lockstep:
     def drain(self, step: int) -> bool:
         """PopWorld#drain, round by round on both sides (each round compared as one step)."""
         d = self.driver
+        finish = Action("drain", (0, "finish pop"))
         for c, consumer in enumerate(d.world.consumers):
             if consumer.op is not None:
                 op = consumer.op
                 pending = self.pending
                 op.run_to_end()
-                if op.parked:
-                    raise OutOfScope(step, Action("drain", (0,)), "a parked long-polling POP at the drain")
                 if op.done:
                     d.world.collect(consumer, op)
                 consumer.op = None
+                woken = self.long_polls.woken_for(op)
                 if pending is not None and pending.op is op:
                     self.pending = None
-                    self._complete(step, Action("drain", (0, "finish pop")), c, op, pending.request, pending.segments)
+                    self._finish_pending(step, finish, pending)
+                elif woken is not None:
+                    self._finish_pending(step, finish, _Pending(c, op, step, finish, woken.request, woken=woken.opaque))
+        # the drain stops waiting for parked POPs (PopWorld#drain): the broker still wakes them
+        for p in list(self.long_polls.parked):
+            self.long_polls.orphan(p.op)
         quiet = 0
         drainer = d.world.consumers[0]
         for rnd in range(DRAIN_ROUNDS):
@@ -809,8 +908,10 @@ class Lockstep:
                 self._immediate(step, act("ack"), {"code": code}, [self._ack_request(held)],
                                 lambda a, h=held: self._after_ack(step, h, a[0]))
         d.world.pass_time(1000)
+        self._run_orphans(step, act("advance"))
         self._immediate(step, act("advance"), {"now": d.clock.now()},
-                        [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period}],
+                        [{"op": "advance", "ms": 1000, "servicesOnPeriod": self.config.services_on_period},
+                         *self._lock_clean()],
                         lambda a: {"now": to_model_time(a[0]["now"]) if "now" in a[0] else a[0]})
         d.broker.timer_step()
         d.broker.buffer_merge_scan()
@@ -827,11 +928,17 @@ class Lockstep:
         requests = _flush_requests(d.broker.offset_flush_step(), d.broker.order_info.last_persist != last_persist)
         if requests:
             self._immediate(step, act("flush"), {}, requests, lambda a: {})
+        self.long_polls.settle()  # what the round's acks woke (orderly acks notify): not the timeout scan
+        lock_free = getattr(d.broker.order_info, "lock_free_timestamps", {})
+        due = any(t <= d.clock.now() for t in lock_free.values())
         d.broker.long_polling_step()
+        if self.long_polls.orphans or due:
+            self._immediate(step, act("long poll"), *self._long_poll_plan())
         request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
                              invisible_time=self.config.invisible_time, client=drainer.name,
                              order=self.config.pop_orderly)
         op = d.broker.pop(request)
+        self.long_polls.settle()  # what the drain's long poll and POP woke
         self._last_drain_got = bool(op.result and op.result.messages)
         if op.done:
             d.world.collect(drainer, op)
@@ -876,8 +983,8 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
     Drawn actions are adapted to what the real broker does without a stalled thread: a POP
     runs to its answer before anything else (its ``pop_step``\\ s follow at once) unless
     ``interleave``; with ``interleave`` only a second POP or a restart inside a POP is
-    replaced by the next ``pop_step``. Long-polling POPs are sent without pollTime (a parked
-    request is out of scope). The schedule actually run is returned (replayable by the model).
+    replaced by the next ``pop_step``. Long-polling POPs are sent without pollTime (this draw
+    predates the replay of parked POPs, which ``confirm`` and the coverage replay use). The schedule actually run is returned (replayable by the model).
     """
     ls = Lockstep(profile, seed, config, client)
     d = ls.driver

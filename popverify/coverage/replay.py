@@ -81,6 +81,9 @@ def short_campaign(out: Path, profile: str, runs: int, steps: int, mode: str = "
 
 
 MAX_INSERTED_STEPS = 256  # pop_steps inserted to finish one POP: far above any POP's store reads
+# Actions after which virtual time has passed: PopLongPollingService checks its parked requests
+# every 20 ms, so the replay runs its timeout scan (``long_poll``) right after each of them.
+TIME_PASSING = frozenset({"advance", "clock_jump", "scan_stall"})
 
 
 @attrs.define
@@ -91,7 +94,10 @@ class Adapted:
     - a POP runs to its answer before the next action, as PopMessageProcessor#processRequest
       runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step`` actions
       of its consumer are inserted before any other action;
-    - a long-polling POP is sent without pollTime (a parked POP is out of the harness's scope);
+    - a long-polling POP parks on both sides (confirm.py, long_poll_replay.py); while one is
+      parked, a ``long_poll`` (the polling service's timeout scan) follows every action after
+      which time has passed (TIME_PASSING), as Java's service wakes a timed-out request within
+      20 ms, not when the schedule's next ``long_poll`` comes;
     - an action of a kind the harness cannot run (not in ``harness_kinds``, confirm's
       LOCKSTEP_KINDS) is dropped and counted by kind; every other kind runs, retention, topic
       deletion, refused puts and scan stalls included.
@@ -105,16 +111,13 @@ class Adapted:
     ran: list[Action] = attrs.Factory(list)
     inserted: int = 0
     dropped: dict[str, int] = attrs.Factory(dict)  # kind -> actions dropped
-    unpolled: int = 0
+    polls: int = 0  # long_poll steps inserted
 
     def __iter__(self):
         for action in self.actions:
             if action.kind not in self.harness_kinds:
                 self.dropped[action.kind] = self.dropped.get(action.kind, 0) + 1
                 continue
-            if action.kind == "pop" and len(action.args) > 2 and action.args[2]:
-                action = Action("pop", (action.args[0], action.args[1], False))
-                self.unpolled += 1
             for _ in range(MAX_INSERTED_STEPS):
                 pending = self.lockstep.pending
                 if pending is None or (action.kind == "pop_step" and action.args[0] % self.consumers
@@ -123,6 +126,9 @@ class Adapted:
                 self.inserted += 1
                 yield self._ran(Action("pop_step", (pending.consumer,)))
             yield self._ran(action)
+            if action.kind in TIME_PASSING and self.lockstep.long_polls.parked:
+                self.polls += 1
+                yield self._ran(Action("long_poll", ()))
 
     def _ran(self, action: Action) -> Action:
         self.ran.append(action)
@@ -148,7 +154,7 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     statuses: dict[str, int] = {}
     stops: dict[str, int] = {}
     dropped: dict[str, int] = {}
-    actions = ran = compared = inserted = unpolled = 0
+    actions = ran = compared = inserted = polls = 0
     traces = sum(1 for s in schedules if s.source != "corpus")
     with LockstepClient(release, jvm_args) as client:
         for i, schedule in enumerate(schedules):
@@ -167,7 +173,7 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
             ran += len(plan)
             compared += verdict.steps
             if isinstance(plan, Adapted):
-                inserted, unpolled = inserted + plan.inserted, unpolled + plan.unpolled
+                inserted, polls = inserted + plan.inserted, polls + plan.polls
                 for kind, n in plan.dropped.items():
                     dropped[kind] = dropped.get(kind, 0) + n
             if i % 10 == 9:
@@ -179,4 +185,4 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
             "actions_run": ran, "steps_compared": compared, "verdicts": dict(sorted(statuses.items())),
             "adapted": adapt, "pop_steps_inserted": inserted,
             "dropped": dict(sorted(dropped.items())),
-            "long_polls_unpolled": unpolled, "stops": dict(sorted(stops.items()))}
+            "long_polls_inserted": polls, "stops": dict(sorted(stops.items()))}

@@ -28,7 +28,7 @@ from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
-                                   build_cluster_revive_topic, build_pop_retry_topic)
+                                   build_cluster_revive_topic, build_lock_key, build_pop_retry_topic)
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.consumer_order_info import make_order_info_manager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation
@@ -277,8 +277,22 @@ class Broker:
         return self.offsets.flush_step(self.clock.now())
 
     def long_polling_step(self) -> int:
-        """PopLongPollingService: wake parked requests that have timed out (they re-run)."""
+        """The long-polling services: 5.5.0's order-lock timer first (its due lock-free
+        notifications), then PopLongPollingService's timeout scan: wake parked requests that
+        have timed out (they re-run); the number the scan woke."""
+        for topic, group, queue_id in self.order_info.take_lock_free(self.clock.now()):
+            self.notify_long_polling_request_if_need(topic, group, queue_id)
         return self.pop_polling.timeout_step(self.clock.now())
+
+    def notify_long_polling_request_if_need(self, topic: str, group: str, queue_id: int) -> None:
+        """5.5.0 PopMessageProcessor#notifyLongPollingRequestIfNeed (QueueLevelConsumerOrderInfoLockManager
+        #notifyLockIsFree): messages past both the buffered and the committed offset wake a
+        parked request of all queues, else one of this queue."""
+        offset = max(self.buffer_merge.get_latest_offset(build_lock_key(topic, group, queue_id)),
+                     self.committed_offset(group, topic, queue_id))
+        if self.max_offset(topic, queue_id) > offset and \
+                not self.pop_polling.notify_message_arriving(topic, group, -1):
+            self.pop_polling.notify_message_arriving(topic, group, queue_id)
 
     # -- faults -----------------------------------------------------------------------------------
     def restart(self) -> None:

@@ -12,8 +12,9 @@ BrokerConfig#order_info_queue_level):
   consumed count per offset; needBlock blocks while some un-acked offset is not yet visible
   again; commitAndNext refuses (-2) a handle of another pop (popTime differs) and answers the
   first un-acked offset. QueueLevelConsumerOrderInfoLockManager only schedules a long-polling
-  wake-up at the lock-free time; the model keeps that time (``lock_free_timestamps``), the
-  pop driver does not park orderly pops (spec/broker.md "Orderly POP").
+  wake-up at the lock-free time; the model keeps that time (``lock_free_timestamps``) and the
+  broker's long-polling step fires the due ones (``take_lock_free``; spec/broker.md "Orderly
+  POP").
 
 Persistence: both are ConfigManagers persisted every 10 s (BrokerController: initial delay
 10 s, period 10 s) and on shutdown; a restart (a crash in the model) reloads the last
@@ -229,6 +230,11 @@ class ConsumerOrderInfoManager:
         """Broker restart: load the last snapshot (decode)."""
         self.table = {k: {q: copy.deepcopy(i) for q, i in qs.items()} for k, qs in self._persisted.items()}
 
+    def take_lock_free(self, now: int) -> list[tuple[str, str, int]]:
+        """The queues whose lock-free notification is due at ``now``, taken out (5.0.0 has no
+        lock manager: none)."""
+        return []
+
     def _reloaded(self, info: OrderInfo) -> OrderInfo:
         """What decode gives back for a persisted OrderInfo."""
         return copy.deepcopy(info)
@@ -331,6 +337,9 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
         # a null lock-free time leaves the previous timeout in place.
         t = info.lock_free_timestamp(self._now())
         if t is not None:
+            # timeoutMap.compute: a new timeout replaces (cancels) the old one, scheduled after
+            # every earlier one (the order a tie of lock-free times fires in)
+            self.lock_free_timestamps.pop((topic, group, queue_id), None)
             self.lock_free_timestamps[(topic, group, queue_id)] = t
 
     def restart(self) -> None:
@@ -344,6 +353,14 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
                 t = info.lock_free_timestamp(now)
                 if t is not None and t > now:
                     self.lock_free_timestamps[(topic, group, qid)] = t
+
+    def take_lock_free(self, now: int) -> list[tuple[str, str, int]]:
+        """NotifyLockFreeTimerTask: the queues whose lock-free time has come, earliest first
+        (ties in scheduling order); each task removes its timeout from timeoutMap."""
+        due = sorted(((t, k) for k, t in self.lock_free_timestamps.items() if t <= now), key=lambda e: e[0])
+        for _, key in due:
+            del self.lock_free_timestamps[key]
+        return [key for _, key in due]
 
     def check_block(self, attempt_id: str | None, topic: str, group: str, queue_id: int, invisible_time: int) -> bool:
         info = self._queues(topic, group).get(queue_id)

@@ -110,10 +110,15 @@ class PopOperation:
             # header throws and the remoting layer answers SYSTEM_ERROR (see ack_processor).
             self._finish(rc.SYSTEM_ERROR)
             return
+        if b.clock.now() - self.born_time - req.poll_time > 500:
+            # PopMessageRequestHeader#isTimeoutTooMuch, processRequest's first check: a parked
+            # request woken more than 500 ms after its poll time ended (the model's clients send
+            # bornTime = now, so only a re-run gets here) answers with an empty header
+            self._finish(rc.POLLING_TIMEOUT)
+            return
         # Request validation (spec/broker.md "Request validation"). The header's checkFields is
         # empty: no bound on queueId below, on maxMsgNums below 1, on invisibleTime or pollTime.
-        # isTimeoutTooMuch (bornTime + pollTime) and the permission checks are not modelled:
-        # the model's clients send bornTime = now and the broker, topic and group are readable.
+        # The permission checks are not modelled: the broker, topic and group are readable.
         refused = rc.INVALID_PARAMETER if cfg.pop_refusal_invalid_parameter else rc.SYSTEM_ERROR
         if req.max_msg_nums > cfg.pop_max_msg_nums:
             self._finish(refused)  # "pop message's num is greater than 32"
@@ -375,14 +380,16 @@ class PopLongPollingService:
         self.total_polling_num += 1
         return "SUC"
 
-    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> None:
-        """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key."""
+    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> bool:
+        """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key;
+        whether one was woken (5.5.0's return value)."""
         queue = self.polling_map.get(build_polling_key(topic, cid, queue_id))
         if not queue:
-            return
+            return False
         op = queue.pop(0)
         self.total_polling_num -= 1
         op.wake()
+        return True
 
     def notify_topic_queue(self, topic: str, queue_id: int) -> None:
         """notifyMessageArriving(topic, queueId): called on every put (ReputMessageService)."""

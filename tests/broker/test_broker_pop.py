@@ -82,6 +82,25 @@ def test_long_polling_times_out(broker):
     assert op.result.code == rc.POLLING_TIMEOUT
 
 
+def test_a_re_run_woken_more_than_500_ms_after_its_poll_time_is_timeout_too_much(broker):
+    # PopMessageRequestHeader#isTimeoutTooMuch: POLLING_TIMEOUT with an empty header, even
+    # with a message to deliver; 500 ms late is still served
+    late = broker.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000, poll_time=1000))
+    broker.clock.advance(1501)
+    fill(broker, 1)
+    assert not late.parked
+    late.run_to_end()
+    assert (late.result.code, late.result.messages, late.result.pop_time) == (rc.POLLING_TIMEOUT, (), 0)
+    in_time = broker.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000, poll_time=5000))
+    assert in_time.done  # the message is there: no park
+    broker.clock.advance(1000)
+    parked = broker.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000, poll_time=1000))
+    broker.clock.advance(1500)
+    fill(broker, 1)
+    parked.run_to_end()
+    assert parked.result.code == rc.SUCCESS and len(parked.result.messages) == 1
+
+
 def test_offset_correction_after_retention(broker):
     fill(broker, 5)
     broker.offsets.commit_offset("c", "G", "T", 0, 1)

@@ -221,6 +221,7 @@ public final class Lockstep {
         long t1 = System.nanoTime();
         broker = Broker.create(version, s, null);
         PutRefusal.clear();
+        LongPollOps.clear();
         lastInit = req;
         long t2 = System.nanoTime();
         JSONObject o = new JSONObject(true);
@@ -350,6 +351,7 @@ public final class Lockstep {
             nsc.setListenPort(0);
             long tc = System.nanoTime();
             BrokerController c = new BrokerController(bc, nsc, new NettyClientConfig(), msc);
+            OrderLockTimer.install(c);  // 5.5.0's lock-free timer off the wall clock
             QueuedExecutor woken = new QueuedExecutor();
             c.setPullMessageExecutor(woken);
             System.err.printf("lockstep: controller built in %d ms%n", (System.nanoTime() - tc) / 1_000_000);
@@ -667,6 +669,9 @@ public final class Lockstep {
                     return new JSONObject();
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 case "queryAssignment": return QueryAssignmentOps.query(this, req);
+                case "deferWoken": case "runWoken": case "pollingTimeout": return LongPollOps.handle(this, op, req);
+                case "cleanQueueLocks": return QueueLockOps.clean(this);
+                case "fireOrderLockTimers": return OrderLockTimer.fire(this);
                 case "heartbeat": case "unregister": case "pull": case "pullHeld": case "queryOffset": case "updateOffset": case "consumerList": case "minOffset": case "maxOffset": case "searchOffset": case "pushState": case "lockBatch": case "unlockBatch": case "sendBack": case "scheduleStep": return PullOps.handle(this, op, req);
                 default:
                     throw new IllegalArgumentException("unknown op " + op);

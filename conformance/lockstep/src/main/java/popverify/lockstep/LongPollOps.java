@@ -1,0 +1,148 @@
+package popverify.lockstep;
+
+import com.alibaba.fastjson.JSONArray;
+import com.alibaba.fastjson.JSONObject;
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.rocketmq.broker.longpolling.PopRequest;
+import org.apache.rocketmq.remoting.netty.RequestTask;
+import org.apache.rocketmq.remoting.protocol.RemotingCommand;
+
+/**
+ * Long-polling POP replayed as a parked request (spec/conformance.md "Long polling"). A POP sent
+ * with pollTime and nothing to deliver parks in PopMessageProcessor#polling; a put's
+ * notifyMessageArriving, or the polling service's timeout scan, wakes it: wakeUp submits the
+ * re-run of processRequest to the pullMessageExecutor (the harness's QueuedExecutor).
+ *
+ * <ul>
+ *   <li>`deferWoken` {}: woken re-runs wait for `runWoken` instead of running right after the
+ *   request that woke them, so the replay compares the waking step first and each re-run when
+ *   the model's re-run of that request finishes (the model steps a woken POP like any other).
+ *   Cleared by `init`.</li>
+ *   <li>`runWoken` {opaque}: runs the queued re-run of that request; answers {ran, answers}:
+ *   whether one was queued, and its POP answers (none when it parked again).</li>
+ *   <li>`pollingTimeout` {}: one pass of the polling service's timeout scan (5.0.0
+ *   PopMessageProcessor$PopLongPollingService#run, 5.5.0 PopLongPollingService#run): per
+ *   polling key, the parked requests in order while they are timed out (PopRequest#isTimeout),
+ *   each taken out, totalPollingNum decremented, and woken (wakeUp). The service's own loop
+ *   cannot be stepped: it waits 20 ms of wall time per pass and, when stopped, wakes every
+ *   parked request.</li>
+ * </ul>
+ */
+public final class LongPollOps {
+    private static boolean deferred;
+
+    private LongPollOps() {
+    }
+
+    static boolean deferred() {
+        return deferred;
+    }
+
+    /** `init`: re-runs run right after their request again. */
+    static void clear() {
+        deferred = false;
+    }
+
+    static JSONObject handle(Lockstep.Broker b, String op, JSONObject req) throws Exception {
+        JSONObject o = new JSONObject(true);
+        switch (op) {
+            case "deferWoken":
+                deferred = true;
+                return o;
+            case "runWoken":
+                return runWoken(b, Lockstep.bounded(req, "opaque", -1, 1, Integer.MAX_VALUE));
+            case "pollingTimeout":
+                o.put("woken", timeoutScan(b.controller.getPopMessageProcessor()));
+                return o;
+            default:
+                throw new IllegalArgumentException("unknown op " + op);
+        }
+    }
+
+    /** The requests whose re-runs are queued, by opaque, in order. */
+    static JSONArray queuedOpaques(Lockstep.Broker b) {
+        JSONArray out = new JSONArray();
+        for (Runnable task : b.woken.snapshot()) {
+            out.add(opaqueOf(task));
+        }
+        return out;
+    }
+
+    /** The opaque of the request a queued re-run is for (wakeUp submits a RequestTask). */
+    private static int opaqueOf(Runnable task) {
+        Runnable submitted = task instanceof QueuedExecutor.Task ? ((QueuedExecutor.Task<?>) task).submitted : task;
+        if (!(submitted instanceof RequestTask)) {
+            return -1;
+        }
+        try {
+            return ((RemotingCommand) Reflect.get(submitted, "request")).getOpaque();
+        } catch (Exception e) {
+            throw new IllegalStateException("RequestTask without its request field", e);
+        }
+    }
+
+    private static JSONObject runWoken(Lockstep.Broker b, int opaque) throws Exception {
+        JSONObject o = new JSONObject(true);
+        Runnable task = b.woken.take(t -> opaqueOf(t) == opaque);
+        o.put("ran", task != null);
+        if (task == null) {
+            return o;
+        }
+        task.run();
+        b.settleStore();
+        b.enqueueTimer();
+        JSONArray answers = new JSONArray();
+        for (Object out = b.channel.readOutbound(); out != null; out = b.channel.readOutbound()) {
+            if (out instanceof RemotingCommand) {
+                answers.add(b.popAnswer((RemotingCommand) out, null));
+            }
+        }
+        o.put("answers", answers);
+        return o;
+    }
+
+    /** The polling service (5.5.0) or PopMessageProcessor itself (5.0.0): the owner of the map. */
+    private static Object owner(Object processor) throws Exception {
+        Object service = Reflect.get(processor, "popLongPollingService");
+        try {
+            Reflect.field(service.getClass(), "pollingMap");
+            return service;
+        } catch (NoSuchFieldException e) {
+            return processor;  // 5.0.0's inner PopLongPollingService reads its processor's fields
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, ConcurrentSkipListSet<PopRequest>> pollingMap(Object processor) throws Exception {
+        Object map = Reflect.get(owner(processor), "pollingMap");
+        if (map instanceof Map) {
+            return (Map<String, ConcurrentSkipListSet<PopRequest>>) map;  // 5.0.0
+        }
+        // 5.5.0: a Caffeine Cache (not on 5.0.0's classpath)
+        Method asMap = Class.forName("com.github.benmanes.caffeine.cache.Cache").getMethod("asMap");
+        return (Map<String, ConcurrentSkipListSet<PopRequest>>) asMap.invoke(map);
+    }
+
+    private static JSONArray timeoutScan(Object processor) throws Exception {
+        Object owner = owner(processor);
+        AtomicLong total = (AtomicLong) Reflect.get(owner, "totalPollingNum");
+        Method wakeUp = owner.getClass().getDeclaredMethod("wakeUp", PopRequest.class);
+        wakeUp.setAccessible(true);
+        JSONArray woken = new JSONArray();
+        for (ConcurrentSkipListSet<PopRequest> queue : pollingMap(processor).values()) {
+            for (PopRequest first = queue.pollFirst(); first != null; first = queue.pollFirst()) {
+                if (!first.isTimeout()) {
+                    queue.add(first);
+                    break;
+                }
+                total.decrementAndGet();
+                woken.add(first.getRemotingCommand().getOpaque());
+                wakeUp.invoke(owner, first);
+            }
+        }
+        return woken;
+    }
+}

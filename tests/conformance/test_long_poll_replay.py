@@ -1,0 +1,133 @@
+"""Long polling on the lockstep harness (popverify/conformance/long_poll_replay.py, LongPollOps,
+QueueLockOps, OrderLockTimer): a parked POP woken by a put or by the timeout scan, compared with
+RocketMQ's own PopMessageProcessor; QueueLockManager's clean-up pass; 5.5.0's lock-free timer
+kept off the wall clock. One harness JVM per release for the module."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep, Verdict
+from popverify.conformance.lockstep import RELEASES, LockstepClient
+from popverify.coverage.replay import Adapted
+from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.pop_processor import PopLongPollingService
+
+pytestmark = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                                reason="the lockstep harness needs a JDK and Maven")
+
+CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False)
+
+
+@pytest.fixture(scope="module", params=sorted(RELEASES))
+def profile_client(request: pytest.FixtureRequest) -> Iterator[tuple[str, LockstepClient]]:
+    with LockstepClient(RELEASES[request.param]) as client:
+        yield request.param, client
+
+
+def _replay(profile: str, client: LockstepClient, actions: list[Action],
+            config: ScenarioConfig = CONFIG) -> tuple[Verdict, Lockstep, Adapted]:
+    ls = Lockstep(profile, 7, config, client)
+    plan = Adapted(tuple(actions), ls, config.consumers, LOCKSTEP_KINDS)
+    return ls.run(plan), ls, plan
+
+
+def test_a_parked_pop_woken_by_a_put_delivers_it_on_both_sides(profile_client: tuple[str, LockstepClient]) -> None:
+    profile, client = profile_client
+    verdict, ls, plan = _replay(profile, client, [Action("pop", (0, 0, True)), Action("produce", (0,)),
+                                                  Action("advance", (1000,))])
+    assert verdict.status == "agrees", verdict.headline()
+    # the put woke the parked POP: its re-run was stepped (pop_steps after the produce) and both
+    # consumers hold the message
+    assert [a.kind for a in plan.ran].index("produce") < len(plan.ran) - 2
+    assert len(ls.driver.world.consumers[0].held) == len(ls.java_held[0]) == 1
+    assert not ls.long_polls.parked and not ls.long_polls.woken
+
+
+def test_a_late_timeout_wake_answers_polling_timeout_on_both_sides(profile_client: tuple[str, LockstepClient]) -> None:
+    # 6 s after a 5 s poll: the timeout scan wakes it (a long_poll follows the advance), and the
+    # re-run is PopMessageRequestHeader#isTimeoutTooMuch's POLLING_TIMEOUT with an empty header
+    profile, client = profile_client
+    verdict, ls, plan = _replay(profile, client, [Action("pop", (0, 0, True)), Action("advance", (6000,)),
+                                                  Action("produce", (0,))])
+    assert verdict.status == "agrees", verdict.headline()
+    assert plan.polls == 1 and "pop:POLLING_TIMEOUT:0" in ls.driver.coverage.points()
+    assert ls.driver.world.consumers[0].op is None and not ls.driver.world.consumers[0].held
+
+
+def test_a_model_that_misses_the_wake_diverges(profile_client: tuple[str, LockstepClient],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Java's put wakes the parked POP; a model whose notifyMessageArriving wakes nothing keeps
+    # it parked until the timeout scan, which then wakes on the model what Java no longer has
+    profile, client = profile_client
+    monkeypatch.setattr(PopLongPollingService, "notify_message_arriving", lambda *args: None)
+    verdict, _, _ = _replay(profile, client, [Action("pop", (0, 0, True)), Action("produce", (0,)),
+                                              Action("advance", (5000,))])
+    assert verdict.status == "diverges" and verdict.action[0] == "long_poll" and verdict.key == ".response.woken.length"
+
+
+def test_an_orphaned_parked_pop_is_re_run_when_time_passes(profile_client: tuple[str, LockstepClient]) -> None:
+    # the consumer crashes while its POP is parked; a put wakes it and the broker re-runs it when
+    # time next passes, the answer lost: Java's re-run runs at that point and answers the same
+    profile, client = profile_client
+    verdict, ls, _ = _replay(profile, client, [Action("pop", (0, 0, True)), Action("consumer_crash", (0,)),
+                                               Action("produce", (0,)), Action("advance", (1000,)),
+                                               Action("advance", (9000,)), Action("revive", (0,))])
+    assert verdict.status == "agrees", verdict.headline()
+    assert not ls.long_polls.orphans and not ls.long_polls.orphans_woken
+
+
+def test_queue_lock_clean_up_drops_entries_older_than_60_s(profile_client: tuple[str, LockstepClient]) -> None:
+    profile, client = profile_client
+    ls = Lockstep(profile, 7, CONFIG, client)  # its init: a fresh broker
+    ls.run([Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+            Action("pop_step", (0,))])
+    status, fresh = client.call({"op": "cleanQueueLocks"})
+    assert status == "ok" and fresh["entries"] > 0  # the POP's queue locks, just used
+    client.call({"op": "advance", "ms": 61_000, "servicesOnPeriod": False})
+    assert client.call({"op": "cleanQueueLocks"}) == ("ok", {"entries": 0})
+
+
+def test_the_5_5_0_lock_free_timer_starts_no_wall_clock_thread(profile_client: tuple[str, LockstepClient]) -> None:
+    profile, client = profile_client
+    orderly = ScenarioConfig(queues=1, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False, pop_orderly=True)
+    verdict, _, _ = _replay(profile, client, [Action("produce", (0,)), Action("pop", (0, 0, False)),
+                                              Action("ack", (0, 0))], orderly)
+    assert verdict.status == "agrees", verdict.headline()
+    _, jvm = client.call({"op": "jvm"})
+    # HashedWheelTimer's thread (ThreadFactoryImpl "ConsumerOrderInfoLockManager_") starts on
+    # its first timeout: with OrderLockTimer installed there is none
+    assert not [n for n in jvm["names"] if n.startswith("ConsumerOrderInfoLockManager")]
+
+
+ORDERLY = ScenarioConfig(queues=1, consumers=1, invisible_time=3000, max_msg_nums=4, drain=False, pop_orderly=True)
+# an orderly POP is blocked while the queue's popped message is invisible: it parks; at the
+# queue's lock-free time (3 s) 5.5.0's lock manager notifies long polling and the re-run gets
+# the message again (5.0.0 has no lock manager: the POP stays parked)
+LOCK_FREE = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop", (0, 0, True)),
+             Action("advance", (3100,)), Action("scan",)]
+
+
+def test_the_lock_free_notification_wakes_a_parked_orderly_pop(profile_client: tuple[str, LockstepClient]) -> None:
+    profile, client = profile_client
+    verdict, ls, plan = _replay(profile, client, LOCK_FREE, ORDERLY)
+    assert verdict.status == "agrees", verdict.headline()
+    assert plan.polls == 1
+    held = len(ls.driver.world.consumers[0].held)
+    assert (held, len(ls.long_polls.parked)) == ((2, 0) if profile == "v5.5" else (1, 1))
+    assert len(ls.java_held[0]) == held
+
+
+def test_a_model_without_the_lock_free_notification_diverges_on_5_5_0(
+        profile_client: tuple[str, LockstepClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference.broker.broker import Broker
+
+    profile, client = profile_client
+    if profile != "v5.5":
+        pytest.skip("5.0.0 has no lock-free notification")
+    monkeypatch.setattr(Broker, "notify_long_polling_request_if_need", lambda *args: None)
+    verdict, _, _ = _replay(profile, client, LOCK_FREE, ORDERLY)
+    assert verdict.status == "diverges" and verdict.action[0] == "long_poll", verdict.headline()
