@@ -60,6 +60,20 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
 }) | request_domain.KINDS | retention_replay.KINDS
 
 
+# What the harness cannot run inside an in-flight POP: a second POP (PopMessageProcessor is not
+# re-entered) and a restart. Anything else runs in the POP's interleave, at the point the model
+# ran it; a woken long-polling POP's re-run takes nothing inside (Java re-runs it in one go).
+INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
+
+
+def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
+    """Whether ``action`` can be replayed while ``pending`` is in flight; otherwise the caller
+    steps the POP to its end first (``pop_step``\ s of its consumer)."""
+    if action.kind == "pop_step":
+        return action.args[0] % consumers == pending.consumer
+    return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
+
+
 class OutOfScope(Exception):
     """The schedule needs something the harness cannot do at this step."""
 
@@ -982,7 +996,7 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
 
     Drawn actions are adapted to what the real broker does without a stalled thread: a POP
     runs to its answer before anything else (its ``pop_step``\\ s follow at once) unless
-    ``interleave``; with ``interleave`` only a second POP or a restart inside a POP is
+    ``interleave``; with ``interleave`` only what cannot run inside a POP (``runs_inside``) is
     replaced by the next ``pop_step``. Long-polling POPs are sent without pollTime (this draw
     predates the replay of parked POPs, which ``confirm`` and the coverage replay use). The schedule actually run is returned (replayable by the model).
     """
@@ -995,9 +1009,10 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
             if action.kind == "pop" and action.args[2]:
                 action = Action("pop", (action.args[0], action.args[1], False))
             pending = ls.pending
-            if pending is not None and not (action.kind == "pop_step" and action.args[0] % len(d.world.consumers)
-                                            == pending.consumer):
-                if not interleave or action.kind in ("pop", "pop_request", "restart"):
+            if pending is not None:
+                n = len(d.world.consumers)
+                own_step = action.kind == "pop_step" and action.args[0] % n == pending.consumer
+                if not (runs_inside(pending, action, n) if interleave else own_step):
                     action = Action("pop_step", (pending.consumer,))
             ls.step(step, action)
         step = steps

@@ -91,9 +91,10 @@ class Adapted:
     """A schedule as the lockstep harness can run it, decided action by action from the
     replay's state (an iterable ``Lockstep.run`` consumes one action at a time):
 
-    - a POP runs to its answer before the next action, as PopMessageProcessor#processRequest
-      runs in one go on a broker thread (issue 15): while one is in flight, ``pop_step`` actions
-      of its consumer are inserted before any other action;
+    - what the model ran inside an in-flight POP runs inside it on Java too (its interleave),
+      except what the harness cannot run there (confirm's ``runs_inside``: a second POP, a
+      restart, anything inside a woken re-run): before that, ``pop_step`` actions of the POP's
+      consumer are inserted until it answers;
     - a long-polling POP parks on both sides (confirm.py, long_poll_replay.py); while one is
       parked, a ``long_poll`` (the polling service's timeout scan) follows every action after
       which time has passed (TIME_PASSING), as Java's service wakes a timed-out request within
@@ -114,14 +115,15 @@ class Adapted:
     polls: int = 0  # long_poll steps inserted
 
     def __iter__(self):
+        from popverify.conformance.confirm import runs_inside
+
         for action in self.actions:
             if action.kind not in self.harness_kinds:
                 self.dropped[action.kind] = self.dropped.get(action.kind, 0) + 1
                 continue
             for _ in range(MAX_INSERTED_STEPS):
                 pending = self.lockstep.pending
-                if pending is None or (action.kind == "pop_step" and action.args[0] % self.consumers
-                                       == pending.consumer):
+                if pending is None or runs_inside(pending, action, self.consumers):
                     break
                 self.inserted += 1
                 yield self._ran(Action("pop_step", (pending.consumer,)))

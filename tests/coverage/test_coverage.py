@@ -260,13 +260,16 @@ def test_short_campaign_is_a_corpus_folder_of_blind_runs(tmp_path: Path) -> None
         replay.load_corpus(corpus, "v5.5", 5)
 
 
-def test_adapted_schedule_finishes_a_pop_first_drops_what_the_harness_cannot_run_and_polls_parked() -> None:
+def test_adapted_schedule_keeps_steps_inside_a_pop_drops_what_the_harness_cannot_run_and_polls_parked() -> None:
     from popverify.conformance.confirm import LOCKSTEP_KINDS
     from popverify.coverage.replay import Adapted
     from popverify.sim.scenario import Action
 
     class Pending:
         consumer = 1
+
+        def __init__(self, woken: int | None = None) -> None:
+            self.woken = woken
 
     class LongPolls:
         parked: list[object] = []
@@ -276,25 +279,26 @@ def test_adapted_schedule_finishes_a_pop_first_drops_what_the_harness_cannot_run
         long_polls = LongPolls()
 
     ls = FakeLockstep()
-    # expire, store_put_fail and scan_stall run on the harness now; the model's request-thread
-    # stall has no counterpart and is dropped, counted by kind; a long-polling POP is sent as it is
+    # what the model ran inside the POP stays inside (expire, ack); a restart cannot run there, so
+    # the POP is stepped to its answer first; nothing runs inside a woken re-run; the model's
+    # request-thread stall has no counterpart and is dropped, counted by kind
     plan = Adapted((Action("pop", (1, 0, True)), Action("expire", (0, 1)), Action("stall", (0, 500)),
-                    Action("ack", (0, 3)), Action("store_put_fail", (1,)), Action("scan_stall", (1000,)),
-                    Action("stall", (1, 20)), Action("pop_step", (1,)), Action("advance", (10,))), ls, 2,
-                   LOCKSTEP_KINDS)
+                    Action("ack", (0, 3)), Action("restart", ()), Action("pop", (1, 0, False)),
+                    Action("store_put_fail", (1,)), Action("stall", (1, 20)), Action("scan_stall", (1000,)),
+                    Action("advance", (10,))), ls, 2, LOCKSTEP_KINDS)
     out = []
     for action in plan:
         out.append(action.to_json())
         if action.kind == "pop":
-            ls.pending = Pending()
-        elif action.kind == "pop_step" and len(out) == 3:
-            ls.pending = None  # the second pop_step answers the POP
+            ls.pending = Pending(woken=7 if action.args[2] is False else None)
+        elif action.kind == "pop_step":
+            ls.pending = None  # the inserted pop_step answers the POP
         elif action.kind == "scan_stall":
             ls.long_polls.parked = [object()]  # a POP parked: time passing is followed by the timeout scan
-    assert out == [["pop", 1, 0, True], ["pop_step", 1], ["pop_step", 1], ["expire", 0, 1], ["ack", 0, 3],
-                   ["store_put_fail", 1], ["scan_stall", 1000], ["long_poll"], ["pop_step", 1], ["advance", 10],
-                   ["long_poll"]]
-    assert (plan.inserted, plan.dropped, plan.polls, len(plan)) == (2, {"stall": 2}, 2, 11)
+    assert out == [["pop", 1, 0, True], ["expire", 0, 1], ["ack", 0, 3], ["pop_step", 1], ["restart"],
+                   ["pop", 1, 0, False], ["pop_step", 1], ["store_put_fail", 1], ["scan_stall", 1000], ["long_poll"],
+                   ["advance", 10], ["long_poll"]]
+    assert (plan.inserted, plan.dropped, plan.polls, len(plan)) == (2, {"stall": 2}, 2, 12)
 
 
 def test_lockstep_kinds_are_model_kinds_and_leave_out_only_what_has_no_harness_op() -> None:
