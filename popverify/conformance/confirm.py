@@ -68,7 +68,7 @@ INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
 
 def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
     """Whether ``action`` can be replayed while ``pending`` is in flight; otherwise the caller
-    steps the POP to its end first (``pop_step``\ s of its consumer)."""
+    steps the POP to its end first (``pop_step`` actions of its consumer)."""
     if action.kind == "pop_step":
         return action.args[0] % consumers == pending.consumer
     return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
