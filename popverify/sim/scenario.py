@@ -245,7 +245,9 @@ def config_from_trace(raw: dict[str, Any]) -> ScenarioConfig:
         if isinstance(default, bool):
             ok = type(value) is bool
         elif isinstance(default, int):
-            ok = type(value) is int and -JAVA_INT <= value < JAVA_INT
+            # start_offset is a long (0..MAX_START_OFFSET, checked by validate); the rest are ints
+            bound = MAX_START_OFFSET + 1 if field.name == "start_offset" else JAVA_INT
+            ok = type(value) is int and -bound <= value < bound
         elif isinstance(default, tuple):
             ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         else:
