@@ -35,6 +35,9 @@ def test_a_campaign_that_cannot_reach_a_boundary_shows_it_unreached(tmp_path: Pa
     assert saved["domain"] == summary["domain"]
     page = (tmp_path / "report.html").read_text()
     assert 'id="domain"' in page and '<tr class="unreached"><td>pop.advance.ms</td>' in page
+    # and said before the table, with the values missed
+    loud = page.split('<p class="unreached"><b>NOT REACHED: ')[1].split("</b>")[0]
+    assert "pop.advance.ms" in loud and str(MAX_TIME_ARG_MS) in loud.split("pop.advance.ms")[1].split(";")[0]
 
 
 def test_a_boundary_some_run_reached_is_shown_reached() -> None:
