@@ -127,9 +127,9 @@ def _clean_consume_queue(world: Any) -> bool:
 
 EXPIRE = fault("expire", _expire, (index("queue_id"), index("count")),
                lambda rng, w: (rng.next_int(w.config.queues), 1 + rng.next_int(3)))
-# (count is how many files, a choice like an index: not a value dimension of the domain table)
 # Retention's stages one at a time are opt-in faults (ActionSpec.opt_in): they came after the
 # configurations tests/sim/test_engine_digests.py pins; the swarm's late draw lists them.
+# (count is how many files, a choice like an index: not a value dimension of the domain table)
 EXPIRE_COMMIT_LOG = fault("expire_commit_log", _expire_commit_log,
                           (Arg("count", int, 1, MAX_FILES_PER_STEP, value=False),),
                           lambda rng, w: (1 + rng.next_int(3),), opt_in=True)
