@@ -221,12 +221,12 @@ def test_verify_without_maven_says_confirmation_unavailable(tmp_path: Path, monk
     assert "confirm did not run (rocketmq-broker 5.0.0: mvn not found" in summary["outcome"]
     assert "confirmation on Java UNAVAILABLE" in capsys.readouterr().err
     # whichever POP signatures the plan's swarm runs find (F1 and others): none could be replayed
+    # (unavailable; or not run when the harness has no counterpart, e.g. a drawn start_offset)
     pop = summary["techniques"]["fuzz"]["campaigns"]["pop/v5.0"]["findings"]
-    assert pop and all(f["confirmation"]["status"] == "unavailable" for f in pop
-                       if not f["signature"].startswith("MODEL-ERROR"))
+    assert any(f["confirmation"]["status"] == "unavailable" for f in pop)
+    assert all(f["confirmation"]["status"] in ("unavailable", "not run") for f in pop)
     push = summary["techniques"]["fuzz"]["campaigns"]["push/v5.0"]["findings"]
-    assert all(f["confirmation"]["status"] == "unavailable" for f in push
-               if not f["signature"].startswith("MODEL-ERROR"))
+    assert all(f["confirmation"]["status"] in ("unavailable", "not run") for f in push)
     assert "on Java: <span" in (tmp_path / "report.html").read_text()
 
 
