@@ -25,26 +25,15 @@ from reference.common.javalang import JavaRandom
 TIMING_FIELDS: tuple[str, ...] = ("duration_ms",)
 
 
-# Whether campaigns draw the input-domain fields (ScenarioConfig.draw_domain: wide queue counts,
-# long start offsets, produce_sized, boundary bias 10 %). Off until the tests pinned to a
-# campaign seed's outcome (tests/findings/test_attribution.py's second-loss campaign, and
-# whichever other campaign tests pin seeds) are re-pinned: the draw changes every seed's run.
-# Measured with it on: spec/fuzzing.md "The input domain".
-DRAW_DOMAIN_BY_DEFAULT = False
-
-
-def swarm_config(seed: int, mode: str = "pop", domain: bool | None = None) -> ScenarioConfig:
+def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges
-    (ScenarioConfig.draw), then the input-domain fields (ScenarioConfig.draw_domain;
-    spec/fuzzing.md "Runs and swarm configurations", "The input domain"); ``domain=False``
-    stops before the input-domain fields."""
+    (ScenarioConfig.draw), then the input-domain fields (ScenarioConfig.draw_domain: wide
+    queue counts, long start offsets, the opt-in kinds and faults, boundary bias;
+    spec/fuzzing.md "Runs and swarm configurations", "The input domain")."""
     rng = JavaRandom(seed ^ 0x5F3759DF)
-    config = ScenarioConfig.draw(rng, mode=mode)
     # the input-domain fields come last from the same generator: the earlier fields keep the
-    # values they had before those fields existed (``domain=False``: that configuration, as
-    # tests pinned to a seed's run before the domain draw existed use it)
-    on = DRAW_DOMAIN_BY_DEFAULT if domain is None else domain
-    return config.draw_domain(rng, mode) if on else config
+    # values they had before those fields existed
+    return ScenarioConfig.draw(rng, mode=mode).draw_domain(rng, mode)
 
 
 @attrs.frozen

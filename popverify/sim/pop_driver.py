@@ -64,6 +64,9 @@ SERVICE_SLICE = 100
 REQUEST_TIME_BOUND_MS = 5
 # A ``stall`` lasts 10..10000 ms, log-uniformly by decade (GC pauses, slow disks).
 STALL_DECADES = (10, 100, 1000)
+# The longest stall (the lockstep's bounded stall fault): the declaration's range, 1..10 s, so
+# every boundary of pop.stall.ms is a stall the world performs (a schedule outside is refused).
+MAX_STALL_MS = 10_000
 COUNTS = ("produced", "popped", "acked", "revived", "redelivered", "changed_invisible", "restarts", "faults",
           "stalls", "skipped")
 
@@ -378,7 +381,7 @@ class PopWorld:
         """The broker thread serving consumer ``c``'s request stalls ``ms`` (GC pause, slow
         disk) wherever that request is; the rest of the broker runs on meanwhile."""
         op = self.consumer(c).op
-        if op is None or not op.in_flight or not 0 < ms <= 10_000:
+        if op is None or not op.in_flight:
             return False
         self.pass_time(ms, stalled=op)
         self.publish(Stalled(self.consumer(c).name, ms, op.pop_time, self.clock.now()))
@@ -505,11 +508,11 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     EXPIRE,
     fault("delete_recreate", "delete_recreate"),
     fault("clock_jump", "clock_jump", (millis("ms"),), clock_jump_draw),
-    fault("stall", "stall", (index("c"), Arg("ms")), _stall_draw),
+    fault("stall", "stall", (index("c"), Arg("ms", int, 1, MAX_STALL_MS)), _stall_draw),
     # issue 16's faults (LATE_FAULTS in scenario.py: drawn after every other config field)
     fault("store_put_fail", "store_put_fail", (Arg("count", int, 1, 2),), lambda rng, w: (1 + rng.next_int(2),)),
     fault("scan_stall", "scan_stall", (Arg("ms", int, 1000, 5000),), lambda rng, w: (1000 + rng.next_int(4001),)),
-    # retention's stages one at a time (opt-in: OPT_IN_FAULTS, popverify/sim/retention.py)
+    # retention's stages one at a time (opt-in faults: popverify/sim/retention.py)
     EXPIRE_COMMIT_LOG,
     CLEAN_CONSUME_QUEUE,
     # issue 17 item 3's opt-in actions (listed by the swarm's late draw, ScenarioConfig.draw_domain)

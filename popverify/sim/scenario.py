@@ -21,7 +21,6 @@ from popverify.sim.domain import MAX_QUEUES, MAX_START_OFFSET, DomainReach, boun
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
-from popverify.sim.retention import OPT_IN_FAULTS
 from popverify.trace.schedule import Action
 from reference.common.javalang import JavaRandom
 
@@ -42,7 +41,9 @@ POP_ACTIONS: dict[str, int] = POP_MODE.weights()
 # seeds keep their configurations; `--faults` and explicit configurations take them too.
 LATE_FAULTS: tuple[str, ...] = ("store_put_fail", "scan_stall")
 ALL_POP_FAULTS: tuple[str, ...] = POP_MODE.kinds(fault=True)
-# Retention's stages one at a time: named by a configuration, never drawn (retention.py).
+# Opt-in faults (retention's stages one at a time, popverify/sim/retention.py): only the
+# swarm's late draw lists them (ScenarioConfig.draw_domain), after every other field.
+OPT_IN_FAULTS: tuple[str, ...] = POP_MODE.opt_in(fault=True) + PUSH_MODE.opt_in(fault=True)
 FAULTS: tuple[str, ...] = tuple(f for f in ALL_POP_FAULTS if f not in LATE_FAULTS and f not in OPT_IN_FAULTS)
 POP_ALWAYS: frozenset[str] = POP_MODE.always()
 # Push mode: producers, push consumers joining and leaving, their pull / consume / persist
@@ -169,6 +170,8 @@ class ScenarioConfig:
           boundary bias (domain.py#boundary_draw);
         - start_offset: 0 with probability 1/2, else drawn across 0..MAX_START_OFFSET with bias;
         - each opt-in action of the mode (produce_sized, ...) kept with probability 1/2;
+        - each opt-in fault of the mode (retention's stages) kept with probability 0.3, as
+          every other fault;
         - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary).
         """
         dims = config_dimensions(mode)
@@ -177,8 +180,9 @@ class ScenarioConfig:
         queues = boundary_draw(rng, dims["queues"]) if rng.next_int(WIDE_QUEUES_ONE_IN) == 0 else self.queues
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         opt = tuple(a for a in MODES[mode].opt_in() if rng.next_boolean())
+        opt_faults = tuple(f for f in MODES[mode].opt_in(fault=True) if rng.next_int(10) < 3)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
-                            domain_bias=CAMPAIGN_DOMAIN_BIAS)
+                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS)
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":
@@ -250,7 +254,9 @@ def config_from_trace(raw: dict[str, Any]) -> ScenarioConfig:
         if isinstance(default, bool):
             ok = type(value) is bool
         elif isinstance(default, int):
-            ok = type(value) is int and -JAVA_INT <= value < JAVA_INT
+            # start_offset is a long (0..MAX_START_OFFSET, checked by validate); the rest are ints
+            bound = MAX_START_OFFSET + 1 if field.name == "start_offset" else JAVA_INT
+            ok = type(value) is int and -bound <= value < bound
         elif isinstance(default, tuple):
             ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
         else:

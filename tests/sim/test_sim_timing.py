@@ -77,7 +77,8 @@ def test_stall_is_drawn_bounded_and_recorded() -> None:
     # the stalled request answers with its old popTime
     deliver = [e for s in states for e in s["events"] if e["type"] == "deliver"]
     assert [d["pop_time"] for d in deliver] == [states[2]["now"]]
-    # out-of-range lengths in a foreign schedule are not applied
-    bad = schedule[1:3] + [Action("stall", (0, 10_001)), Action("stall", (0, 0))]
-    assert run_scenario("v5.0", 0, 0, config=ScenarioConfig(queues=1, consumers=1, drain=False),
-                        schedule=bad).counts["stalls"] == 0
+    # out-of-range lengths in a foreign schedule are refused before the model (declared 1..10000)
+    for ms in (10_001, 0):
+        with pytest.raises(ValueError, match="outside 1..10000"):
+            run_scenario("v5.0", 0, 0, config=ScenarioConfig(queues=1, consumers=1, drain=False),
+                         schedule=schedule[1:3] + [Action("stall", (0, ms))])
