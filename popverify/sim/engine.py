@@ -161,8 +161,7 @@ class Engine:
         self.mode = mode
         # Where the arguments of every step go (popverify/sim/domain.py), when measured.
         self.domain = domain
-        if domain is not None:
-            domain.declare(mode.name, mode.actions)
+        if domain is not None:  # its dimensions are declared by the caller (scenario.py#domain_actions)
             domain.observe_config(mode.name, config)
         self.profile = get_profile(profile).name  # canonical, also when called with an alias ("develop")
         self.seed = seed

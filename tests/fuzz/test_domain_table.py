@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import attrs
+import pytest
 
 from popverify.fuzz.campaign import campaign
 from popverify.fuzz.domain import domain_line, domain_rows
@@ -85,5 +86,25 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     table = {r["dimension"]: r for r in domain_rows("pop", rows)}
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
-    # and the table is not trivially full: 30 short runs leave the wide queue counts unreached
-    assert table["pop.config.queues"]["unreached"] == [127, 255, 1024]
+    # and the table is not trivially full: 30 short runs leave the widest queue count unreached
+    assert table["pop.config.queues"]["unreached"] == [1024]
+
+
+def test_parked_kinds_are_drawn_then_dropped_and_are_no_dimension_of_a_default_campaign() -> None:
+    """Push's split consumption is parked (PARKED_OPT_IN): the late draw still spends its coin on
+    it, so no other field moves, but no default configuration lists it and the campaign's table
+    has no dimension of it; a configuration that lists it still adds its dimensions."""
+    import popverify.sim.scenario as scenario
+
+    configs = [swarm_config(seed, "push") for seed in range(40)]
+    assert not any(set(c.actions) & scenario.PARKED_OPT_IN for c in configs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scenario, "PARKED_OPT_IN", frozenset())
+        unparked = [swarm_config(seed, "push") for seed in range(40)]
+    assert any(set(c.actions) >= {"consume_begin", "consume_end"} for c in unparked)
+    assert [attrs.evolve(c, actions=tuple(a for a in c.actions if a not in ("consume_begin", "consume_end")))
+            for c in unparked] == configs
+    assert not any(r["dimension"].startswith("push.consume_end.") for r in domain_rows("push", []))
+    listed = attrs.evolve(swarm_config(0, "push"), actions=swarm_config(0, "push").actions + ("consume_begin", "consume_end"))
+    row = run_row("v5.5", "push", 0, 200, None, 0, config_json=json.dumps(listed.to_json()))
+    assert "push.consume_end.body_size" in {r["dimension"] for r in domain_rows("push", [row])}
