@@ -266,6 +266,13 @@ class Broker:
         self.revived.extend(out)
         return out
 
+    def services_quiet_until(self) -> int | None:
+        """The earliest time a buffer scan or a timer delivery may change anything (None: now).
+        Before it, running those two services only moves the timer's read time."""
+        quiet = self.buffer_merge.quiet_until()
+        due = self.timer.next_delivery()
+        return quiet if quiet is None or due is None else min(quiet, due)
+
     def timer_step(self) -> int:
         """Deliver due timer messages (CK/ACK into the revive topic)."""
         return self.timer.timer_step(self.clock.now())

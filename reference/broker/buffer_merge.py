@@ -268,6 +268,14 @@ class PopBufferMergeService:
         if not self.serving and not self.buffer and not any(self.commit_offsets.values()):
             self.serving = True
 
+    def quiet_until(self) -> int | None:
+        """The earliest time a scan may change anything, while the service has nothing to do
+        (serving, buffer and commit-offset queues empty): its next counter reset or garbage
+        scan. None while it has work: every scan may change something."""
+        if not self.serving or self.buffer or any(self.commit_offsets.values()):
+            return None
+        return min(self._next_counter_reset, self._next_garbage_scan)
+
     def scan_garbage(self) -> None:
         """scanGarbage (5.0.0:181-212, 5.5.0:188-218): drop the commit-offset queue of a
         ``topic@group@queueId`` whose topic or group no longer exists, or whose last CK was
