@@ -89,15 +89,17 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
     else:
         config = swarm_config(seed if parent < 0 else parent, mode)
     plan = None if schedule is None else [Action.from_json(a) for a in schedule]
+    from popverify.findings.attribution import attribute, consulted
     start = time.perf_counter()
     # An offspring keeps its parent's configuration (or one changed dimension of it) but runs
     # under its own seed: the broker's random choices and the drawn continuation after the
     # replayed prefix are new.
-    result = run_scenario(profile, seed, steps, mode=mode, config=config,
-                          schedule=plan, mutant=mutant)
+    with consulted() as switches:
+        result = run_scenario(profile, seed, steps, mode=mode, config=config,
+                              schedule=plan, mutant=mutant)
     duration_ms = (time.perf_counter() - start) * 1000.0  # statistics only (TIMING_FIELDS), never fed to the model
-    from popverify.findings.attribution import attribute
-    signatures = [sig.key for sig in attribute(result)]  # root cause per violated property (re-runs)
+    # root cause per violated property (re-runs, but none for a switch the run never read)
+    signatures = [sig.key for sig in attribute(result, consulted=switches)]
     coverage = sorted(result.coverage)
     return {
         "seed": seed, "parent": parent, "profile": profile, "mode": mode,

@@ -151,8 +151,9 @@ class Broker:
         self.topics.pop(topic, None)
         self.offsets.remove_topic(topic)
         self.store.delete_topic(topic)
-        if not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
-            for lock_key in [k for k in self.buffer_merge.commit_offsets if k.startswith(topic + "@")]:
+        kept = [k for k in self.buffer_merge.commit_offsets if k.startswith(topic + "@")]
+        if kept and not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
+            for lock_key in kept:
                 self.buffer_merge.clear_offset_queue(lock_key)
         return rc.SUCCESS
 

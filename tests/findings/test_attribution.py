@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from popverify.checker.expectations import expected_signature, is_unexpected
