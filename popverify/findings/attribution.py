@@ -106,24 +106,32 @@ def present(profile: str, mode: str) -> tuple[str, ...]:
 
 
 @contextlib.contextmanager
-def removed(fids: Iterable[str]) -> Iterator[None]:
-    """Within the block every profile's configuration has the causes of ``fids`` removed
-    (their switches False). Patches the ``for_profile`` constructors, which every driver
-    reaches through ``get_profile``; restored on exit."""
-    broker_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "broker"}
-    client_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "client"}
+def _each_profile_config(change: Callable[[Any, str], Any]) -> Iterator[None]:
+    """Within the block every profile's BrokerConfig / ClientConfig is ``change(config, side)``
+    of the real one: patches the ``for_profile`` constructors, which every driver reaches
+    through ``get_profile``; restored on exit."""
     saved = BrokerConfig.__dict__["for_profile"], ClientConfig.__dict__["for_profile"]
     broker_for, client_for = BrokerConfig.for_profile, ClientConfig.for_profile
 
-    def wrap(original: Callable[[str], Any], changes: dict[str, bool]) -> classmethod:
-        return classmethod(lambda cls, name: attrs.evolve(original(name), **changes))
+    def wrap(original: Callable[[str], Any], side: str) -> classmethod:
+        return classmethod(lambda cls, name: change(original(name), side))
 
-    BrokerConfig.for_profile = wrap(broker_for, broker_off)  # type: ignore[method-assign,assignment]
-    ClientConfig.for_profile = wrap(client_for, client_off)  # type: ignore[method-assign,assignment]
+    BrokerConfig.for_profile = wrap(broker_for, "broker")  # type: ignore[method-assign,assignment]
+    ClientConfig.for_profile = wrap(client_for, "client")  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
         BrokerConfig.for_profile, ClientConfig.for_profile = saved  # type: ignore[method-assign,assignment]
+
+
+@contextlib.contextmanager
+def removed(fids: Iterable[str]) -> Iterator[None]:
+    """Within the block every profile's configuration has the causes of ``fids`` removed
+    (their switches False)."""
+    off = [FINDINGS[f] for f in fids]
+    with _each_profile_config(lambda config, side: attrs.evolve(
+            config, **{f.switch: False for f in off if f.side == side})):
+        yield
 
 
 @attrs.frozen
@@ -146,22 +154,10 @@ def consulted() -> Iterator[set[str]]:
     reads each switch only where it decides: reference/ keeps the switch last in each
     condition), so attribution need not re-run it (``attribute(result, consulted=...)``)."""
     seen: set[str] = set()
-    saved = BrokerConfig.__dict__["for_profile"], ClientConfig.__dict__["for_profile"]
-    broker_for, client_for = BrokerConfig.for_profile, ClientConfig.for_profile
-
-    def wrap(original: Callable[[str], Any], side: str) -> classmethod:
-        def watched(cls: type, name: str) -> Any:
-            config = original(name)
-            return attrs.evolve(config, **{f.switch: _Consulted(getattr(config, f.switch), f.fid, seen)
-                                           for f in FINDINGS.values() if f.side == side})
-        return classmethod(watched)
-
-    BrokerConfig.for_profile = wrap(broker_for, "broker")  # type: ignore[method-assign,assignment]
-    ClientConfig.for_profile = wrap(client_for, "client")  # type: ignore[method-assign,assignment]
-    try:
+    with _each_profile_config(lambda config, side: attrs.evolve(
+            config, **{f.switch: _Consulted(getattr(config, f.switch), f.fid, seen)
+                       for f in FINDINGS.values() if f.side == side})):
         yield seen
-    finally:
-        BrokerConfig.for_profile, ClientConfig.for_profile = saved  # type: ignore[method-assign,assignment]
 
 
 def _still_violated(result: Any, fids: str | Sequence[str]) -> set[str]:
