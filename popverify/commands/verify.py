@@ -162,6 +162,9 @@ def _campaigns(runs: int, steps: int, out: Path, mutant: str | None, engine: str
                 campaigns[key] = {"profile": profile, "mode": mode, "error": str(err)}
             if "error" in campaigns[key]:
                 _progress(f"fuzz {key}: ERROR {campaigns[key]['error']}")
+            else:
+                from popverify.fuzz.domain import domain_line
+                _progress(f"fuzz {key}: {domain_line(campaigns[key]['domain'])}")
     return {"engine": runner.engine, "campaigns": campaigns}
 
 

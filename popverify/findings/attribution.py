@@ -106,24 +106,58 @@ def present(profile: str, mode: str) -> tuple[str, ...]:
 
 
 @contextlib.contextmanager
-def removed(fids: Iterable[str]) -> Iterator[None]:
-    """Within the block every profile's configuration has the causes of ``fids`` removed
-    (their switches False). Patches the ``for_profile`` constructors, which every driver
-    reaches through ``get_profile``; restored on exit."""
-    broker_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "broker"}
-    client_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "client"}
+def _each_profile_config(change: Callable[[Any, str], Any]) -> Iterator[None]:
+    """Within the block every profile's BrokerConfig / ClientConfig is ``change(config, side)``
+    of the real one: patches the ``for_profile`` constructors, which every driver reaches
+    through ``get_profile``; restored on exit."""
     saved = BrokerConfig.__dict__["for_profile"], ClientConfig.__dict__["for_profile"]
     broker_for, client_for = BrokerConfig.for_profile, ClientConfig.for_profile
 
-    def wrap(original: Callable[[str], Any], changes: dict[str, bool]) -> classmethod:
-        return classmethod(lambda cls, name: attrs.evolve(original(name), **changes))
+    def wrap(original: Callable[[str], Any], side: str) -> classmethod:
+        return classmethod(lambda cls, name: change(original(name), side))
 
-    BrokerConfig.for_profile = wrap(broker_for, broker_off)  # type: ignore[method-assign,assignment]
-    ClientConfig.for_profile = wrap(client_for, client_off)  # type: ignore[method-assign,assignment]
+    BrokerConfig.for_profile = wrap(broker_for, "broker")  # type: ignore[method-assign,assignment]
+    ClientConfig.for_profile = wrap(client_for, "client")  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:
         BrokerConfig.for_profile, ClientConfig.for_profile = saved  # type: ignore[method-assign,assignment]
+
+
+@contextlib.contextmanager
+def removed(fids: Iterable[str]) -> Iterator[None]:
+    """Within the block every profile's configuration has the causes of ``fids`` removed
+    (their switches False)."""
+    off = [FINDINGS[f] for f in fids]
+    with _each_profile_config(lambda config, side: attrs.evolve(
+            config, **{f.switch: False for f in off if f.side == side})):
+        yield
+
+
+@attrs.frozen
+class _Consulted:
+    """A switch's value that notes its finding each time the model decides on it (``bool()``)."""
+
+    value: bool
+    fid: str
+    seen: set[str] = attrs.field(eq=False)
+
+    def __bool__(self) -> bool:
+        self.seen.add(self.fid)
+        return self.value
+
+
+@contextlib.contextmanager
+def consulted() -> Iterator[set[str]]:
+    """Within the block the model notes which findings' switches it read; the yielded set holds
+    them. A run that never read a switch runs the same with that switch flipped (the model
+    reads each switch only where it decides: reference/ keeps the switch last in each
+    condition), so attribution need not re-run it (``attribute(result, consulted=...)``)."""
+    seen: set[str] = set()
+    with _each_profile_config(lambda config, side: attrs.evolve(
+            config, **{f.switch: _Consulted(getattr(config, f.switch), f.fid, seen)
+                       for f in FINDINGS.values() if f.side == side})):
+        yield seen
 
 
 def _still_violated(result: Any, fids: str | Sequence[str]) -> set[str]:
@@ -135,34 +169,43 @@ def _still_violated(result: Any, fids: str | Sequence[str]) -> set[str]:
     return {v.property_id for v in rerun.violations}
 
 
-def attribute(result: Any) -> tuple[Signature, ...]:
+def attribute(result: Any, consulted: Iterable[str] | None = None) -> tuple[Signature, ...]:
     """The signature of every property ``result`` (a RunResult) violates, in property order.
 
     Costs one re-run per finding present in the run's profile and mode, and none for a run
-    without violations.
+    without violations. ``consulted``: the findings whose switches the run read (from
+    ``consulted()`` around it); removing only unread ones gives the same run, so those
+    re-runs are skipped and the signatures are the same.
     """
     pids = sorted({v.property_id for v in result.violations})
     if not pids:
         return ()
+    read = None if consulted is None else frozenset(consulted)
     cleared: dict[str, list[str]] = {pid: [] for pid in pids}
     for fid in present(result.profile, result.mode):
+        if read is not None and fid not in read:
+            continue  # the re-run would be this run: every property still violated
         still = _still_violated(result, fid)
         for pid in pids:
             if pid not in still:
                 cleared[pid].append(fid)
-    return tuple(Signature(pid, tuple(cleared[pid])) if cleared[pid] else _joint(result, pid) for pid in pids)
+    return tuple(Signature(pid, tuple(cleared[pid])) if cleared[pid] else _joint(result, pid, read) for pid in pids)
 
 
-def _joint(result: Any, pid: str) -> Signature:
+def _joint(result: Any, pid: str, read: frozenset[str] | None = None) -> Signature:
     """For a violation no single removal clears: a minimal set of present findings whose
     removal together clears it (greedy, in finding order), or unexplained when even removing
-    every one leaves it. Costs at most one re-run per present finding, plus one."""
+    every one leaves it. Costs at most one re-run per present finding, plus one (none for a
+    removal of switches the run never read, ``read``: it is this run)."""
+    def still(fids: list[str]) -> bool:
+        return (read is not None and not read.intersection(fids)) or pid in _still_violated(result, fids)
+
     chosen = list(present(result.profile, result.mode))
-    if not chosen or pid in _still_violated(result, chosen):
+    if not chosen or still(chosen):
         return Signature(pid)
     for fid in list(chosen):
         rest = [f for f in chosen if f != fid]
-        if rest and pid not in _still_violated(result, rest):
+        if rest and not still(rest):
             chosen = rest
     return Signature(pid, tuple(chosen), joint=len(chosen) > 1)
 

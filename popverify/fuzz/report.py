@@ -81,6 +81,11 @@ def domain_table_html(domain: list[dict[str, Any]], table_id: str = "domain") ->
     if not domain:
         return "<p>no domain table (no runs)</p>"
     esc = html.escape
+    short = [r for r in domain if not r["all_reached"]]
+    # what no run drove is said before the table, not only marked in it
+    loud = ('<p class="unreached"><b>NOT REACHED: ' + esc("; ".join(
+        f"{r['dimension']} {', '.join(str(b) for b in r['unreached'])}" for r in short)) + "</b></p>") if short else \
+        f"<p>every boundary of all {len(domain)} dimensions reached</p>"
     cells = []
     for r in domain:
         reached = "never drawn" if r["reached"] is None else f"{r['reached'][0]}..{r['reached'][1]}"
@@ -89,7 +94,7 @@ def domain_table_html(domain: list[dict[str, Any]], table_id: str = "domain") ->
         cells.append(f"<tr{mark}><td>{esc(r['dimension'])}</td><td>{r['declared'][0]}..{r['declared'][1]}</td>"
                      f"<td>{reached}</td><td>{len(r['boundaries_reached'])}/{len(r['boundaries'])}</td>"
                      f"<td>{esc(missing)}</td><td>{esc(r.get('java', ''))}</td></tr>")
-    return (f'<table id="{table_id}"><tr><th>dimension</th><th>declared</th><th>reached</th><th>boundaries hit</th>'
+    return (f'{loud}<table id="{table_id}"><tr><th>dimension</th><th>declared</th><th>reached</th><th>boundaries hit</th>'
             f"<th>not reached</th><th>Java</th></tr>{''.join(cells)}</table>")
 
 
@@ -111,7 +116,7 @@ def write_report(out: Path, summary: dict[str, Any]) -> None:
         for v in summary["violations"])
     page = f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>popverify fuzz report</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em}}td,th{{border:1px solid #bbb;padding:.3em .6em}}
-table{{border-collapse:collapse}}pre{{background:#f6f6f6;padding:.5em;font-size:.8em;overflow-x:auto}}</style></head>
+table{{border-collapse:collapse}}.unreached{{background:#fdd;color:#900}}pre{{background:#f6f6f6;padding:.5em;font-size:.8em;overflow-x:auto}}</style></head>
 <body><h1>Fuzz campaign: {esc(summary['profile'])} / {esc(summary['mode'])}</h1>
 <table><tr><th>engine</th><td>{esc(str(summary.get('engine') or 'spark ' + str(summary.get('master'))))}</td></tr>
 <tr><th>runs</th><td>{summary['runs']}</td></tr><tr><th>steps</th><td>{summary['steps']}</td></tr>

@@ -25,26 +25,15 @@ from reference.common.javalang import JavaRandom
 TIMING_FIELDS: tuple[str, ...] = ("duration_ms",)
 
 
-# Whether campaigns draw the input-domain fields (ScenarioConfig.draw_domain: wide queue counts,
-# long start offsets, produce_sized, boundary bias 10 %). Off until the tests pinned to a
-# campaign seed's outcome (tests/findings/test_attribution.py's second-loss campaign, and
-# whichever other campaign tests pin seeds) are re-pinned: the draw changes every seed's run.
-# Measured with it on: spec/fuzzing.md "The input domain".
-DRAW_DOMAIN_BY_DEFAULT = False
-
-
-def swarm_config(seed: int, mode: str = "pop", domain: bool | None = None) -> ScenarioConfig:
+def swarm_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The swarm configuration of a seed: actions, faults and sizes drawn within their ranges
-    (ScenarioConfig.draw), then the input-domain fields (ScenarioConfig.draw_domain;
-    spec/fuzzing.md "Runs and swarm configurations", "The input domain"); ``domain=False``
-    stops before the input-domain fields."""
+    (ScenarioConfig.draw), then the input-domain fields (ScenarioConfig.draw_domain: wide
+    queue counts, long start offsets, the opt-in kinds and faults, boundary bias;
+    spec/fuzzing.md "Runs and swarm configurations", "The input domain")."""
     rng = JavaRandom(seed ^ 0x5F3759DF)
-    config = ScenarioConfig.draw(rng, mode=mode)
     # the input-domain fields come last from the same generator: the earlier fields keep the
-    # values they had before those fields existed (``domain=False``: that configuration, as
-    # tests pinned to a seed's run before the domain draw existed use it)
-    on = DRAW_DOMAIN_BY_DEFAULT if domain is None else domain
-    return config.draw_domain(rng, mode) if on else config
+    # values they had before those fields existed
+    return ScenarioConfig.draw(rng, mode=mode).draw_domain(rng, mode)
 
 
 @attrs.frozen
@@ -100,15 +89,17 @@ def run_row(profile: str, mode: str, seed: int, steps: int, mutant: str | None, 
     else:
         config = swarm_config(seed if parent < 0 else parent, mode)
     plan = None if schedule is None else [Action.from_json(a) for a in schedule]
+    from popverify.findings.attribution import attribute, consulted
     start = time.perf_counter()
     # An offspring keeps its parent's configuration (or one changed dimension of it) but runs
     # under its own seed: the broker's random choices and the drawn continuation after the
     # replayed prefix are new.
-    result = run_scenario(profile, seed, steps, mode=mode, config=config,
-                          schedule=plan, mutant=mutant)
+    with consulted() as switches:
+        result = run_scenario(profile, seed, steps, mode=mode, config=config,
+                              schedule=plan, mutant=mutant)
     duration_ms = (time.perf_counter() - start) * 1000.0  # statistics only (TIMING_FIELDS), never fed to the model
-    from popverify.findings.attribution import attribute
-    signatures = [sig.key for sig in attribute(result)]  # root cause per violated property (re-runs)
+    # root cause per violated property (re-runs, but none for a switch the run never read)
+    signatures = [sig.key for sig in attribute(result, consulted=switches)]
     coverage = sorted(result.coverage)
     return {
         "seed": seed, "parent": parent, "profile": profile, "mode": mode,

@@ -115,9 +115,10 @@ class ActionSpec:
     draw: Draw | None = None
     fault: bool = False
     always: bool = False
-    # An opt-in kind (issue 17 item 3's domain actions): not among a mode's default kinds
-    # (Mode.weights), so earlier configurations and their seeds keep their runs; a
-    # configuration that lists it (the swarm's late draw, ScenarioConfig.draw_domain) runs it.
+    # An opt-in kind (issue 17 item 3's domain actions, retention's stages): not among a mode's
+    # default kinds (Mode.weights) nor its drawn faults, so explicit configurations (the pinned
+    # digests) keep their runs; a configuration that lists it runs it, and the swarm's late draw
+    # (ScenarioConfig.draw_domain) lists it in campaigns.
     opt_in: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
@@ -144,9 +145,11 @@ def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), dra
     return ActionSpec(name, weight, apply, args, draw, opt_in=True)
 
 
-def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:
-    """A fault: weight FAULT_WEIGHT, off unless the configuration lists it."""
-    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True)
+def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
+          opt_in: bool = False) -> ActionSpec:
+    """A fault: weight FAULT_WEIGHT, off unless the configuration lists it (``opt_in``: drawn
+    only by the swarm's late draw, ScenarioConfig.draw_domain)."""
+    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True, opt_in=opt_in)
 
 
 # -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------

@@ -143,9 +143,10 @@ class Mode:
         """Non-fault kinds and their weights (opt-in kinds left out: popverify/sim/actions.py)."""
         return {a.name: a.weight for a in self.actions if not a.fault and not a.opt_in}
 
-    def opt_in(self) -> tuple[str, ...]:
-        """The opt-in kinds of the mode, in order (run only when a configuration lists them)."""
-        return tuple(a.name for a in self.actions if a.opt_in)
+    def opt_in(self, fault: bool = False) -> tuple[str, ...]:
+        """The opt-in action kinds (``fault=True``: opt-in fault kinds) of the mode, in order
+        (run only when a configuration lists them)."""
+        return tuple(a.name for a in self.actions if a.opt_in and a.fault == fault)
 
     def always(self) -> frozenset[str]:
         """Kinds every swarm configuration keeps."""
@@ -160,8 +161,7 @@ class Engine:
         self.mode = mode
         # Where the arguments of every step go (popverify/sim/domain.py), when measured.
         self.domain = domain
-        if domain is not None:
-            domain.declare(mode.name, mode.actions)
+        if domain is not None:  # its dimensions are declared by the caller (scenario.py#domain_actions)
             domain.observe_config(mode.name, config)
         self.profile = get_profile(profile).name  # canonical, also when called with an alias ("develop")
         self.seed = seed

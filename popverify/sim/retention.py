@@ -127,11 +127,10 @@ def _clean_consume_queue(world: Any) -> bool:
 
 EXPIRE = fault("expire", _expire, (index("queue_id"), index("count")),
                lambda rng, w: (rng.next_int(w.config.queues), 1 + rng.next_int(3)))
+# Retention's stages one at a time are opt-in faults (ActionSpec.opt_in): they came after the
+# configurations tests/sim/test_engine_digests.py pins; the swarm's late draw lists them.
 # (count is how many files, a choice like an index: not a value dimension of the domain table)
 EXPIRE_COMMIT_LOG = fault("expire_commit_log", _expire_commit_log,
                           (Arg("count", int, 1, MAX_FILES_PER_STEP, value=False),),
-                          lambda rng, w: (1 + rng.next_int(3),))
-CLEAN_CONSUME_QUEUE = fault("clean_consume_queue", _clean_consume_queue)
-# Faults no swarm configuration draws (a run takes them when its configuration names them):
-# they came after the seeds whose runs tests/sim/test_engine_digests.py pins.
-OPT_IN_FAULTS: tuple[str, ...] = ("expire_commit_log", "clean_consume_queue")
+                          lambda rng, w: (1 + rng.next_int(3),), opt_in=True)
+CLEAN_CONSUME_QUEUE = fault("clean_consume_queue", _clean_consume_queue, opt_in=True)

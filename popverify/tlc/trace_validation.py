@@ -134,7 +134,15 @@ def project(doc: dict[str, Any]) -> list[QueueLog]:
                          f"mode {meta.get('mode')!r} -- PopConsumption's abstraction (one queue, whole-queue "
                          f"batches, retry copies without checkpoints) does not cover the reference model's "
                          f"POP runs, see spec/trace-validation.md")
+    from popverify.sim.scenario import config_from_trace
+
     config = meta.get("config", {})
+    start = config_from_trace(config).start_offset
+    if start:
+        # PushConsumerOffsets begins every queue empty at offset 0: a drawn start offset would
+        # read as "not a behaviour" at the consumers' first Gain, a false verdict
+        raise ScopeError(f"queues starting at offset {start} (config start_offset): PushConsumerOffsets "
+                         "begins every queue at offset 0")
     if config.get("consume_orderly"):
         raise ScopeError("an orderly push consumer (ConsumeMessageOrderlyService) is outside "
                          "PushConsumerOffsets: it has no queue locks")

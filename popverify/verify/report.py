@@ -20,7 +20,7 @@ PROFILES = PROFILE_NAMES
 MODES = ("pop", "push")
 CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #bbb;padding:.3em .6em;font-size:.9em;vertical-align:top}th{background:#eee}
-.proved,.clean,.passed,.model-checked,.agrees,.valid{background:#d9f2d9}.violated,.error,.failed{background:#f8d7d7}
+.proved,.clean,.passed,.model-checked,.agrees,.valid{background:#d9f2d9}.violated,.error,.failed,.unreached{background:#f8d7d7}
 .expected{background:#fbe9c9}.unavailable{background:#e6e6e6}pre{background:#f6f6f6;padding:.5em;overflow-x:auto;font-size:.8em}"""
 # Which property IDs each conformance check bears on (popverify/conformance).
 CONFORMANCE_PROPERTIES: dict[str, tuple[str, ...]] = {

@@ -151,8 +151,9 @@ class Broker:
         self.topics.pop(topic, None)
         self.offsets.remove_topic(topic)
         self.store.delete_topic(topic)
-        if not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
-            for lock_key in [k for k in self.buffer_merge.commit_offsets if k.startswith(topic + "@")]:
+        kept = [k for k in self.buffer_merge.commit_offsets if k.startswith(topic + "@")]
+        if kept and not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
+            for lock_key in kept:
                 self.buffer_merge.clear_offset_queue(lock_key)
         return rc.SUCCESS
 
@@ -265,6 +266,13 @@ class Broker:
         out = self.revive_services[queue_id].revive_step()
         self.revived.extend(out)
         return out
+
+    def services_quiet_until(self) -> int | None:
+        """The earliest time a buffer scan or a timer delivery may change anything (None: now).
+        Before it, running those two services only moves the timer's read time."""
+        quiet = self.buffer_merge.quiet_until()
+        due = self.timer.next_delivery()
+        return quiet if quiet is None or due is None else min(quiet, due)
 
     def timer_step(self) -> int:
         """Deliver due timer messages (CK/ACK into the revive topic)."""

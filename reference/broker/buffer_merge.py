@@ -20,7 +20,7 @@ from typing import Callable
 
 import attrs
 
-from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, get_bit, set_bit
+from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, ck_queue_id, get_bit, set_bit
 from reference.broker.config import BrokerConfig
 from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
 from reference.broker.offset_manager import ConsumerOffsetManager
@@ -162,10 +162,8 @@ class PopBufferMergeService:
                     pop_time: int, revive_queue_id: int, next_begin_offset: int, broker_name: str,
                     queue_id_is_byte: bool) -> None:
         """addCkMock: an empty CK (num 0) that only carries nextBeginOffset to the offset queue."""
-        from reference.common.javalang import to_byte
-
         ck = PopCheckPoint(start_offset=start_offset, pop_time=pop_time, invisible_time=invisible_time, num=0,
-                           queue_id=to_byte(queue_id) if queue_id_is_byte else queue_id, topic=topic, cid=group,
+                           queue_id=ck_queue_id(queue_id, queue_id_is_byte), topic=topic, cid=group,
                            broker_name=broker_name)
         w = PopCheckPointWrapper(revive_queue_id, LONG_MAX, ck, next_begin_offset, just_offset=True, ck_stored=True)
         self._put_offset_queue(w)
@@ -179,16 +177,20 @@ class PopBufferMergeService:
         w = self.buffer.get(ack.merge_key + _java_str(ack.broker_name))
         # mechanism switch for F4: an ack whose CK is still unstored in the buffer is merged
         # into it whatever the timing or the serving flag (its refusal stores the ACK first)
-        late_ok = w is not None and not self._cfg.ack_bypasses_unstored_ck and not w.ck_stored
-        if not self.serving and not late_ok:
+        unstored = w is not None and not w.ck_stored
+
+        def late_ok() -> bool:  # the switch read only where it decides (attribution's consulted())
+            return unstored and not self._cfg.ack_bypasses_unstored_ck
+
+        if not self.serving and not late_ok():
             return None  # addAk 5.0.0:475, 5.5.0:538: refused while a slow scan stopped the service
         if w is None or w.just_offset:
             return None
         point = w.ck
         now = self._now()
-        if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500 and not late_ok:
+        if point.revive_time - now < self._cfg.pop_ck_stay_buffer_time_out + 1500 and not late_ok():
             return None
-        if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500 and not late_ok:
+        if now - point.pop_time > self._cfg.pop_ck_stay_buffer_time - 1500 and not late_ok():
             return None
         return w
 
@@ -279,6 +281,14 @@ class PopBufferMergeService:
         if not self.serving and not self.buffer and not any(self.commit_offsets.values()):
             self.serving = True
 
+    def quiet_until(self) -> int | None:
+        """The earliest time a scan may change anything, while the service has nothing to do
+        (serving, buffer and commit-offset queues empty): its next counter reset or garbage
+        scan. None while it has work: every scan may change something."""
+        if not self.serving or self.buffer or any(self.commit_offsets.values()):
+            return None
+        return min(self._next_counter_reset, self._next_garbage_scan)
+
     def scan_garbage(self) -> None:
         """scanGarbage (5.0.0:181-212, 5.5.0:188-218): drop the commit-offset queue of a
         ``topic@group@queueId`` whose topic or group no longer exists, or whose last CK was
@@ -320,8 +330,8 @@ class PopBufferMergeService:
         if not self._locks.try_lock(lock_key):
             return False
         try:
-            if not self._cfg.buffer_commit_moves_offset_back and \
-                    w.next_begin_offset <= self._offsets.query_offset(w.ck.cid or "", w.ck.topic or "", w.ck.queue_id):
+            if w.next_begin_offset <= self._offsets.query_offset(w.ck.cid or "", w.ck.topic or "", w.ck.queue_id) \
+                    and not self._cfg.buffer_commit_moves_offset_back:
                 return True  # mechanism switch for F6: never move the offset back
             self._offsets.commit_offset("PopBufferMergeService", w.ck.cid or "", w.ck.topic or "", w.ck.queue_id,
                                         w.next_begin_offset)

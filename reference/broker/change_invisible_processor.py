@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 
 from reference.broker import extra_info as ei
 from reference.broker.ack_processor import check_queue_and_offset, header_fields_missing, parse_ack, put_ack
-from reference.broker.checkpoint import PopCheckPoint
+from reference.broker.checkpoint import PopCheckPoint, ck_queue_id
 from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
-from reference.common.javalang import to_byte
 from reference.common.pop import ChangeInvisibleResult
 
 if TYPE_CHECKING:
@@ -68,17 +67,22 @@ def change_invisible_time(broker: "BrokerContext", group: str, topic: str, queue
     # 5.0.0 has no orderly branch: an orderly handle gets a CK in revive queue 999, which no
     # revive service reads, and its "ack" goes there too; the order info is untouched.
     now = broker.clock.now()
-    if not broker.config.change_invisible_accepts_expired or not broker.config.change_invisible_same_ms_key:
-        try:
-            old_pop_time, old_invisible_time = ei.get_pop_time(parts), ei.get_invisible_time(parts)
-        except ValueError:
+    # The F2 / F3 switches are read only where they decide (attribution's consulted()): the
+    # handle's times are parsed first, and a parse failure matters only with a switch off.
+    try:
+        old_pop_time, old_invisible_time = ei.get_pop_time(parts), ei.get_invisible_time(parts)
+    except ValueError:
+        old_pop_time = old_invisible_time = None
+    if old_pop_time is None or old_invisible_time is None:
+        if not broker.config.change_invisible_accepts_expired or not broker.config.change_invisible_same_ms_key:
             return ChangeInvisibleResult(rc.SYSTEM_ERROR)
-        if not broker.config.change_invisible_accepts_expired and now >= old_pop_time + old_invisible_time:
+    else:
+        if now >= old_pop_time + old_invisible_time and not broker.config.change_invisible_accepts_expired:
             return ChangeInvisibleResult(rc.NO_MESSAGE)  # mechanism switch for F2
-        if not broker.config.change_invisible_same_ms_key and now <= old_pop_time:
+        if now <= old_pop_time and not broker.config.change_invisible_same_ms_key:
             now = old_pop_time + 1  # mechanism switch for F3
     ck = PopCheckPoint(bit_map=0, num=1, pop_time=now, invisible_time=invisible_time, start_offset=offset, cid=group,
-                       topic=topic, queue_id=to_byte(queue_id) if broker.config.ck_queue_id_is_byte else queue_id,
+                       topic=topic, queue_id=ck_queue_id(queue_id, broker.config.ck_queue_id_is_byte),
                        broker_name=broker_name)
     ck.add_diff(0)
     if broker.put_ck_message(ck, revive_qid, "change_invisible_ck") < 0:

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Sequence
+from typing import Any, Sequence
 
 import attrs
 
 from reference.common.javalang import to_long, to_byte, to_int
+
+
+def ck_queue_id(queue_id: int, is_byte: Any) -> int:
+    """PopCheckPoint.queueId as a CK stores it: 5.0.0's is a byte (``is_byte``), so an id past
+    127 names another queue (F9). ``is_byte`` is read only for such an id, where it decides
+    (attribution's consulted())."""
+    return queue_id if -128 <= queue_id <= 127 or not is_byte else to_byte(queue_id)
 
 
 def set_bit(bitmap: int, index: int, flag: bool = True) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Iterator
 
-from reference.broker.checkpoint import PopCheckPoint
+from reference.broker.checkpoint import PopCheckPoint, ck_queue_id
 from reference.broker.consumer_order_info import OrderInfoNullError
 from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
 from reference.broker.keys import (POP_ORDER_REVIVE_QUEUE, RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
@@ -340,7 +340,7 @@ class PopOperation:
         b, req = self.broker, self.request
         ck = PopCheckPoint(bit_map=0, num=to_byte(len(queue_offsets)), pop_time=pop_time,
                            invisible_time=req.invisible_time, start_offset=offset, cid=req.group, topic=topic,
-                           queue_id=to_byte(queue_id) if b.config.ck_queue_id_is_byte else queue_id,
+                           queue_id=ck_queue_id(queue_id, b.config.ck_queue_id_is_byte),
                            broker_name=b.config.broker_name)
         for qo in queue_offsets:
             ck.add_diff(to_int(qo - offset))

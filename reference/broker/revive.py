@@ -234,7 +234,8 @@ class PopReviveService:
             # re-created queue's. It also matches a message put between the request's popTime
             # and its queue read, which is then never revived (spec/broker.md). v5.5
             # dropped the check.
-            if self._cfg.revive_skips_last_epoch and point.pop_time < msg.store_timestamp:
+            # (the switch last: it is read only where it decides, see attribution's consulted())
+            if point.pop_time < msg.store_timestamp and self._cfg.revive_skips_last_epoch:
                 continue
             self.revive_retry(point, msg, msg_offset)
         # 5.5.0 reviveMsgFromCk's whenComplete (PopReviveService:584-590): after every message of

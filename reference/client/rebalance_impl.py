@@ -163,8 +163,12 @@ class RebalancePushImpl:
     def compute_pull_from_where(self, mq: MessageQueue) -> int:
         """computePullFromWhereWithException for this consumer's ConsumeFromWhere."""
         last = self.offset_store.read_offset(mq, ReadOffsetType.READ_FROM_STORE)
-        start = (lambda: self.broker.get_max_offset(mq)) if self.config.unflushed_queue_starts_at_max_offset \
-            else (lambda: self.broker.search_offset(mq, 0))  # mechanism switch for F5: the first stored offset
+
+        def start() -> int:  # mechanism switch for F5 (else the first stored offset), read only when asked
+            if self.config.unflushed_queue_starts_at_max_offset:
+                return self.broker.get_max_offset(mq)
+            return self.broker.search_offset(mq, 0)
+
         return compute_pull_from_where(self.consume_from_where, mq, last, start,
                                        lambda: self.broker.search_offset(mq, self.consume_timestamp))
 

@@ -12,7 +12,7 @@ from popverify.sim.domain import (MAX_PUSH_QUEUES, MAX_QUEUES, MAX_START_OFFSET,
                                   boundary_draw, config_dimensions)
 from popverify.sim.engine import Engine
 from popverify.sim.pop_driver import POP_MODE, TOPIC
-from popverify.sim.scenario import (CAMPAIGN_DOMAIN_BIAS, POP_ACTIONS, PUSH_ACTIONS, Action, ScenarioConfig,
+from popverify.sim.scenario import (CAMPAIGN_DOMAIN_BIAS, MODES, POP_ACTIONS, PUSH_ACTIONS, Action, ScenarioConfig,
                                     run_scenario)
 from reference.common.message import MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH
 from reference.common.javalang import JavaRandom
@@ -82,10 +82,12 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
     for mode in ("pop", "push"):
         for seed in range(40):
             before = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)
-            after = swarm_config(seed, mode, domain=True)
+            after = swarm_config(seed, mode)
             assert after.actions[:len(before.actions)] == before.actions
+            assert after.faults[:len(before.faults)] == before.faults
+            assert set(after.faults[len(before.faults):]) <= set(MODES[mode].opt_in(fault=True))
             assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
-                                domain_bias=0) == before
+                                faults=before.faults, domain_bias=0) == before
             assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
 
 
@@ -96,7 +98,7 @@ def test_swarm_reaches_every_boundary_of_the_config_dimensions() -> None:
     for mode, top in (("pop", MAX_QUEUES), ("push", MAX_PUSH_QUEUES)):
         reach = DomainReach()
         for seed in range(2000):
-            reach.observe_config(mode, swarm_config(seed, mode, domain=True))
+            reach.observe_config(mode, swarm_config(seed, mode))
         rows = {r["dimension"]: r for r in reach.rows()}
         assert rows[f"{mode}.config.queues"]["declared"] == [1, top]
         assert rows[f"{mode}.config.start_offset"]["declared"] == [0, MAX_START_OFFSET]
@@ -138,3 +140,23 @@ def test_a_queue_id_past_a_byte_on_v50_is_redelivered_after_a_clean_ack(profile:
         assert not fired and result.counts["redelivered"] == 0
     else:
         assert {"NSR-1", "PRG-2"} <= fired and result.counts["redelivered"] > 100
+
+
+def test_bias_hits_each_width_limit_as_often_as_the_ends() -> None:
+    """Boundary bias picks among a dimension's boundaries uniformly: each Java width limit
+    inside the range (0, +-1, byte, short, int) about as often as the range's ends."""
+    from collections import Counter
+
+    config = ScenarioConfig(queues=1, consumers=1, actions=("produce", "change_invisible"), faults=("stall",),
+                            domain_bias=100)
+    engine = Engine(POP_MODE, "v5.5", 3, config, False, False)
+    hits: dict[str, Counter] = {"change_invisible": Counter(), "stall": Counter()}
+    for _ in range(6000):
+        action = engine.draw()
+        if action.kind in hits:
+            hits[action.kind][action.args[-1]] += 1
+    for kind, counter in hits.items():
+        edges = boundaries(POP_MODE.spec(kind).args[-1])
+        assert set(counter) == set(edges), kind
+        mean = sum(counter.values()) / len(edges)
+        assert all(mean / 2 <= counter[e] <= mean * 2 for e in edges), (kind, counter)

@@ -162,7 +162,7 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
     (the done-when of issue 17 item 3 for the dimensions declared so far); without it the
     same runs reach few (the counter can fail)."""
     from popverify.sim.domain import DomainReach
-    from popverify.sim.retention import OPT_IN_FAULTS
+    from popverify.sim.scenario import OPT_IN_FAULTS
 
     def campaign(bias: int) -> DomainReach:
         domain = DomainReach()

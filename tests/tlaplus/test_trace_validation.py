@@ -86,6 +86,13 @@ def test_traces_outside_the_spec_are_refused_with_a_reason(tmp_path: Path) -> No
     write_trace(tmp_path / "restart.json", run.trace)
     with pytest.raises(ScopeError, match="broker restart"):
         project(read_trace(tmp_path / "restart.json"))
+    # a drawn start offset (campaigns' late draw): the spec's queues begin at 0
+    for start in (1, 2 ** 40):
+        late = attrs.evolve(ScenarioConfig.default_for("push"), start_offset=start)
+        run = run_scenario("v5.5", 5, 10, mode="push", config=late, record_trace=True)
+        write_trace(tmp_path / "start.json", run.trace)
+        with pytest.raises(ScopeError, match=f"offset {start} "):
+            project(read_trace(tmp_path / "start.json"))
 
 
 def test_cli_validate(tmp_path: Path, capsys) -> None:
