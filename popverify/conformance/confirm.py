@@ -74,6 +74,15 @@ def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
     return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
 
 
+def config_out_of_scope(config: ScenarioConfig) -> str | None:
+    """Why no schedule of ``config`` can be replayed on the harness (None when it can)."""
+    if config.start_offset:
+        # the swarm's domain draw (popverify/sim/domain.py); the harness's init op has no such field
+        return (f"queues starting at offset {config.start_offset} (config start_offset): the harness creates every "
+                "queue empty at offset 0")
+    return None
+
+
 class OutOfScope(Exception):
     """The schedule needs something the harness cannot do at this step."""
 
@@ -418,6 +427,9 @@ class Lockstep:
         d = self.driver
         step = 0
         try:
+            why = config_out_of_scope(self.config)
+            if why is not None and schedule:
+                raise OutOfScope(0, schedule[0], why)
             for step, action in enumerate(schedule):
                 self.step(step, action)
             step = len(schedule)

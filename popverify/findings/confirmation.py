@@ -329,11 +329,9 @@ def scope_of(spec: dict[str, Any], property_id: str) -> str | None:
         return f"the counterexample of mutant {spec['mutant']} (the mutation exists only in the model)"
     if property_id == "MODEL-ERROR":
         return "a model exception (nothing on Java to compare it with)"
-    if spec["config"].start_offset:
-        # the swarm's domain draw (popverify/sim/domain.py); the harness's init op has no such field
-        return (f"queues starting at offset {spec['config'].start_offset} (config start_offset): the harness "
-                "creates every queue empty at offset 0")
-    return None
+    from popverify.conformance.confirm import config_out_of_scope
+
+    return config_out_of_scope(spec["config"])
 
 
 # Why a TLC counterexample is not replayed (spec/findings/README.md "TLC counterexamples").

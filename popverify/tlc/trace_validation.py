@@ -139,10 +139,10 @@ def project(doc: dict[str, Any]) -> list[QueueLog]:
     config = meta.get("config", {})
     start = config_from_trace(config).start_offset
     if start:
-        # PushConsumerOffsets begins every queue empty at offset 0: a drawn start offset would
-        # read as "not a behaviour" at the consumers' first Gain, a false verdict
-        raise ScopeError(f"queues starting at offset {start} (config start_offset): PushConsumerOffsets "
-                         "begins every queue at offset 0")
+        # PushConsumerOffsets begins every queue empty at offset 0; a run whose queues begin at
+        # `start` (a campaign's drawn start_offset) is the same run with every offset shifted
+        doc = _shifted(doc, start)
+        meta = doc["#meta"]["popverify"]
     if config.get("consume_orderly"):
         raise ScopeError("an orderly push consumer (ConsumeMessageOrderlyService) is outside "
                          "PushConsumerOffsets: it has no queue locks")
@@ -175,6 +175,43 @@ def project(doc: dict[str, Any]) -> list[QueueLog]:
                              sum(e.action == "Crash" for e in entries),
                              sum(e.action in ("Gain", "Lose") for e in entries) + 1))
     return logs
+
+
+def _shifted(doc: dict[str, Any], start: int) -> dict[str, Any]:
+    """The push trace with every offset of the consumed topic's queues moved down by ``start``
+    (their first offset; -1, "none", stays); ScopeError for an offset below ``start``."""
+    import copy
+
+    def down(x: int) -> int:
+        if x == -1:
+            return -1
+        if x < start:
+            raise ScopeError(f"offset {x} below the queues' start {start}: not a shift of a run from 0")
+        return x - start
+
+    def observed(obs: dict[str, Any]) -> None:
+        for q in obs["queues"]:
+            for key in ("local", "next"):
+                q[key] = {c: down(v) for c, v in q[key].items()}
+            q["committed"] = down(q["committed"])
+            q["pq"] = {c: [down(x) for x in v] for c, v in q["pq"].items()}
+            q["consumed"] = [down(x) for x in q["consumed"]]
+
+    doc = copy.deepcopy(doc)
+    if isinstance(doc["#meta"]["popverify"].get("initial_observed"), dict):
+        observed(doc["#meta"]["popverify"]["initial_observed"])
+    prefix = f"{TOPIC}:"
+    for state in doc["states"]:
+        if "observed" in state:
+            observed(state["observed"])
+        for event in state["events"]:
+            if event.get("type") == "produce":
+                event["offset"] = down(event["offset"])
+            elif str(event.get("queue", "")).startswith(prefix):
+                for key in ("offsets", "sent_back"):
+                    if key in event:
+                        event[key] = [down(x) for x in event[key]]
+    return doc
 
 
 def _labels(state: dict[str, Any], q: int, prev: dict[str, Any], cur: dict[str, Any]) -> list[tuple[str, str, int]]:
