@@ -52,6 +52,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "reput_ck_put_unchecked", ("pop",)),
     Finding("F9", "v5.0 narrows a checkpoint's queueId to a byte: a queue id past 127 names another queue", "broker",
             "ck_queue_id_is_byte", ("pop",)),
+    Finding("F10", "a broker crash after deleteTopic reloads the deleted topic's offsets into the re-created topic",
+            "broker", "delete_topic_offsets_unpersisted", ("pop",)),
 )}
 
 

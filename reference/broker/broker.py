@@ -149,7 +149,7 @@ class Broker:
         if topic == self.revive_topic:
             return rc.SYSTEM_ERROR
         self.topics.pop(topic, None)
-        self.offsets.remove_topic(topic)
+        self.offsets.remove_topic(topic, persisted_too=not self.config.delete_topic_offsets_unpersisted)  # F10
         self.store.delete_topic(topic)
         if not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
             for lock_key in [k for k in self.buffer_merge.commit_offsets if k.startswith(topic + "@")]:

@@ -92,6 +92,11 @@ class BrokerConfig:
     # a deleted topic's queues survives and getPopOffset of the re-created queue starts at its
     # stale nextBeginOffset; False drops those queues with the topic.
     delete_topic_keeps_buffer_offsets: bool = True
+    # mechanism switch for F10: ConsumerOffsetManager#cleanOffsetByTopic (5.0.0:73-86, 5.5.0:88-104)
+    # removes a deleted topic's offsets in memory only; the file keeps them until the next
+    # scheduled persist (BrokerController, flushConsumerOffsetInterval), so a broker that
+    # crashes before it reloads them into the re-created topic. False persists the removal.
+    delete_topic_offsets_unpersisted: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False
