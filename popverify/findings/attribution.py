@@ -54,6 +54,10 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "ck_queue_id_is_byte", ("pop",)),
     Finding("F10", "a broker crash after deleteTopic reloads the deleted topic's offsets into the re-created topic",
             "broker", "delete_topic_offsets_unpersisted", ("pop",)),
+    Finding("F11", "commit-log position 0 reads the oldest remaining file's first message once its own file is deleted",
+            "broker", "position_zero_reads_first_file", ("pop",)),
+    Finding("F12", "an orderly ack of a deleted topic's message commits its next offset into the re-created queue",
+            "broker", "orderly_ack_commits_across_incarnations", ("pop",)),
 )}
 
 

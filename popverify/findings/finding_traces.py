@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F9), its ITF traces in the repository
+"""The minimal schedule of every known finding (F1..F11), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -124,6 +124,20 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   *_pop(0, 200, 4)),
                  "tests/sim/test_domain.py::test_a_queue_id_past_a_byte_on_v50_is_redelivered_after_a_clean_ack "
                  "(queue 200), drain off and the POPs' pop_steps written out"),
+    # the acked offset 1 is flushed, the topic deleted and re-created, its first message put,
+    # the broker restarted before the next flush: the reloaded offset 1 skips the new offset 0
+    FindingTrace("F10", "ALO-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False,
+                                faults=("delete_recreate", "restart")),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("ack", 0, 0), _a("advance", 5000), _a("flush"),
+                  _a("delete_recreate"), _a("produce", 0), _a("restart")),
+                 "shrunk from verify's v5.5 POP campaign seed 10 (250 steps; ALO-1 unexplained before F10), "
+                 "then on one queue with buffer merge off (F7 out of the way)"),
+    # retention's commit-log stage deletes the first file only; the drain's POP reads offset 0
+    # (commit-log position 0) as the next file's first message: m2 twice, then revived
+    FindingTrace("F11", "NSR-1", "pop", ScenarioConfig(queues=1, consumers=1, faults=("expire_commit_log",)),
+                 (_a("produce", 0), _a("produce", 0), _a("expire_commit_log", 2)),
+                 "spec/broker.md \"Position 0 reads another message\"; tests/findings/test_new_findings.py"),
 )}
 
 
@@ -138,6 +152,8 @@ JAVA_LINES: dict[str, str] = {
     "F8": "PopReviveService 5.5.0 #reviveRetry:145-149 returns false on a failed put; #reviveMsgFromCk's whenComplete:584-590 calls rePutCK, whose messageStore.putMessage (:634) result is ignored, then :595-603 commits the revive offset past the CK. 5.0.0 #reviveRetry:115-117 throws; the round is not committed (run:466) and is read again",
     "F9": "5.0.0 store/pop/PopCheckPoint:35 `private byte queueId`; PopMessageProcessor#appendCheckPoint:681, PopBufferMergeService#addCkMock:422 and ChangeInvisibleTimeProcessor#appendCheckPoint:179 `ck.setQueueId((byte) queueId)`; the int AckMsg.queueId never matches the CK's merge key (PopBufferMergeService#addAk:479, PopReviveService#consumeReviveMessage:322/333) and #commitOffset:352-362 commits nextBeginOffset to the CK's queue id; PopReviveService#reviveMsgFromCk:406 reads that queue. 5.5.0: int (PopCheckPoint, PopMessageProcessor:970)",
     "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
+    "F10": "AdminBrokerProcessor#deleteTopic 5.0.0:501 / #deleteTopicInBroker 5.5.0:822 call ConsumerOffsetManager#cleanOffsetByTopic (5.0.0:73-86, 5.5.0:88-104), which removes the offsets in memory and persists nothing; the file is written by the scheduled persist (BrokerController 5.0.0:565, 5.5.0:696; flushConsumerOffsetInterval 5 s) and by BrokerController#shutdown, so a crash in between reloads them (spec/findings/F10.md)",
+    "F11": "CommitLog#getMessage (5.0.0:1186, 5.5.0:1411) calls MappedFileQueue#findMappedFileByOffset(offset, offset == 0) (5.0.0:570, 5.5.0:728 returnFirstOnNotFound) and reads at offset % mappedFileSize: position 0 reads the oldest remaining file's first message until the consume-queue stage corrects the min offset (5.0.0 DefaultMessageStore#cleanFilesPeriodically:1615-1618, right after the commit-log stage; 5.5.0 ConsumeQueueStore#cleanQueueFilesPeriodically:82-85 on its own schedule) (spec/findings/F11.md)",
 }
 
 

@@ -56,6 +56,15 @@ EXPLANATIONS: dict[str, str] = {
           "matches the AckMsg's int queueId, so acks do not finish it, and PopBufferMergeService commits its "
           "nextBeginOffset to the other queue, so the queue's own offset never moves and its messages are popped "
           "again after a clean ack (spec/findings/F9.md).",
+    "F10": "AdminBrokerProcessor's topic deletion calls ConsumerOffsetManager#cleanOffsetByTopic, which removes the "
+           "topic's committed offsets in memory only; the offsets file keeps them until the next scheduled persist "
+           "(flushConsumerOffsetInterval, 5 s). A broker that crashes in between reloads them: the re-created "
+           "topic's queues start at the old offsets and its first messages are skipped (spec/findings/F10.md).",
+    "F11": "CommitLog#getMessage reads commit-log position 0 with findMappedFileByOffset(offset, returnFirstOnNotFound "
+           "= offset == 0): once retention deleted the first file and before the consume-queue stage moved the "
+           "queue's min offset, the store's first message's unit reads the oldest remaining file's first message. "
+           "A POP delivers that message twice, the client's handles both name the later offset, and offset 0 of the "
+           "CK is revived after a clean ack (spec/findings/F11.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

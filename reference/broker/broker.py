@@ -86,8 +86,11 @@ class Broker:
         self.revive_topic = build_cluster_revive_topic(cfg.cluster_name)
         # TopicConfigManager: topic → readQueueNums (= writeQueueNums in the model)
         self.topics: dict[str, int] = {self.revive_topic: cfg.revive_queue_num}
+        # when each topic was last created (not Java state: only F12's switch, when off, reads it)
+        self.topic_created_at: dict[str, int] = {}
         self.groups: set[str] = set()
-        self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size)
+        self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size,
+                                  position_zero_reads_first_file=cfg.position_zero_reads_first_file)
         self.store.put_listeners.append(self._on_put)
         self.timer = TimerService(self.store, cfg.timer_precision_ms)
         self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now())
@@ -130,6 +133,8 @@ class Broker:
         """Create (or update) a topic with ``queue_nums`` read/write queues."""
         if queue_nums <= 0 or not topic:
             return rc.SYSTEM_ERROR
+        if topic not in self.topics:
+            self.topic_created_at[topic] = self.clock.now()  # F12's counterfactual reads it
         self.topics[topic] = queue_nums
         return rc.SUCCESS
 

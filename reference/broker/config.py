@@ -97,6 +97,19 @@ class BrokerConfig:
     # scheduled persist (BrokerController, flushConsumerOffsetInterval), so a broker that
     # crashes before it reloads them into the re-created topic. False persists the removal.
     delete_topic_offsets_unpersisted: bool = True
+    # mechanism switch for F11: CommitLog#getMessage reads commit-log position 0 with
+    # findMappedFileByOffset(offset, returnFirstOnNotFound = offset == 0) (5.0.0 CommitLog:
+    # getMessage, MappedFileQueue#findMappedFileByOffset; same at 5.5.0): once the first file is
+    # deleted, the store's first message's unit reads the oldest remaining file's first
+    # message (spec/broker.md "Position 0 reads another message"). False reads nothing there.
+    position_zero_reads_first_file: bool = True
+    # mechanism switch for F12: AckMessageProcessor's orderly branch (5.0.0 processRequest:148-185,
+    # 5.5.0 #ackOrderly) commits what commitAndNext answers, and commitAndNext answers offset + 1
+    # for a queue without order info (ConsumerOrderInfoManager 5.0.0:139-146, QueueLevelConsumerManager
+    # 5.5.0:215-222): an orderly ack of a handle popped from a deleted topic commits into the
+    # re-created queue. False: an orderly ack whose popTime is before the topic's (re)creation
+    # commits nothing (the model's record of creation times; Java has no such check).
+    orderly_ack_commits_across_incarnations: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

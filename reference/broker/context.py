@@ -46,6 +46,7 @@ class BrokerContext(Protocol):
     revive_topic: str                      # PopMessageProcessor#reviveTopic
     acks_received: list[AckMsg]            # the model's record of every ack written (checkers)
     order_info: ConsumerOrderInfoManager   # ConsumerOrderInfoManager (5.0.0) / QueueLevelConsumerManager (5.5.0)
+    topic_created_at: dict[str, int]       # the model's record of topic creation (F12's switch only)
 
     def next_ck_message_number(self) -> int:
         """PopMessageProcessor#ckMessageNumber.getAndIncrement()."""
