@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F11), its ITF traces in the repository
+"""The minimal schedule of every known finding (F1..F12), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -138,6 +138,15 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
     FindingTrace("F11", "NSR-1", "pop", ScenarioConfig(queues=1, consumers=1, faults=("expire_commit_log",)),
                  (_a("produce", 0), _a("produce", 0), _a("expire_commit_log", 2)),
                  "spec/broker.md \"Position 0 reads another message\"; tests/findings/test_new_findings.py"),
+    # an orderly POP of m1, the topic deleted and re-created 10 ms later, m2 put at the new offset
+    # 0, then the ack of m1's handle commits offset 1 into the new queue: m2 is skipped
+    FindingTrace("F12", "ALO-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, pop_orderly=True, enable_pop_buffer_merge=False,
+                                faults=("delete_recreate",)),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("advance", 10), _a("delete_recreate"), _a("produce", 0),
+                  _a("ack", 0, 0)),
+                 "shrunk from `popverify fuzz --profile v5.5 --runs 150 --steps 250` seed 30 (ALO-1/unexplained, "
+                 "5 steps), on one queue"),
 )}
 
 
@@ -154,6 +163,7 @@ JAVA_LINES: dict[str, str] = {
     "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
     "F10": "AdminBrokerProcessor#deleteTopic 5.0.0:501 / #deleteTopicInBroker 5.5.0:822 call ConsumerOffsetManager#cleanOffsetByTopic (5.0.0:73-86, 5.5.0:88-104), which removes the offsets in memory and persists nothing; the file is written by the scheduled persist (BrokerController 5.0.0:565, 5.5.0:696; flushConsumerOffsetInterval 5 s) and by BrokerController#shutdown, so a crash in between reloads them (spec/findings/F10.md)",
     "F11": "CommitLog#getMessage (5.0.0:1186, 5.5.0:1411) calls MappedFileQueue#findMappedFileByOffset(offset, offset == 0) (5.0.0:570, 5.5.0:728 returnFirstOnNotFound) and reads at offset % mappedFileSize: position 0 reads the oldest remaining file's first message until the consume-queue stage corrects the min offset (5.0.0 DefaultMessageStore#cleanFilesPeriodically:1615-1618, right after the commit-log stage; 5.5.0 ConsumeQueueStore#cleanQueueFilesPeriodically:82-85 on its own schedule) (spec/findings/F11.md)",
+    "F12": "AckMessageProcessor 5.0.0 processRequest:148-185 / 5.5.0 #ackOrderly:404-430 commit commitAndNext's answer after checking only ackOffset >= the committed offset (-1 once the topic's offsets are gone); ConsumerOrderInfoManager#commitAndNext 5.0.0:135-146 / QueueLevelConsumerManager#commitAndNext 5.5.0:211-222 answer offset + 1 without order info (and the deleted topic's order info is never removed: AdminBrokerProcessor#deleteTopic / #deleteTopicInBroker) (spec/findings/F12.md)",
 }
 
 

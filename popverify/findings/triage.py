@@ -65,6 +65,11 @@ EXPLANATIONS: dict[str, str] = {
            "queue's min offset, the store's first message's unit reads the oldest remaining file's first message. "
            "A POP delivers that message twice, the client's handles both name the later offset, and offset 0 of the "
            "CK is revived after a clean ack (spec/findings/F11.md).",
+    "F12": "AckMessageProcessor's orderly branch commits what ConsumerOrderInfoManager#commitAndNext answers once the "
+           "ack offset is not below the committed one; after deleteTopic the committed offset is gone (-1) and the "
+           "order info either is still the old topic's or answers offset + 1 when absent, so the ack of a handle "
+           "popped before the deletion commits into the re-created queue and its first messages are skipped "
+           "(spec/findings/F12.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "
