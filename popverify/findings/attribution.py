@@ -58,6 +58,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "broker", "position_zero_reads_first_file", ("pop",)),
     Finding("F12", "an orderly ack of a deleted topic's message commits its next offset into the re-created queue",
             "broker", "orderly_ack_commits_across_incarnations", ("pop",)),
+    Finding("F13", "ProcessQueue's msgSize drifts when a listener changes a body's length", "client",
+            "pq_size_counts_current_body", ("push",)),
 )}
 
 

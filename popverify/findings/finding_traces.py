@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F12), its ITF traces in the repository
+"""The minimal schedule of every known finding (F1..F13), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -147,6 +147,18 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   _a("ack", 0, 0)),
                  "shrunk from `popverify fuzz --profile v5.5 --runs 150 --steps 250` seed 30 (ALO-1/unexplained, "
                  "5 steps), on one queue"),
+    # push: two messages pulled, the listener of the first sets its body to 1 byte; removeMessage
+    # subtracts 1 instead of 16 while the second is still held (v5.5 resets only at msgCount 0)
+    FindingTrace("F13", "PQ-2", "push",
+                 ScenarioConfig(queues=1, consumers=1, max_msg_nums=4, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold",
+                                         "consume", "persist", "consumer_timer", "advance", "consume_begin",
+                                         "consume_end")),
+                 (_a("produce", 0), _a("produce", 0), _a("advance", 932), _a("pull", 0), _a("deliver", 0, 4),
+                  _a("consume_begin", 0), _a("consume_end", 0, 0, False, 1)),
+                 "shrunk from `simulate --mode push --profile v5.0 --seed 2 --steps 300 --opt-in "
+                 "consume_begin,consume_end` (PQ-2/F13), then a second message so that v5.5's reset at msgCount 0 "
+                 "does not hide it"),
 )}
 
 
@@ -164,6 +176,7 @@ JAVA_LINES: dict[str, str] = {
     "F10": "AdminBrokerProcessor#deleteTopic 5.0.0:501 / #deleteTopicInBroker 5.5.0:822 call ConsumerOffsetManager#cleanOffsetByTopic (5.0.0:73-86, 5.5.0:88-104), which removes the offsets in memory and persists nothing; the file is written by the scheduled persist (BrokerController 5.0.0:565, 5.5.0:696; flushConsumerOffsetInterval 5 s) and by BrokerController#shutdown, so a crash in between reloads them (spec/findings/F10.md)",
     "F11": "CommitLog#getMessage (5.0.0:1186, 5.5.0:1411) calls MappedFileQueue#findMappedFileByOffset(offset, offset == 0) (5.0.0:570, 5.5.0:728 returnFirstOnNotFound) and reads at offset % mappedFileSize: position 0 reads the oldest remaining file's first message until the consume-queue stage corrects the min offset (5.0.0 DefaultMessageStore#cleanFilesPeriodically:1615-1618, right after the commit-log stage; 5.5.0 ConsumeQueueStore#cleanQueueFilesPeriodically:82-85 on its own schedule) (spec/findings/F11.md)",
     "F12": "AckMessageProcessor 5.0.0 processRequest:148-185 / 5.5.0 #ackOrderly:404-430 commit commitAndNext's answer after checking only ackOffset >= the committed offset (-1 once the topic's offsets are gone); ConsumerOrderInfoManager#commitAndNext 5.0.0:135-146 / QueueLevelConsumerManager#commitAndNext 5.5.0:211-222 answer offset + 1 without order info (and the deleted topic's order info is never removed: AdminBrokerProcessor#deleteTopic / #deleteTopicInBroker) (spec/findings/F12.md)",
+    "F13": "rocketmq-client ProcessQueue#removeMessage 5.0.0:202-205 / 5.5.0:198-204 and #commit subtract msg.getBody().length of the message as the listener left it (the same object putMessage counted, 5.0.0:144 / 5.5.0:140); 5.5.0 resets msgSize only when msgCount reaches 0 (:207-208); DefaultMQPushConsumerImpl#pullMessage's size flow control reads msgSize. Push lockstep runs the broker only: confirmed on the client jars by the conformance harness's ProcessQueue op (tests/findings/test_new_findings.py)",
 }
 
 

@@ -70,6 +70,10 @@ EXPLANATIONS: dict[str, str] = {
            "order info either is still the old topic's or answers offset + 1 when absent, so the ack of a handle "
            "popped before the deletion commits into the re-created queue and its first messages are skipped "
            "(spec/findings/F12.md).",
+    "F13": "rocketmq-client's ProcessQueue#removeMessage (and #commit) subtracts the body length of the message as "
+           "the listener left it, while putMessage counted the length it arrived with (the listener gets the very "
+           "object the ProcessQueue holds): a listener that changes a body's length makes msgSize drift, for good at "
+           "5.0.0, until the queue empties at 5.5.0; pullMessage's size flow control reads it (spec/findings/F13.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "
