@@ -107,8 +107,8 @@ class BrokerConfig:
     # 5.5.0 #ackOrderly) commits what commitAndNext answers, and commitAndNext answers offset + 1
     # for a queue without order info (ConsumerOrderInfoManager 5.0.0:139-146, QueueLevelConsumerManager
     # 5.5.0:215-222): an orderly ack of a handle popped from a deleted topic commits into the
-    # re-created queue. False: an orderly ack whose popTime is before the topic's (re)creation
-    # commits nothing (the model's record of creation times; Java has no such check).
+    # re-created queue. False: an orderly ack of a POP that read an earlier incarnation of the
+    # topic commits nothing (the model's record of incarnations; Java has no such check).
     orderly_ack_commits_across_incarnations: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.

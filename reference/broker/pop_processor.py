@@ -268,6 +268,7 @@ class PopOperation:
         """popMsgFromQueue's ``isOrder`` branch: update the order info, commit the batch's start
         offset (so the next pop starts there again), no CK; the handles name reviveQid 999."""
         b, req = self.broker, self.request
+        b.note_orderly_read(topic, queue_id, pop_time)  # F12's counterfactual (nothing with the switch on)
         try:
             counts = b.order_info.update(req.attempt_id, is_retry, topic, req.group, queue_id, pop_time,
                                          req.invisible_time, list(r.message_queue_offsets))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import attrs
 import pytest
 
 from popverify.findings.attribution import Signature, attribute, removed
@@ -47,13 +48,16 @@ def test_verify_v55_seed_10_is_f10_alone() -> None:
     assert json.loads(row["signatures"]) == ["ALO-1/F10"]
 
 
-def test_f12_switch_does_not_tell_a_pop_in_the_recreations_millisecond_apart() -> None:
-    """The documented limit of F12's counterfactual: without the advance the POP and the
-    re-creation share a millisecond, and the run stays unexplained (never misattributed)."""
-    ft = FINDING_TRACES["F12"]
-    schedule = tuple(a for a in ft.schedule if a.kind != "advance")
-    result = run_scenario("v5.0", SEED, 0, mode="pop", config=ft.config, schedule=schedule)
-    assert [s.key for s in attribute(result)] == ["ALO-1/unexplained"]
+@pytest.mark.parametrize("profile", PROFILES)
+def test_f12_tells_incarnations_apart_within_one_millisecond(profile: str) -> None:
+    """F12's counterfactual records which incarnation an orderly POP read, not times: with the
+    POP, two re-creations and the puts all in one millisecond (the shape of the domain draw's
+    v5.5 seed 16), the ack of the second incarnation's message is still F12."""
+    config = attrs.evolve(FINDING_TRACES["F12"].config, consumers=2)
+    schedule = [Action.from_json(a) for a in (["pop", 0, -1, False], ["pop", 1, -1, False], ["delete_recreate"],
+                                              ["produce", 0], ["pop_step", 1], ["delete_recreate"], ["produce", 0])]
+    result = run_scenario(profile, 16, 0, mode="pop", config=config, schedule=schedule)
+    assert [s.key for s in attribute(result)] == ["ALO-1/F12"]
 
 
 def test_acks_name_the_handles_offset_as_java_clients_do() -> None:
