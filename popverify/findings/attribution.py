@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F13 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F14 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -60,6 +60,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "broker", "orderly_ack_commits_across_incarnations", ("pop",)),
     Finding("F13", "ProcessQueue's msgSize drifts when a listener changes a body's length", "client",
             "pq_size_counts_current_body", ("push",)),
+    Finding("F14", "an orderly POP never reads the retry topic: a message revived from a non-orderly POP is stranded",
+            "broker", "orderly_pop_skips_retry", ("pop",)),
 )}
 
 

@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F13), its ITF traces in the repository
+"""The minimal schedule of every known finding (F1..F14), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -159,6 +159,16 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                  "shrunk from `simulate --mode push --profile v5.0 --seed 2 --steps 300 --opt-in "
                  "consume_begin,consume_end` (PQ-2/F13), then a second message so that v5.5's reset at msgCount 0 "
                  "does not hide it"),
+    # an orderly group; one raw (non-orderly) POP takes the message with a CK, its consumer
+    # crashes, revive puts it into %RETRY%: the orderly POPs of the drain never read that topic
+    FindingTrace("F14", "ALO-2", "pop",
+                 ScenarioConfig(queues=1, consumers=1, pop_orderly=True, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                         "consumer_crash", "pop_request")),
+                 (_a("produce", 0), _a("pop_request", 0, 0, 1, 10_000), _a("pop_step", 0), _a("pop_step", 0),
+                  _a("consumer_crash", 0)),
+                 "the domain draw's v5.0 seed 47 (ALO-2/unexplained: a raw POP, batch ack refused on 5.0.0), "
+                 "by hand with a crash instead of the refused batch ack"),
 )}
 
 
@@ -177,6 +187,7 @@ JAVA_LINES: dict[str, str] = {
     "F11": "CommitLog#getMessage (5.0.0:1186, 5.5.0:1411) calls MappedFileQueue#findMappedFileByOffset(offset, offset == 0) (5.0.0:570, 5.5.0:728 returnFirstOnNotFound) and reads at offset % mappedFileSize: position 0 reads the oldest remaining file's first message until the consume-queue stage corrects the min offset (5.0.0 DefaultMessageStore#cleanFilesPeriodically:1615-1618, right after the commit-log stage; 5.5.0 ConsumeQueueStore#cleanQueueFilesPeriodically:82-85 on its own schedule) (spec/findings/F11.md)",
     "F12": "AckMessageProcessor 5.0.0 processRequest:148-185 / 5.5.0 #ackOrderly:404-430 commit commitAndNext's answer after checking only ackOffset >= the committed offset (-1 once the topic's offsets are gone); ConsumerOrderInfoManager#commitAndNext 5.0.0:135-146 / QueueLevelConsumerManager#commitAndNext 5.5.0:211-222 answer offset + 1 without order info (and the deleted topic's order info is never removed: AdminBrokerProcessor#deleteTopic / #deleteTopicInBroker) (spec/findings/F12.md)",
     "F13": "rocketmq-client ProcessQueue#removeMessage 5.0.0:202-205 / 5.5.0:198-204 and #commit subtract msg.getBody().length of the message as the listener left it (the same object putMessage counted, 5.0.0:144 / 5.5.0:140); 5.5.0 resets msgSize only when msgCount reaches 0 (:207-208); DefaultMQPushConsumerImpl#pullMessage's size flow control reads msgSize. Push lockstep runs the broker only: confirmed on the client jars by the conformance harness's ProcessQueue op (tests/findings/test_new_findings.py)",
+    "F14": "PopMessageProcessor 5.0.0 processRequest:353-355 (`needRetry && !requestHeader.isOrder()`) and :381 (the fallback `&& !requestHeader.isOrder()`); 5.5.0 :517-527 and :550: an orderly POP never reads %RETRY%group_topic, where PopReviveService puts what a non-orderly POP's CK revives (spec/findings/F14.md)",
 }
 
 

@@ -74,6 +74,9 @@ EXPLANATIONS: dict[str, str] = {
            "the listener left it, while putMessage counted the length it arrived with (the listener gets the very "
            "object the ProcessQueue holds): a listener that changes a body's length makes msgSize drift, for good at "
            "5.0.0, until the queue empties at 5.5.0; pullMessage's size flow control reads it (spec/findings/F13.md).",
+    "F14": "PopMessageProcessor reads the retry topic only for a non-orderly POP (`!requestHeader.isOrder()`, both "
+           "releases): a message revived from the CK of a non-orderly POP goes to %RETRY%group_topic, which the "
+           "group's orderly POPs never read, so it is never delivered again (spec/findings/F14.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -110,6 +110,12 @@ class BrokerConfig:
     # re-created queue. False: an orderly ack of a POP that read an earlier incarnation of the
     # topic commits nothing (the model's record of incarnations; Java has no such check).
     orderly_ack_commits_across_incarnations: bool = True
+    # mechanism switch for F14: PopMessageProcessor never reads the retry topic for an orderly POP
+    # (`needRetry && !requestHeader.isOrder()` and the fallback's `!requestHeader.isOrder()`:
+    # 5.0.0 processRequest:355/381, 5.5.0:527/550), so a message revived from a non-orderly POP
+    # of a group whose consumers pop orderly stays in %RETRY% for good. False: an orderly POP
+    # falls back to the retry topic as a non-orderly one does (read orderly).
+    orderly_pop_skips_retry: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

@@ -169,7 +169,9 @@ class PopOperation:
         else:
             visit(False, req.queue_id)
             yield
-        if not need_retry and len(messages) < req.max_msg_nums and not req.order:
+        # F14's switch off (counterfactual): an orderly POP reads the retry topic too
+        skips_retry = req.order and cfg.orderly_pop_skips_retry
+        if not need_retry and len(messages) < req.max_msg_nums and not skips_retry:
             retry_queues = b.topics.get(retry_topic)
             if retry_queues is not None:
                 for i in range(retry_queues):

@@ -1,4 +1,4 @@
-"""Findings F10-F13 (registered by the triage of verify's and the domain draw's unexplained
+"""Findings F10-F14 (registered by the triage of verify's and the domain draw's unexplained
 signatures) and the two model fixes found on the way: each finding's minimal schedule violates
 its property on both profiles with its own signature, its switch off clears it, and the Java
 side agrees (lockstep for the broker findings, the conformance harness's ProcessQueue for F13)."""
@@ -32,6 +32,7 @@ def _run(fid: str, profile: str):  # type: ignore[no-untyped-def]
     ("F11", {"CKM-1/F11", "INV-1/F11", "NSR-1/F11", "RED-1/F11"}),
     ("F12", {"ALO-1/F12"}),
     ("F13", {"PQ-2/F13"}),
+    ("F14", {"ALO-2/F14"}),
 ])
 def test_each_new_finding_has_its_own_signature_and_its_switch_clears_it(fid: str, signatures: set[str],
                                                                           profile: str) -> None:
@@ -122,7 +123,7 @@ def test_f13_process_queue_drift_on_both_client_jars() -> None:
 
 @needs_jdk
 @pytest.mark.slow
-@pytest.mark.parametrize("fid, prop", [("F10", "ALO-1"), ("F11", "NSR-1"), ("F12", "ALO-1")])
+@pytest.mark.parametrize("fid, prop", [("F10", "ALO-1"), ("F11", "NSR-1"), ("F12", "ALO-1"), ("F14", "ALO-2")])
 def test_broker_findings_reproduce_on_both_releases(fid: str, prop: str) -> None:
     """Lockstep on each release's broker: agrees step by step and Java's own history violates
     the property (F11 also checks the acks' handle offsets: the revived CK offset must agree)."""
