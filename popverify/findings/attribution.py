@@ -31,6 +31,18 @@ class Finding:
     side: str                 # "broker" (BrokerConfig) or "client" (ClientConfig)
     switch: str               # a bool field; True = the Java behaviour, False = cause removed
     modes: tuple[str, ...]    # the scenario modes whose runs can exercise it
+    # What a run needs before the switch can change anything (else its re-run is skipped: it
+    # would be the same run): each inner tuple names action kinds of which the schedule holds
+    # at least one; ``config_flag`` a ScenarioConfig bool that must be on.
+    needs: tuple[tuple[str, ...], ...] = ()
+    config_flag: str | None = None
+
+    def can_change(self, result: Any) -> bool:
+        """Whether flipping the switch can change ``result``'s run (a necessary condition)."""
+        if self.config_flag is not None and not getattr(result.config, self.config_flag):
+            return False
+        kinds = {a.kind for a in result.schedule}
+        return all(any(k in kinds for k in group) for group in self.needs)
 
 
 FINDINGS: dict[str, Finding] = {f.fid: f for f in (
@@ -47,21 +59,22 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F6", "scanCommitOffset moves a retention-corrected offset back", "broker",
             "buffer_commit_moves_offset_back", ("pop",)),
     Finding("F7", "a deleted topic's commit-offset queue skips the re-created topic's first messages", "broker",
-            "delete_topic_keeps_buffer_offsets", ("pop",)),
+            "delete_topic_keeps_buffer_offsets", ("pop",), needs=(("delete_recreate",),)),
     Finding("F8", "v5.5 revive loses a message when its retry put and rePutCK's put both fail", "broker",
-            "reput_ck_put_unchecked", ("pop",)),
+            "reput_ck_put_unchecked", ("pop",), needs=(("store_put_fail",),)),
     Finding("F9", "v5.0 narrows a checkpoint's queueId to a byte: a queue id past 127 names another queue", "broker",
             "ck_queue_id_is_byte", ("pop",)),
     Finding("F10", "a broker crash after deleteTopic reloads the deleted topic's offsets into the re-created topic",
-            "broker", "delete_topic_offsets_unpersisted", ("pop",)),
+            "broker", "delete_topic_offsets_unpersisted", ("pop",), needs=(("delete_recreate",), ("restart",))),
     Finding("F11", "commit-log position 0 reads the oldest remaining file's first message once its own file is deleted",
-            "broker", "position_zero_reads_first_file", ("pop",)),
+            "broker", "position_zero_reads_first_file", ("pop",), needs=(("expire", "expire_commit_log"),)),
     Finding("F12", "an orderly ack of a deleted topic's message commits its next offset into the re-created queue",
-            "broker", "orderly_ack_commits_across_incarnations", ("pop",)),
+            "broker", "orderly_ack_commits_across_incarnations", ("pop",), needs=(("delete_recreate",),),
+            config_flag="pop_orderly"),
     Finding("F13", "ProcessQueue's msgSize drifts when a listener changes a body's length", "client",
             "pq_size_counts_current_body", ("push",)),
     Finding("F14", "an orderly POP never reads the retry topic: a message revived from a non-orderly POP is stranded",
-            "broker", "orderly_pop_skips_retry", ("pop",)),
+            "broker", "orderly_pop_skips_retry", ("pop",), config_flag="pop_orderly"),
 )}
 
 
@@ -100,6 +113,12 @@ class Signature:
         if unknown:
             raise ValueError(f"signature {key!r} names unknown findings {unknown}")
         return cls(pid, fids, joint)
+
+
+def candidates(result: Any) -> tuple[str, ...]:
+    """The findings present in the run's profile and mode whose switch can change its run
+    (Finding.can_change): the ones attribution re-runs it for."""
+    return tuple(f for f in present(result.profile, result.mode) if FINDINGS[f].can_change(result))
 
 
 def present(profile: str, mode: str) -> tuple[str, ...]:
@@ -148,14 +167,14 @@ def _still_violated(result: Any, fids: str | Sequence[str]) -> set[str]:
 def attribute(result: Any) -> tuple[Signature, ...]:
     """The signature of every property ``result`` (a RunResult) violates, in property order.
 
-    Costs one re-run per finding present in the run's profile and mode, and none for a run
-    without violations.
+    Costs one re-run per finding present in the run's profile and mode whose switch can change
+    the run (``candidates``), and none for a run without violations.
     """
     pids = sorted({v.property_id for v in result.violations})
     if not pids:
         return ()
     cleared: dict[str, list[str]] = {pid: [] for pid in pids}
-    for fid in present(result.profile, result.mode):
+    for fid in candidates(result):
         still = _still_violated(result, fid)
         for pid in pids:
             if pid not in still:
@@ -166,8 +185,8 @@ def attribute(result: Any) -> tuple[Signature, ...]:
 def _joint(result: Any, pid: str) -> Signature:
     """For a violation no single removal clears: a minimal set of present findings whose
     removal together clears it (greedy, in finding order), or unexplained when even removing
-    every one leaves it. Costs at most one re-run per present finding, plus one."""
-    chosen = list(present(result.profile, result.mode))
+    every one leaves it. Costs at most one re-run per candidate finding, plus one."""
+    chosen = list(candidates(result))
     if not chosen or pid in _still_violated(result, chosen):
         return Signature(pid)
     for fid in list(chosen):
@@ -186,7 +205,7 @@ def keeps_signature(signature: Signature, profile: str, mode: str) -> Callable[[
             return False
         if signature.joint:
             return signature in attribute(result)
-        checked = signature.findings if signature.explained else present(profile, mode)
+        checked = signature.findings if signature.explained else candidates(result)
         for fid in checked:
             clears = signature.property_id not in _still_violated(result, fid)
             if clears != signature.explained:
