@@ -196,10 +196,10 @@ def _joint(result: Any, pid: str) -> Signature:
     return Signature(pid, tuple(chosen), joint=len(chosen) > 1)
 
 
-def keeps_signature(signature: Signature, profile: str, mode: str) -> Callable[[Any], bool]:
+def keeps_signature(signature: Signature) -> Callable[[Any], bool]:
     """A shrink predicate: the candidate run still has ``signature`` -- it violates the
     property, every finding of the signature still clears it, and (for an unexplained one)
-    no present finding does."""
+    no candidate finding of that run does."""
     def keep(result: Any) -> bool:
         if all(v.property_id != signature.property_id for v in result.violations):
             return False

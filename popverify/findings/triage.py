@@ -63,8 +63,8 @@ EXPLANATIONS: dict[str, str] = {
     "F11": "CommitLog#getMessage reads commit-log position 0 with findMappedFileByOffset(offset, returnFirstOnNotFound "
            "= offset == 0): once retention deleted the first file and before the consume-queue stage moved the "
            "queue's min offset, the store's first message's unit reads the oldest remaining file's first message. "
-           "A POP delivers that message twice, the client's handles both name the later offset, and offset 0 of the "
-           "CK is revived after a clean ack (spec/findings/F11.md).",
+           "A POP delivers that message twice, the client's handles both name the first offset (processPopResponse's "
+           "indexOf), and the CK's other offset is revived after a clean ack of both (spec/findings/F11.md).",
     "F12": "AckMessageProcessor's orderly branch commits what ConsumerOrderInfoManager#commitAndNext answers once the "
            "ack offset is not below the committed one; after deleteTopic the committed offset is gone (-1) and the "
            "order info either is still the old topic's or answers offset + 1 when absent, so the ack of a handle "

@@ -157,7 +157,7 @@ def test_two_causes_in_one_run_get_a_joint_signature() -> None:
         with removed([fid]):
             assert "ALO-2" in {v.property_id for v in run_scenario("v5.0", 1, 0, config=config,
                                                                      schedule=schedule).violations}
-    assert keeps_signature(sig, "v5.0", "pop")(result)
+    assert keeps_signature(sig)(result)
 
 
 def test_f9_byte_queue_id_minimal_schedule() -> None:
