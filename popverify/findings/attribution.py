@@ -36,6 +36,9 @@ class Finding:
     # at least one; ``config_flag`` a ScenarioConfig bool that must be on.
     needs: tuple[tuple[str, ...], ...] = ()
     config_flag: str | None = None
+    # the switch's value that is the Java behaviour (False for a release switch whose False is
+    # the defect, F15); removing the cause sets the other value
+    defect: bool = True
 
     def can_change(self, result: Any) -> bool:
         """Whether flipping the switch can change ``result``'s run (a necessary condition)."""
@@ -75,6 +78,11 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "pq_size_counts_current_body", ("push",)),
     Finding("F14", "an orderly POP never reads the retry topic: a message revived from a non-orderly POP is stranded",
             "broker", "orderly_pop_skips_retry", ("pop",), config_flag="pop_orderly"),
+    Finding("F15", "v5.0 changeInvisibleTime accepts the queue's max offset: a CK for a message not yet stored",
+            "broker", "change_invisible_max_offset_exclusive", ("pop",),
+            needs=(("change_invisible", "change_invisible_request"),), defect=False),
+    Finding("F16", "the buffer's garbage scan drops an idle commit-offset queue with uncommitted pops: they are popped again",
+            "broker", "buffer_garbage_drops_pending_pops", ("pop",)),
 )}
 
 
@@ -129,7 +137,7 @@ def present(profile: str, mode: str) -> tuple[str, ...]:
     out = []
     for f in FINDINGS.values():
         config = prof.broker if f.side == "broker" else prof.client
-        if mode in f.modes and getattr(config, f.switch):
+        if mode in f.modes and getattr(config, f.switch) == f.defect:
             out.append(f.fid)
     return tuple(out)
 
@@ -137,10 +145,10 @@ def present(profile: str, mode: str) -> tuple[str, ...]:
 @contextlib.contextmanager
 def removed(fids: Iterable[str]) -> Iterator[None]:
     """Within the block every profile's configuration has the causes of ``fids`` removed
-    (their switches False). Patches the ``for_profile`` constructors, which every driver
+    (their switches set to the value without the defect). Patches the ``for_profile`` constructors, which every driver
     reaches through ``get_profile``; restored on exit."""
-    broker_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "broker"}
-    client_off = {FINDINGS[f].switch: False for f in fids if FINDINGS[f].side == "client"}
+    broker_off = {FINDINGS[f].switch: not FINDINGS[f].defect for f in fids if FINDINGS[f].side == "broker"}
+    client_off = {FINDINGS[f].switch: not FINDINGS[f].defect for f in fids if FINDINGS[f].side == "client"}
     saved = BrokerConfig.__dict__["for_profile"], ClientConfig.__dict__["for_profile"]
     broker_for, client_for = BrokerConfig.for_profile, ClientConfig.for_profile
 

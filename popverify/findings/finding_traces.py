@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F14), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F15; F16 awaits a harness op), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -169,6 +169,14 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   _a("consumer_crash", 0)),
                  "the domain draw's v5.0 seed 47 (ALO-2/unexplained: a raw POP, batch ack refused on 5.0.0), "
                  "by hand with a crash instead of the refused batch ack"),
+    # 5.0.0's changeInvisibleTime takes offset == maxOffset (the request domain's offset_at_max
+    # kind): a CK for the next message, stored later, acked cleanly, then revived
+    FindingTrace("F15", "CKM-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, invisible_time=25_000, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                         "consumer_crash", "change_invisible_request")),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("change_invisible_request", 0, 0, 6, 43_679), _a("produce", 0)),
+                 "the domain draw's v5.0 seed 15 (CKM-1/unexplained, 5 steps), on one queue"),
 )}
 
 
@@ -188,6 +196,7 @@ JAVA_LINES: dict[str, str] = {
     "F12": "AckMessageProcessor 5.0.0 processRequest:148-185 / 5.5.0 #ackOrderly:404-430 commit commitAndNext's answer after checking only ackOffset >= the committed offset (-1 once the topic's offsets are gone); ConsumerOrderInfoManager#commitAndNext 5.0.0:135-146 / QueueLevelConsumerManager#commitAndNext 5.5.0:211-222 answer offset + 1 without order info (and the deleted topic's order info is never removed: AdminBrokerProcessor#deleteTopic / #deleteTopicInBroker) (spec/findings/F12.md)",
     "F13": "rocketmq-client ProcessQueue#removeMessage 5.0.0:202-205 / 5.5.0:198-204 and #commit subtract msg.getBody().length of the message as the listener left it (the same object putMessage counted, 5.0.0:144 / 5.5.0:140); 5.5.0 resets msgSize only when msgCount reaches 0 (:207-208); DefaultMQPushConsumerImpl#pullMessage's size flow control reads msgSize. Push lockstep runs the broker only: confirmed on the client jars by the conformance harness's ProcessQueue op (tests/findings/test_new_findings.py)",
     "F14": "PopMessageProcessor 5.0.0 processRequest:353-355 (`needRetry && !requestHeader.isOrder()`) and :381 (the fallback `&& !requestHeader.isOrder()`); 5.5.0 :517-527 and :550: an orderly POP never reads %RETRY%group_topic, where PopReviveService puts what a non-orderly POP's CK revives (spec/findings/F14.md)",
+    "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 
 

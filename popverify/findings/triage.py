@@ -77,6 +77,15 @@ EXPLANATIONS: dict[str, str] = {
     "F14": "PopMessageProcessor reads the retry topic only for a non-orderly POP (`!requestHeader.isOrder()`, both "
            "releases): a message revived from the CK of a non-orderly POP goes to %RETRY%group_topic, which the "
            "group's orderly POPs never read, so it is never delivered again (spec/findings/F14.md).",
+    "F15": "5.0.0's ChangeInvisibleTimeProcessor refuses only offset > maxOffset: a changeInvisibleTime naming the "
+           "queue's max offset (no message there yet) writes a CK for it; the message stored there next is popped "
+           "and acked under its own CK, and the forged CK revives it after that clean ack (spec/findings/F15.md). "
+           "5.5.0 refuses offset >= maxOffset.",
+    "F16": "PopBufferMergeService#scanGarbage drops a topic@group@queue commit-offset queue whose last CK was popped "
+           "more than 5 minutes ago, even while it holds pops whose nextBeginOffset is not committed (a long "
+           "invisible time, no ack); getPopOffset then starts below them and the still-invisible messages are "
+           "popped again (spec/findings/F16.md; not yet confirmed on Java: the harness runs scanGarbage by scan "
+           "count).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

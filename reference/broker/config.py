@@ -116,6 +116,11 @@ class BrokerConfig:
     # of a group whose consumers pop orderly stays in %RETRY% for good. False: an orderly POP
     # falls back to the retry topic as a non-orderly one does (read orderly).
     orderly_pop_skips_retry: bool = True
+    # mechanism switch for F16: PopBufferMergeService#scanGarbage (5.0.0:181-212, 5.5.0:188-218)
+    # drops a commit-offset queue unused for 5 minutes even while it holds pops whose
+    # nextBeginOffset is not committed (a CK with a long invisible time, not acked); the next
+    # getPopOffset starts below them and re-delivers invisible messages. False keeps such a queue.
+    buffer_garbage_drops_pending_pops: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

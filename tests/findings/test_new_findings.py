@@ -1,4 +1,4 @@
-"""Findings F10-F14 (registered by the triage of verify's and the domain draw's unexplained
+"""Findings F10-F16 (registered by the triage of verify's and the domain draw's unexplained
 signatures) and the two model fixes found on the way: each finding's minimal schedule violates
 its property on both profiles with its own signature, its switch off clears it, and the Java
 side agrees (lockstep for the broker findings, the conformance harness's ProcessQueue for F13)."""
@@ -40,6 +40,34 @@ def test_each_new_finding_has_its_own_signature_and_its_switch_clears_it(fid: st
     assert {s.key for s in attribute(result)} == signatures
     with removed([fid]):
         assert _run(fid, profile).violations == ()
+
+
+def test_f15_is_50s_alone() -> None:
+    """5.0.0's changeInvisibleTime admits offset == maxOffset: CKM-1/NSR-1/RED-1 on v5.0, whose
+    release switch is F15's (False is the defect); v5.5 refuses the request and holds."""
+    result = _run("F15", "v5.0")
+    assert {s.key for s in attribute(result)} == {"CKM-1/F15", "NSR-1/F15", "RED-1/F15"}
+    with removed(["F15"]):
+        assert _run("F15", "v5.0").violations == ()
+    assert _run("F15", "v5.5").violations == ()
+
+
+F16_CONFIG = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=True, faults=(),
+                            actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                     "consumer_crash", "pop_request"))
+F16_SCHEDULE = [Action.from_json(a) for a in (["produce", 0], ["pop_request", 0, 0, 1, 2_147_483_647], ["pop_step", 0],
+                                               ["pop_step", 0], ["consumer_crash", 0])]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_f16_the_garbage_scan_drops_pending_pops(profile: str) -> None:
+    """The domain draw's v5.0 seed 20 shape: a POP with invisibleTime Integer.MAX_VALUE, no ack;
+    5 minutes later scanGarbage drops the idle commit-offset queue and the drain pops the
+    message again long before its invisible time ends (model only: see spec/findings/F16.md)."""
+    result = run_scenario(profile, SEED, 0, mode="pop", config=F16_CONFIG, schedule=F16_SCHEDULE)
+    assert {s.key for s in attribute(result)} == {"INV-1/F16", "RED-1/F16"}
+    with removed(["F16"]):
+        assert run_scenario(profile, SEED, 0, mode="pop", config=F16_CONFIG, schedule=F16_SCHEDULE).violations == ()
 
 
 def test_verify_v55_seed_10_is_f10_alone() -> None:
