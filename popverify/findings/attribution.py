@@ -83,6 +83,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             needs=(("change_invisible", "change_invisible_request"),), defect=False),
     Finding("F16", "the buffer's garbage scan drops an idle commit-offset queue with uncommitted pops: they are popped again",
             "broker", "buffer_garbage_drops_pending_pops", ("pop",)),
+    Finding("F17", "revive of a message retention removed re-sends the queue's next message in its place",
+            "broker", "revive_takes_next_message", ("pop",), needs=(("expire", "expire_commit_log"),)),
 )}
 
 

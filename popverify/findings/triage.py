@@ -86,6 +86,10 @@ EXPLANATIONS: dict[str, str] = {
            "invisible time, no ack); getPopOffset then starts below them and the still-invisible messages are "
            "popped again (spec/findings/F16.md; not yet confirmed on Java: the harness runs scanGarbage by scan "
            "count).",
+    "F17": "PopReviveService#reviveMsgFromCk reads the CK's message with EscapeBridge#getMessage = getMessage(offset, "
+           "1).get(0) and never checks its queue offset: once retention removed that message's data (before the "
+           "consume-queue stage), the queue's next live message is revived in its place and delivered twice "
+           "(spec/findings/F17.md; reproduced on 5.5.0, the 5.0.0 replay is open).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -121,6 +121,11 @@ class BrokerConfig:
     # nextBeginOffset is not committed (a CK with a long invisible time, not acked); the next
     # getPopOffset starts below them and re-delivers invisible messages. False keeps such a queue.
     buffer_garbage_drops_pending_pops: bool = True
+    # mechanism switch for F17: PopReviveService#reviveMsgFromCk reads a CK's message with
+    # EscapeBridge#getMessage (5.0.0:259-272; 5.5.0 #getMessageAsync:305-324) = getMessage(offset,
+    # 1).get(0), never checking its queue offset: once retention removed that message, the queue's
+    # next live message is revived in its place (a duplicate). False revives nothing then.
+    revive_takes_next_message: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

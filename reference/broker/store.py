@@ -404,11 +404,12 @@ class MessageStore:
         msg = cq.units[offset - cq.base]
         return None if self.is_removed(msg) else msg
 
-    def first_message_from(self, topic: str, queue_id: int, offset: int) -> MessageExt | None:
+    def first_message_from(self, topic: str, queue_id: int, offset: int, exact: bool = False) -> MessageExt | None:
         """EscapeBridge#getMessage: getMessage(offset, maxMsgNums = 1) and its first message (the
-        stored record, not a copy), or None when the read finds none."""
+        stored record, not a copy), or None when the read finds none. ``exact`` (F17's cause
+        removed): None unless that message is the unit at ``offset`` itself."""
         r = self.get_message("", topic, queue_id, offset, 1)
-        if not r.messages:
+        if not r.messages or (exact and r.queue_offsets[0] != offset):
             return None
         unit = self.unit_at(topic, queue_id, r.queue_offsets[0])
         assert unit is not None, "a unit just read"

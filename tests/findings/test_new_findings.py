@@ -1,4 +1,4 @@
-"""Findings F10-F16 (registered by the triage of verify's and the domain draw's unexplained
+"""Findings F10-F17 (registered by the triage of verify's and the domain draw's unexplained
 signatures) and the two model fixes found on the way: each finding's minimal schedule violates
 its property on both profiles with its own signature, its switch off clears it, and the Java
 side agrees (lockstep for the broker findings, the conformance harness's ProcessQueue for F13)."""
@@ -68,6 +68,20 @@ def test_f16_the_garbage_scan_drops_pending_pops(profile: str) -> None:
     assert {s.key for s in attribute(result)} == {"INV-1/F16", "RED-1/F16"}
     with removed(["F16"]):
         assert run_scenario(profile, SEED, 0, mode="pop", config=F16_CONFIG, schedule=F16_SCHEDULE).violations == ()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_f17_revive_takes_the_next_message(profile: str) -> None:
+    """The candidate trace (spec/findings/candidates/F17-*.itf.json): m1's file deleted before its
+    CK is revived; the revive re-sends m2 in its place (INV-1, RED-1), F17 alone."""
+    from pathlib import Path
+    from popverify.sim.scenario import run_spec
+    from popverify.trace.itf import read_trace
+
+    release = "5.0.0" if profile == "v5.0" else "5.5.0"
+    spec = run_spec(read_trace(Path(__file__).parents[2] / "spec" / "findings" / "candidates" / f"F17-{release}.itf.json"))
+    result = run_scenario(profile, spec["seed"], 0, mode="pop", config=spec["config"], schedule=spec["schedule"])
+    assert {s.key for s in attribute(result)} == {"INV-1/F17", "RED-1/F17"}
 
 
 def test_verify_v55_seed_10_is_f10_alone() -> None:
