@@ -113,9 +113,13 @@ class PushChecker:
                 self.handled.add((mq.topic, mq.queue_id, offset))
                 if uniq is not None:
                     self.consumed[uniq] = self.consumed.get(uniq, 0) + 1
-        for offset in record.sent_back:
-            # The copy in %RETRY%group carries the obligation from here on.
-            self.handled.add((mq.topic, mq.queue_id, offset))
+        self.on_sent_back(mq.topic, mq.queue_id, record.sent_back)
+
+    def on_sent_back(self, topic: str, queue_id: int, offsets: Iterable[int]) -> None:
+        """Messages sent back to %RETRY%group (by a listener's result or by cleanExpiredMsg): the
+        copy there carries the obligation from here on."""
+        if self.enabled:
+            self.handled.update((topic, queue_id, offset) for offset in offsets)
 
     def on_retry_copy(self, step: int, uniq: str | None, offset: int, reconsume_times: int,
                       max_reconsume_times: int | None) -> None:

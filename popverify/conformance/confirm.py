@@ -35,6 +35,7 @@ from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_tim
 from popverify.sim.events import PopAnswered
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
 from reference.broker.pop_processor import PopOperation
 from reference.common import response_code as rc
@@ -285,6 +286,11 @@ class JavaHeld:
     offset: int
     extra_info: str
     deadline: int  # model clock
+
+    @property
+    def request_offset(self) -> int:
+        """The handle's queue offset, what a Java client's request names (as InFlight's)."""
+        return get_queue_offset(split(self.extra_info))
 
 
 @attrs.define
@@ -747,7 +753,7 @@ class Lockstep:
             held_list, self.java_held[c] = self.java_held[c], []
             codes = [e["code"] for e in events if e["type"] == "ack"]
             req = {"op": "batchAck", "group": GROUP,
-                   "entries": [{"topic": h.topic, "queueId": h.queue_id, "offset": h.offset, "extraInfo": h.extra_info}
+                   "entries": [{"topic": h.topic, "queueId": h.queue_id, "offset": h.request_offset, "extraInfo": h.extra_info}
                                for h in held_list]}
 
             def after_batch(a: list[dict[str, Any]]) -> dict[str, Any]:
@@ -767,7 +773,7 @@ class Lockstep:
             ev = next(e for e in events if e["type"] == "change_invisible")
             model_obs = {"code": ev["code"], "handle": _handle(ev["handle"], False) if ev["code"] == rc.SUCCESS else None}
             req = {"op": "changeInvisibleTime", "topic": held.topic, "group": GROUP, "queueId": held.queue_id,
-                   "offset": held.offset, "extraInfo": held.extra_info, "invisibleTime": args[2]}
+                   "offset": held.request_offset, "extraInfo": held.extra_info, "invisibleTime": args[2]}
             if self.pending is not None and ev["code"] == rc.SUCCESS:
                 # Inside a POP's interleave Java answers when the POP does, after the requests of
                 # the steps that follow are built: a later ack or change of this message sends
@@ -852,7 +858,7 @@ class Lockstep:
         return [{"op": "cleanQueueLocks"}]
 
     def _ack_request(self, held: JavaHeld) -> dict[str, Any]:
-        return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.offset,
+        return {"op": "ack", "topic": held.topic, "group": GROUP, "queueId": held.queue_id, "offset": held.request_offset,
                 "extraInfo": held.extra_info}
 
     def _after_ack(self, i: int, held: JavaHeld, a: dict[str, Any]) -> dict[str, Any]:

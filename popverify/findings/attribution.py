@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F9 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F16 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -31,6 +31,21 @@ class Finding:
     side: str                 # "broker" (BrokerConfig) or "client" (ClientConfig)
     switch: str               # a bool field; True = the Java behaviour, False = cause removed
     modes: tuple[str, ...]    # the scenario modes whose runs can exercise it
+    # What a run needs before the switch can change anything (else its re-run is skipped: it
+    # would be the same run): each inner tuple names action kinds of which the schedule holds
+    # at least one; ``config_flag`` a ScenarioConfig bool that must be on.
+    needs: tuple[tuple[str, ...], ...] = ()
+    config_flag: str | None = None
+    # the switch's value that is the Java behaviour (False for a release switch whose False is
+    # the defect, F15); removing the cause sets the other value
+    defect: bool = True
+
+    def can_change(self, result: Any) -> bool:
+        """Whether flipping the switch can change ``result``'s run (a necessary condition)."""
+        if self.config_flag is not None and not getattr(result.config, self.config_flag):
+            return False
+        kinds = {a.kind for a in result.schedule}
+        return all(any(k in kinds for k in group) for group in self.needs)
 
 
 FINDINGS: dict[str, Finding] = {f.fid: f for f in (
@@ -47,11 +62,29 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F6", "scanCommitOffset moves a retention-corrected offset back", "broker",
             "buffer_commit_moves_offset_back", ("pop",)),
     Finding("F7", "a deleted topic's commit-offset queue skips the re-created topic's first messages", "broker",
-            "delete_topic_keeps_buffer_offsets", ("pop",)),
+            "delete_topic_keeps_buffer_offsets", ("pop",), needs=(("delete_recreate",),)),
     Finding("F8", "v5.5 revive loses a message when its retry put and rePutCK's put both fail", "broker",
-            "reput_ck_put_unchecked", ("pop",)),
+            "reput_ck_put_unchecked", ("pop",), needs=(("store_put_fail",),)),
     Finding("F9", "v5.0 narrows a checkpoint's queueId to a byte: a queue id past 127 names another queue", "broker",
             "ck_queue_id_is_byte", ("pop",)),
+    Finding("F10", "a broker crash after deleteTopic reloads the deleted topic's offsets into the re-created topic",
+            "broker", "delete_topic_offsets_unpersisted", ("pop",), needs=(("delete_recreate",), ("restart",))),
+    Finding("F11", "commit-log position 0 reads the oldest remaining file's first message once its own file is deleted",
+            "broker", "position_zero_reads_first_file", ("pop",), needs=(("expire", "expire_commit_log"),)),
+    Finding("F12", "an orderly ack of a deleted topic's message commits its next offset into the re-created queue",
+            "broker", "orderly_ack_commits_across_incarnations", ("pop",), needs=(("delete_recreate",),),
+            config_flag="pop_orderly"),
+    Finding("F13", "ProcessQueue's msgSize drifts when a listener changes a body's length", "client",
+            "pq_size_counts_current_body", ("push",)),
+    Finding("F14", "an orderly POP never reads the retry topic: a message revived from a non-orderly POP is stranded",
+            "broker", "orderly_pop_skips_retry", ("pop",), config_flag="pop_orderly"),
+    Finding("F15", "v5.0 changeInvisibleTime accepts the queue's max offset: a CK for a message not yet stored",
+            "broker", "change_invisible_max_offset_exclusive", ("pop",),
+            needs=(("change_invisible", "change_invisible_request"),), defect=False),
+    Finding("F16", "the buffer's garbage scan drops an idle commit-offset queue with uncommitted pops: they are popped again",
+            "broker", "buffer_garbage_drops_pending_pops", ("pop",)),
+    Finding("F17", "revive of a message retention removed re-sends the queue's next message in its place",
+            "broker", "revive_takes_next_message", ("pop",), needs=(("expire", "expire_commit_log"),)),
 )}
 
 
@@ -92,6 +125,12 @@ class Signature:
         return cls(pid, fids, joint)
 
 
+def candidates(result: Any) -> tuple[str, ...]:
+    """The findings present in the run's profile and mode whose switch can change its run
+    (Finding.can_change): the ones attribution re-runs it for."""
+    return tuple(f for f in present(result.profile, result.mode) if FINDINGS[f].can_change(result))
+
+
 def present(profile: str, mode: str) -> tuple[str, ...]:
     """The findings whose mechanism is switched on in ``profile`` and reachable in ``mode``."""
     from reference.profile import get_profile
@@ -100,7 +139,7 @@ def present(profile: str, mode: str) -> tuple[str, ...]:
     out = []
     for f in FINDINGS.values():
         config = prof.broker if f.side == "broker" else prof.client
-        if mode in f.modes and getattr(config, f.switch):
+        if mode in f.modes and getattr(config, f.switch) == f.defect:
             out.append(f.fid)
     return tuple(out)
 
@@ -127,10 +166,10 @@ def _each_profile_config(change: Callable[[Any, str], Any]) -> Iterator[None]:
 @contextlib.contextmanager
 def removed(fids: Iterable[str]) -> Iterator[None]:
     """Within the block every profile's configuration has the causes of ``fids`` removed
-    (their switches False)."""
+    (their switches set to the value without the defect)."""
     off = [FINDINGS[f] for f in fids]
     with _each_profile_config(lambda config, side: attrs.evolve(
-            config, **{f.switch: False for f in off if f.side == side})):
+            config, **{f.switch: not f.defect for f in off if f.side == side})):
         yield
 
 
@@ -172,17 +211,17 @@ def _still_violated(result: Any, fids: str | Sequence[str]) -> set[str]:
 def attribute(result: Any, consulted: Iterable[str] | None = None) -> tuple[Signature, ...]:
     """The signature of every property ``result`` (a RunResult) violates, in property order.
 
-    Costs one re-run per finding present in the run's profile and mode, and none for a run
-    without violations. ``consulted``: the findings whose switches the run read (from
-    ``consulted()`` around it); removing only unread ones gives the same run, so those
-    re-runs are skipped and the signatures are the same.
+    Costs one re-run per finding present in the run's profile and mode whose switch can change
+    the run (``candidates``), and none for a run without violations. ``consulted``: the findings
+    whose switches the run read (from ``consulted()`` around it); removing only unread ones
+    gives the same run, so those re-runs are skipped and the signatures are the same.
     """
     pids = sorted({v.property_id for v in result.violations})
     if not pids:
         return ()
     read = None if consulted is None else frozenset(consulted)
     cleared: dict[str, list[str]] = {pid: [] for pid in pids}
-    for fid in present(result.profile, result.mode):
+    for fid in candidates(result):
         if read is not None and fid not in read:
             continue  # the re-run would be this run: every property still violated
         still = _still_violated(result, fid)
@@ -195,12 +234,12 @@ def attribute(result: Any, consulted: Iterable[str] | None = None) -> tuple[Sign
 def _joint(result: Any, pid: str, read: frozenset[str] | None = None) -> Signature:
     """For a violation no single removal clears: a minimal set of present findings whose
     removal together clears it (greedy, in finding order), or unexplained when even removing
-    every one leaves it. Costs at most one re-run per present finding, plus one (none for a
+    every one leaves it. Costs at most one re-run per candidate finding, plus one (none for a
     removal of switches the run never read, ``read``: it is this run)."""
     def still(fids: list[str]) -> bool:
         return (read is not None and not read.intersection(fids)) or pid in _still_violated(result, fids)
 
-    chosen = list(present(result.profile, result.mode))
+    chosen = list(candidates(result))
     if not chosen or still(chosen):
         return Signature(pid)
     for fid in list(chosen):
@@ -210,16 +249,16 @@ def _joint(result: Any, pid: str, read: frozenset[str] | None = None) -> Signatu
     return Signature(pid, tuple(chosen), joint=len(chosen) > 1)
 
 
-def keeps_signature(signature: Signature, profile: str, mode: str) -> Callable[[Any], bool]:
+def keeps_signature(signature: Signature) -> Callable[[Any], bool]:
     """A shrink predicate: the candidate run still has ``signature`` -- it violates the
     property, every finding of the signature still clears it, and (for an unexplained one)
-    no present finding does."""
+    no candidate finding of that run does."""
     def keep(result: Any) -> bool:
         if all(v.property_id != signature.property_id for v in result.violations):
             return False
         if signature.joint:
             return signature in attribute(result)
-        checked = signature.findings if signature.explained else present(profile, mode)
+        checked = signature.findings if signature.explained else candidates(result)
         for fid in checked:
             clears = signature.property_id not in _still_violated(result, fid)
             if clears != signature.explained:

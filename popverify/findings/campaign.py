@@ -63,7 +63,7 @@ def entries(profile: str, mode: str, seen: Iterable[Seen], traces: Path, mutant:
         progress(f"{profile}/{mode}: shrinking {sig.key} (seed {best.seed}, {len(best.schedule)} steps)")
         minimal, replayed = shrink_to_trace(profile, mode, best.seed, best.config, best.schedule, sig.property_id,
                                             path, mutant=mutant, max_runs=SHRINK_RUNS,
-                                            keep=keeps_signature(sig, profile, mode))
+                                            keep=keeps_signature(sig))
         assert replayed.trace is not None
         entry = {"property": sig.property_id, "signature": sig.key, "explained_by": list(sig.findings),
                  "unexplained": not sig.explained, "runs": len(runs), "seed": best.seed,

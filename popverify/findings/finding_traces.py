@@ -1,4 +1,4 @@
-"""The minimal schedule of every known finding (F1..F9), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F15; F16 awaits a harness op), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -124,6 +124,59 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   *_pop(0, 200, 4)),
                  "tests/sim/test_domain.py::test_a_queue_id_past_a_byte_on_v50_is_redelivered_after_a_clean_ack "
                  "(queue 200), drain off and the POPs' pop_steps written out"),
+    # the acked offset 1 is flushed, the topic deleted and re-created, its first message put,
+    # the broker restarted before the next flush: the reloaded offset 1 skips the new offset 0
+    FindingTrace("F10", "ALO-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False,
+                                faults=("delete_recreate", "restart")),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("ack", 0, 0), _a("advance", 5000), _a("flush"),
+                  _a("delete_recreate"), _a("produce", 0), _a("restart")),
+                 "shrunk from verify's v5.5 POP campaign seed 10 (250 steps; ALO-1 unexplained before F10), "
+                 "then on one queue with buffer merge off (F7 out of the way)"),
+    # retention's commit-log stage deletes the first file only; the drain's POP reads offset 0
+    # (commit-log position 0) as the next file's first message: m2 twice, then revived
+    FindingTrace("F11", "NSR-1", "pop", ScenarioConfig(queues=1, consumers=1, faults=("expire_commit_log",)),
+                 (_a("produce", 0), _a("produce", 0), _a("expire_commit_log", 2)),
+                 "spec/broker.md \"Position 0 reads another message\"; tests/findings/test_new_findings.py"),
+    # an orderly POP of m1, the topic deleted and re-created 10 ms later, m2 put at the new offset
+    # 0, then the ack of m1's handle commits offset 1 into the new queue: m2 is skipped
+    FindingTrace("F12", "ALO-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, pop_orderly=True, enable_pop_buffer_merge=False,
+                                faults=("delete_recreate",)),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("advance", 10), _a("delete_recreate"), _a("produce", 0),
+                  _a("ack", 0, 0)),
+                 "shrunk from `popverify fuzz --profile v5.5 --runs 150 --steps 250` seed 30 (ALO-1/unexplained, "
+                 "5 steps), on one queue"),
+    # push: two messages pulled, the listener of the first sets its body to 1 byte; removeMessage
+    # subtracts 1 instead of 16 while the second is still held (v5.5 resets only at msgCount 0)
+    FindingTrace("F13", "PQ-2", "push",
+                 ScenarioConfig(queues=1, consumers=1, max_msg_nums=4, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold",
+                                         "consume", "persist", "consumer_timer", "advance", "consume_begin",
+                                         "consume_end")),
+                 (_a("produce", 0), _a("produce", 0), _a("advance", 932), _a("pull", 0), _a("deliver", 0, 4),
+                  _a("consume_begin", 0), _a("consume_end", 0, 0, False, 1)),
+                 "shrunk from `simulate --mode push --profile v5.0 --seed 2 --steps 300 --opt-in "
+                 "consume_begin,consume_end` (PQ-2/F13), then a second message so that v5.5's reset at msgCount 0 "
+                 "does not hide it"),
+    # an orderly group; one raw (non-orderly) POP takes the message with a CK, its consumer
+    # crashes, revive puts it into %RETRY%: the orderly POPs of the drain never read that topic
+    FindingTrace("F14", "ALO-2", "pop",
+                 ScenarioConfig(queues=1, consumers=1, pop_orderly=True, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                         "consumer_crash", "pop_request")),
+                 (_a("produce", 0), _a("pop_request", 0, 0, 1, 10_000), _a("pop_step", 0), _a("pop_step", 0),
+                  _a("consumer_crash", 0)),
+                 "the domain draw's v5.0 seed 47 (ALO-2/unexplained: a raw POP, batch ack refused on 5.0.0), "
+                 "by hand with a crash instead of the refused batch ack"),
+    # 5.0.0's changeInvisibleTime takes offset == maxOffset (the request domain's offset_at_max
+    # kind): a CK for the next message, stored later, acked cleanly, then revived
+    FindingTrace("F15", "CKM-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, invisible_time=25_000, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                         "consumer_crash", "change_invisible_request")),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("change_invisible_request", 0, 0, 6, 43_679), _a("produce", 0)),
+                 "the domain draw's v5.0 seed 15 (CKM-1/unexplained, 5 steps), on one queue"),
 )}
 
 
@@ -138,6 +191,12 @@ JAVA_LINES: dict[str, str] = {
     "F8": "PopReviveService 5.5.0 #reviveRetry:145-149 returns false on a failed put; #reviveMsgFromCk's whenComplete:584-590 calls rePutCK, whose messageStore.putMessage (:634) result is ignored, then :595-603 commits the revive offset past the CK. 5.0.0 #reviveRetry:115-117 throws; the round is not committed (run:466) and is read again",
     "F9": "5.0.0 store/pop/PopCheckPoint:35 `private byte queueId`; PopMessageProcessor#appendCheckPoint:681, PopBufferMergeService#addCkMock:422 and ChangeInvisibleTimeProcessor#appendCheckPoint:179 `ck.setQueueId((byte) queueId)`; the int AckMsg.queueId never matches the CK's merge key (PopBufferMergeService#addAk:479, PopReviveService#consumeReviveMessage:322/333) and #commitOffset:352-362 commits nextBeginOffset to the CK's queue id; PopReviveService#reviveMsgFromCk:406 reads that queue. 5.5.0: int (PopCheckPoint, PopMessageProcessor:970)",
     "F7": "AdminBrokerProcessor#deleteTopic (5.0.0) / #deleteTopicInBroker (5.5.0) never touch PopBufferMergeService's commit-offset queues; PopMessageProcessor#getPopOffset starts at their stale nextBeginOffset",
+    "F10": "AdminBrokerProcessor#deleteTopic 5.0.0:501 / #deleteTopicInBroker 5.5.0:822 call ConsumerOffsetManager#cleanOffsetByTopic (5.0.0:73-86, 5.5.0:88-104), which removes the offsets in memory and persists nothing; the file is written by the scheduled persist (BrokerController 5.0.0:565, 5.5.0:696; flushConsumerOffsetInterval 5 s) and by BrokerController#shutdown, so a crash in between reloads them (spec/findings/F10.md)",
+    "F11": "CommitLog#getMessage (5.0.0:1186, 5.5.0:1411) calls MappedFileQueue#findMappedFileByOffset(offset, offset == 0) (5.0.0:570, 5.5.0:728 returnFirstOnNotFound) and reads at offset % mappedFileSize: position 0 reads the oldest remaining file's first message until the consume-queue stage corrects the min offset (5.0.0 DefaultMessageStore#cleanFilesPeriodically:1615-1618, right after the commit-log stage; 5.5.0 ConsumeQueueStore#cleanQueueFilesPeriodically:82-85 on its own schedule) (spec/findings/F11.md)",
+    "F12": "AckMessageProcessor 5.0.0 processRequest:148-185 / 5.5.0 #ackOrderly:404-430 commit commitAndNext's answer after checking only ackOffset >= the committed offset (-1 once the topic's offsets are gone); ConsumerOrderInfoManager#commitAndNext 5.0.0:135-146 / QueueLevelConsumerManager#commitAndNext 5.5.0:211-222 answer offset + 1 without order info (and the deleted topic's order info is never removed: AdminBrokerProcessor#deleteTopic / #deleteTopicInBroker) (spec/findings/F12.md)",
+    "F13": "rocketmq-client ProcessQueue#removeMessage 5.0.0:202-205 / 5.5.0:198-204 and #commit subtract msg.getBody().length of the message as the listener left it (the same object putMessage counted, 5.0.0:144 / 5.5.0:140); 5.5.0 resets msgSize only when msgCount reaches 0 (:207-208); DefaultMQPushConsumerImpl#pullMessage's size flow control reads msgSize. Push lockstep runs the broker only: confirmed on the client jars by the conformance harness's ProcessQueue op (tests/findings/test_new_findings.py)",
+    "F14": "PopMessageProcessor 5.0.0 processRequest:353-355 (`needRetry && !requestHeader.isOrder()`) and :381 (the fallback `&& !requestHeader.isOrder()`); 5.5.0 :517-527 and :550: an orderly POP never reads %RETRY%group_topic, where PopReviveService puts what a non-orderly POP's CK revives (spec/findings/F14.md)",
+    "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 
 

@@ -56,6 +56,40 @@ EXPLANATIONS: dict[str, str] = {
           "matches the AckMsg's int queueId, so acks do not finish it, and PopBufferMergeService commits its "
           "nextBeginOffset to the other queue, so the queue's own offset never moves and its messages are popped "
           "again after a clean ack (spec/findings/F9.md).",
+    "F10": "AdminBrokerProcessor's topic deletion calls ConsumerOffsetManager#cleanOffsetByTopic, which removes the "
+           "topic's committed offsets in memory only; the offsets file keeps them until the next scheduled persist "
+           "(flushConsumerOffsetInterval, 5 s). A broker that crashes in between reloads them: the re-created "
+           "topic's queues start at the old offsets and its first messages are skipped (spec/findings/F10.md).",
+    "F11": "CommitLog#getMessage reads commit-log position 0 with findMappedFileByOffset(offset, returnFirstOnNotFound "
+           "= offset == 0): once retention deleted the first file and before the consume-queue stage moved the "
+           "queue's min offset, the store's first message's unit reads the oldest remaining file's first message. "
+           "A POP delivers that message twice, the client's handles both name the first offset (processPopResponse's "
+           "indexOf), and the CK's other offset is revived after a clean ack of both (spec/findings/F11.md).",
+    "F12": "AckMessageProcessor's orderly branch commits what ConsumerOrderInfoManager#commitAndNext answers once the "
+           "ack offset is not below the committed one; after deleteTopic the committed offset is gone (-1) and the "
+           "order info either is still the old topic's or answers offset + 1 when absent, so the ack of a handle "
+           "popped before the deletion commits into the re-created queue and its first messages are skipped "
+           "(spec/findings/F12.md).",
+    "F13": "rocketmq-client's ProcessQueue#removeMessage (and #commit) subtracts the body length of the message as "
+           "the listener left it, while putMessage counted the length it arrived with (the listener gets the very "
+           "object the ProcessQueue holds): a listener that changes a body's length makes msgSize drift, for good at "
+           "5.0.0, until the queue empties at 5.5.0; pullMessage's size flow control reads it (spec/findings/F13.md).",
+    "F14": "PopMessageProcessor reads the retry topic only for a non-orderly POP (`!requestHeader.isOrder()`, both "
+           "releases): a message revived from the CK of a non-orderly POP goes to %RETRY%group_topic, which the "
+           "group's orderly POPs never read, so it is never delivered again (spec/findings/F14.md).",
+    "F15": "5.0.0's ChangeInvisibleTimeProcessor refuses only offset > maxOffset: a changeInvisibleTime naming the "
+           "queue's max offset (no message there yet) writes a CK for it; the message stored there next is popped "
+           "and acked under its own CK, and the forged CK revives it after that clean ack (spec/findings/F15.md). "
+           "5.5.0 refuses offset >= maxOffset.",
+    "F16": "PopBufferMergeService#scanGarbage drops a topic@group@queue commit-offset queue whose last CK was popped "
+           "more than 5 minutes ago, even while it holds pops whose nextBeginOffset is not committed (a long "
+           "invisible time, no ack); getPopOffset then starts below them and the still-invisible messages are "
+           "popped again (spec/findings/F16.md; not yet confirmed on Java: the harness runs scanGarbage by scan "
+           "count).",
+    "F17": "PopReviveService#reviveMsgFromCk reads the CK's message with EscapeBridge#getMessage = getMessage(offset, "
+           "1).get(0) and never checks its queue offset: once retention removed that message's data (before the "
+           "consume-queue stage), the queue's next live message is revived in its place and delivered twice "
+           "(spec/findings/F17.md; reproduced on 5.5.0, the 5.0.0 replay is open).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -325,6 +325,19 @@ class ListenerCalled(Event):
 
 
 @attrs.frozen
+class ExpiredSentBack(Event):
+    """cleanExpiredMsg (ProcessQueue#cleanExpiredMsg) sent ``offsets`` of a queue back (delay
+    level 3) and removed them: the retry copies carry them from here on (OFF-3). Not traced, so
+    traces and engine digests keep their bytes."""
+
+    TYPE: ClassVar[str] = "expired_sent_back"
+    TRACED: ClassVar[bool] = False
+    topic: str
+    queue_id: int
+    offsets: list[int]
+
+
+@attrs.frozen
 class Consumed(Event):
     """One consume request: the listener's status applied to a batch (or a dropped queue)."""
 
@@ -413,6 +426,8 @@ def push_checker_subscriber(checker: PushChecker) -> Subscriber:
                 checker.on_orderly_consume(step, event.consumer, event.record, event.lock_holder)
         elif isinstance(event, PullSized):
             checker.on_pull_response_size(step, event.queue, event.delivered, event.max_msg_nums)
+        elif isinstance(event, ExpiredSentBack):
+            checker.on_sent_back(event.topic, event.queue_id, event.offsets)
         elif isinstance(event, Expired):
             checker.on_expire(event.topic, event.queue, event.below)
         elif isinstance(event, RetentionLost):

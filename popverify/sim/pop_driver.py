@@ -36,6 +36,7 @@ from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerC
                                   pop_checker_subscriber)
 from popverify.sim.retention import CLEAN_CONSUME_QUEUE, EXPIRE, EXPIRE_COMMIT_LOG
 from reference.broker.broker import Broker
+from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
 from reference.common import response_code as rc
@@ -81,6 +82,14 @@ class InFlight:
     offset: int
     extra_info: str
     deadline: int
+
+    @property
+    def request_offset(self) -> int:
+        """The offset an ack, batch ack or changeInvisibleTime names: the handle's queue offset
+        (ExtraInfoUtil.getQueueOffset in DefaultMQPushConsumerImpl#ackAsync and
+        #changePopInvisibleTimeAsync, MQClientAPIImpl#batchAckMessageAsync), not the message's
+        stored one; they differ when a read returned another message (F11)."""
+        return get_queue_offset(split(self.extra_info))
 
 
 @attrs.define
@@ -228,7 +237,7 @@ class PopWorld:
 
     def ack(self, consumer: Consumer, held: InFlight) -> int:
         """One ACK_MESSAGE request for ``held``; the response code."""
-        code = self.broker.ack(GROUP, held.ack_topic, held.queue_id, held.offset, held.extra_info)
+        code = self.broker.ack(GROUP, held.ack_topic, held.queue_id, held.request_offset, held.extra_info)
         late = self.clock.now() >= held.deadline
         self.coverage.add(f"ack:{rc.NAMES.get(code, code)}:{'late' if late else 'intime'}")
         self.publish(Acked(consumer.name, held.uniq, held.ack_topic, held.queue_id, held.offset, code,
@@ -241,7 +250,7 @@ class PopWorld:
         if not consumer.held:
             return False
         held, consumer.held = consumer.held, []
-        entries = [AckEntry(h.ack_topic, h.queue_id, h.offset, h.extra_info) for h in held]
+        entries = [AckEntry(h.ack_topic, h.queue_id, h.request_offset, h.extra_info) for h in held]
         codes = self.broker.batch_ack(GROUP, entries)
         for h, code in zip(held, codes):
             self.publish(Acked(consumer.name, h.uniq, h.ack_topic, h.queue_id, h.offset, code, h.extra_info,
@@ -255,7 +264,7 @@ class PopWorld:
         if not consumer.held:
             return False
         held = consumer.held[self._pick(consumer, index)]
-        result = self.broker.change_invisible_time(GROUP, held.ack_topic, held.queue_id, held.offset,
+        result = self.broker.change_invisible_time(GROUP, held.ack_topic, held.queue_id, held.request_offset,
                                                    held.extra_info, invisible_time)
         new_deadline = result.pop_time + result.invisible_time
         old_deadline = held.deadline

@@ -25,7 +25,7 @@ from popverify.sim.actions import (MAX_BODY_ARG, PRODUCE, PRODUCE_SIZED, ActionS
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
-                                  ConsumerStarted, Event, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered,
+                                  ConsumerStarted, Event, ExpiredSentBack, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered,
                                   PullSent, PullSized, Rebalanced, ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
 from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
@@ -413,15 +413,22 @@ class PushWorld:
         live = self._live(c)
         if live is None:
             return False
-        consumer = live[1]
-        before = {mq: (pq, set(pq.msg_tree_map)) for mq, pq in consumer.process_queue_table.items()
-                  if mq.topic == TOPIC and not pq.dropped}
-        consumer.timer_step()
-        # cleanExpiredMsg sent back (and removed) what left a live ProcessQueue: handled.
-        for mq, (pq, offsets) in before.items():
-            if consumer.process_queue_table.get(mq) is pq and not pq.dropped:
-                self._handled[mq.queue_id].update(offsets - set(pq.msg_tree_map))
+        self._timer_step(live[1])
         return True
+
+    def _timer_step(self, consumer: DefaultMQPushConsumer) -> None:
+        """The consumer's timer step; what cleanExpiredMsg sent back (and removed) from a live
+        ProcessQueue is handled, for the driver's record and the checker (ExpiredSentBack)."""
+        before = {mq: (pq, set(pq.msg_tree_map)) for mq, pq in consumer.process_queue_table.items()
+                  if not pq.dropped}
+        consumer.timer_step()
+        for mq, (pq, offsets) in sorted(before.items(), key=lambda kv: kv[0].sort_key()):
+            if consumer.process_queue_table.get(mq) is pq and not pq.dropped:
+                gone = offsets - set(pq.msg_tree_map)
+                if gone and mq.topic == TOPIC:
+                    self._handled[mq.queue_id].update(gone)
+                if gone:
+                    self.publish(ExpiredSentBack(mq.topic, mq.queue_id, sorted(gone)))
 
     # -- time and faults ---------------------------------------------------------------------
     def advance(self, ms: int) -> bool:
@@ -505,7 +512,7 @@ class PushWorld:
                 break
             moved = True
             self._on_record(client, record, before, self._lock_holder(record.mq))
-        consumer.timer_step()
+        self._timer_step(consumer)
         consumer.persist_consumer_offset()
         return moved
 

@@ -102,6 +102,8 @@ def ack_orderly(broker: "BrokerContext", group: str, topic: str, queue_id: int, 
     """
     if offset < broker.offsets.query_offset(group, topic, queue_id):
         return rc.SUCCESS
+    if broker.is_stale_orderly_handle(topic, queue_id, pop_time):
+        return rc.SUCCESS  # F12's cause removed (switch off): a handle of the deleted topic commits nothing
     next_offset = broker.order_info.commit_and_next(topic, group, queue_id, offset, pop_time)
     if next_offset > -1:
         broker.offsets.commit_offset("ackOrderly", group, topic, queue_id, next_offset)

@@ -86,8 +86,13 @@ class Broker:
         self.revive_topic = build_cluster_revive_topic(cfg.cluster_name)
         # TopicConfigManager: topic → readQueueNums (= writeQueueNums in the model)
         self.topics: dict[str, int] = {self.revive_topic: cfg.revive_queue_num}
+        # not Java state, F12's counterfactual only: how often each topic was created, and (with
+        # F12's switch off) which incarnation each orderly POP read
+        self.topic_incarnation: dict[str, int] = {}
+        self._orderly_read_incarnation: dict[tuple[str, int, int], int] = {}
         self.groups: set[str] = set()
-        self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size)
+        self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size,
+                                  position_zero_reads_first_file=cfg.position_zero_reads_first_file)
         self.store.put_listeners.append(self._on_put)
         self.timer = TimerService(self.store, cfg.timer_precision_ms)
         self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now())
@@ -130,6 +135,8 @@ class Broker:
         """Create (or update) a topic with ``queue_nums`` read/write queues."""
         if queue_nums <= 0 or not topic:
             return rc.SYSTEM_ERROR
+        if topic not in self.topics:
+            self.topic_incarnation[topic] = self.topic_incarnation.get(topic, 0) + 1
         self.topics[topic] = queue_nums
         return rc.SUCCESS
 
@@ -149,13 +156,24 @@ class Broker:
         if topic == self.revive_topic:
             return rc.SYSTEM_ERROR
         self.topics.pop(topic, None)
-        self.offsets.remove_topic(topic)
+        self.offsets.remove_topic(topic, persisted_too=not self.config.delete_topic_offsets_unpersisted)  # F10
         self.store.delete_topic(topic)
         kept = [k for k in self.buffer_merge.commit_offsets if k.startswith(topic + "@")]
         if kept and not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
             for lock_key in kept:
                 self.buffer_merge.clear_offset_queue(lock_key)
         return rc.SUCCESS
+
+    def note_orderly_read(self, topic: str, queue_id: int, pop_time: int) -> None:
+        """F12's counterfactual (switch off only): remember the incarnation an orderly POP read."""
+        if not self.config.orderly_ack_commits_across_incarnations:
+            self._orderly_read_incarnation[(topic, queue_id, pop_time)] = self.topic_incarnation.get(topic, 0)
+
+    def is_stale_orderly_handle(self, topic: str, queue_id: int, pop_time: int) -> bool:
+        """Whether the orderly POP of ``pop_time`` on that queue read an earlier incarnation of
+        the topic (False when unknown: the switch was on, or the POP read nothing)."""
+        read = self._orderly_read_incarnation.get((topic, queue_id, pop_time))
+        return read is not None and read != self.topic_incarnation.get(topic, 0)
 
     def start_queue_at(self, topic: str, queue_id: int, offset: int) -> None:
         """The queue of an existing topic begins at ``offset`` (MessageStore#start_queue_at)."""

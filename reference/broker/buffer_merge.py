@@ -301,6 +301,8 @@ class PopBufferMergeService:
                 continue
             topic, cid = parts[0], parts[1]
             stale = now - self.commit_offset_times.get(key, now) > GARBAGE_UNUSED_MS
+            if stale and self.commit_offsets[key] and not self._cfg.buffer_garbage_drops_pending_pops:
+                stale = False  # F16's cause removed: an idle queue with uncommitted pops is kept
             if not self._topic_exists(topic) or not self._group_exists(cid) or stale:
                 del self.commit_offsets[key]
                 self.commit_offset_times.pop(key, None)

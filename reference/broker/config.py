@@ -92,6 +92,40 @@ class BrokerConfig:
     # a deleted topic's queues survives and getPopOffset of the re-created queue starts at its
     # stale nextBeginOffset; False drops those queues with the topic.
     delete_topic_keeps_buffer_offsets: bool = True
+    # mechanism switch for F10: ConsumerOffsetManager#cleanOffsetByTopic (5.0.0:73-86, 5.5.0:88-104)
+    # removes a deleted topic's offsets in memory only; the file keeps them until the next
+    # scheduled persist (BrokerController, flushConsumerOffsetInterval), so a broker that
+    # crashes before it reloads them into the re-created topic. False persists the removal.
+    delete_topic_offsets_unpersisted: bool = True
+    # mechanism switch for F11: CommitLog#getMessage reads commit-log position 0 with
+    # findMappedFileByOffset(offset, returnFirstOnNotFound = offset == 0) (5.0.0 CommitLog:
+    # getMessage, MappedFileQueue#findMappedFileByOffset; same at 5.5.0): once the first file is
+    # deleted, the store's first message's unit reads the oldest remaining file's first
+    # message (spec/broker.md "Position 0 reads another message"). False reads nothing there.
+    position_zero_reads_first_file: bool = True
+    # mechanism switch for F12: AckMessageProcessor's orderly branch (5.0.0 processRequest:148-185,
+    # 5.5.0 #ackOrderly) commits what commitAndNext answers, and commitAndNext answers offset + 1
+    # for a queue without order info (ConsumerOrderInfoManager 5.0.0:139-146, QueueLevelConsumerManager
+    # 5.5.0:215-222): an orderly ack of a handle popped from a deleted topic commits into the
+    # re-created queue. False: an orderly ack of a POP that read an earlier incarnation of the
+    # topic commits nothing (the model's record of incarnations; Java has no such check).
+    orderly_ack_commits_across_incarnations: bool = True
+    # mechanism switch for F14: PopMessageProcessor never reads the retry topic for an orderly POP
+    # (`needRetry && !requestHeader.isOrder()` and the fallback's `!requestHeader.isOrder()`:
+    # 5.0.0 processRequest:355/381, 5.5.0:527/550), so a message revived from a non-orderly POP
+    # of a group whose consumers pop orderly stays in %RETRY% for good. False: an orderly POP
+    # falls back to the retry topic as a non-orderly one does (read orderly).
+    orderly_pop_skips_retry: bool = True
+    # mechanism switch for F16: PopBufferMergeService#scanGarbage (5.0.0:181-212, 5.5.0:188-218)
+    # drops a commit-offset queue unused for 5 minutes even while it holds pops whose
+    # nextBeginOffset is not committed (a CK with a long invisible time, not acked); the next
+    # getPopOffset starts below them and re-delivers invisible messages. False keeps such a queue.
+    buffer_garbage_drops_pending_pops: bool = True
+    # mechanism switch for F17: PopReviveService#reviveMsgFromCk reads a CK's message with
+    # EscapeBridge#getMessage (5.0.0:259-272; 5.5.0 #getMessageAsync:305-324) = getMessage(offset,
+    # 1).get(0), never checking its queue offset: once retention removed that message, the queue's
+    # next live message is revived in its place (a duplicate). False revives nothing then.
+    revive_takes_next_message: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

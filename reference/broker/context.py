@@ -47,6 +47,14 @@ class BrokerContext(Protocol):
     acks_received: list[AckMsg]            # the model's record of every ack written (checkers)
     order_info: ConsumerOrderInfoManager   # ConsumerOrderInfoManager (5.0.0) / QueueLevelConsumerManager (5.5.0)
 
+    def note_orderly_read(self, topic: str, queue_id: int, pop_time: int) -> None:
+        """The model's record of the topic incarnation an orderly POP read (F12's switch only)."""
+        ...
+
+    def is_stale_orderly_handle(self, topic: str, queue_id: int, pop_time: int) -> bool:
+        """Whether an orderly POP of that popTime read an earlier incarnation of the topic."""
+        ...
+
     def next_ck_message_number(self) -> int:
         """PopMessageProcessor#ckMessageNumber.getAndIncrement()."""
         ...

@@ -30,14 +30,18 @@ class ConsumerOffsetManager:
             return -1
         return queues.get(queue_id, -1)
 
-    def remove_topic(self, topic: str) -> None:
+    def remove_topic(self, topic: str, persisted_too: bool = False) -> None:
         """cleanOffsetByTopic: drop every group's offsets of ``topic``. Java splits the
         ``topic@group`` key on '@' and removes it only when that gives exactly two parts, so a
-        group name containing '@' keeps its offsets (kept as Java does it)."""
-        for key in [k for k in self._table if topic in k]:
-            parts = key.split("@")
-            if len(parts) == 2 and parts[0] == topic:
-                del self._table[key]
+        group name containing '@' keeps its offsets (kept as Java does it). Java removes them
+        in memory only (finding F10); ``persisted_too`` also drops them from the snapshot a
+        restart reloads (F10's cause removed)."""
+        tables = (self._table, self._persisted) if persisted_too else (self._table,)
+        for table in tables:
+            for key in [k for k in table if topic in k]:
+                parts = key.split("@")
+                if len(parts) == 2 and parts[0] == topic:
+                    del table[key]
 
     def persist(self, now: int) -> None:
         """Write the snapshot a restart reloads."""

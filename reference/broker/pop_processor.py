@@ -178,7 +178,9 @@ class PopOperation:
         else:
             visit(False, req.queue_id)
             yield
-        if not need_retry and len(messages) < req.max_msg_nums and not req.order:
+        # F14's switch off (counterfactual): an orderly POP reads the retry topic too
+        skips_retry = req.order and cfg.orderly_pop_skips_retry
+        if not need_retry and len(messages) < req.max_msg_nums and not skips_retry:
             retry_queues = b.topics.get(retry_topic)
             if retry_queues is not None:
                 for i in range(retry_queues):
@@ -277,6 +279,7 @@ class PopOperation:
         """popMsgFromQueue's ``isOrder`` branch: update the order info, commit the batch's start
         offset (so the next pop starts there again), no CK; the handles name reviveQid 999."""
         b, req = self.broker, self.request
+        b.note_orderly_read(topic, queue_id, pop_time)  # F12's counterfactual (nothing with the switch on)
         try:
             counts = b.order_info.update(req.attempt_id, is_retry, topic, req.group, queue_id, pop_time,
                                          req.invisible_time, list(r.message_queue_offsets))

@@ -227,7 +227,8 @@ class PopReviveService:
             # list.get(0) -- the first message read at or after msg_offset: when retention
             # removed this one's data but not yet its unit, that is the queue's next message,
             # which gets revived in its place (spec/broker.md "Retention").
-            msg = self._store.first_message_from(point.topic or "", point.queue_id, msg_offset)
+            msg = self._store.first_message_from(point.topic or "", point.queue_id, msg_offset,
+                                                 exact=not self._cfg.revive_takes_next_message)  # F17
             if msg is None:
                 continue
             # v5.0 "skip ck from last epoch": a message stored after popTime is taken as a

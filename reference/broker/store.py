@@ -129,8 +129,12 @@ class MessageStore:
     """
 
     def __init__(self, clock_now: Callable[[], int], slave: bool = False, offset_check_in_slave: bool = False,
-                 max_pull_msg_size: int = 128 * 1024 * 1024, cq_file_units: int = CQ_FILE_UNITS) -> None:
+                 max_pull_msg_size: int = 128 * 1024 * 1024, cq_file_units: int = CQ_FILE_UNITS,
+                 position_zero_reads_first_file: bool = True) -> None:
         self._now = clock_now
+        # F11's mechanism (BrokerConfig.position_zero_reads_first_file): False reads position 0
+        # as any other position once its file is gone (nothing there)
+        self._position_zero_quirk = position_zero_reads_first_file
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._slave = slave
         self._offset_check_in_slave = offset_check_in_slave
@@ -177,7 +181,7 @@ class MessageStore:
         self._file_of[msg.commit_log_offset] = self._write()
         self._seq_of[msg.commit_log_offset] = self._write_seq - 1
         if not self._wrote:
-            self._phy0 = msg
+            self._phy0 = msg if self._position_zero_quirk else None
             self._wrote = True
         cq.units.append(msg)
         for listener in self.put_listeners:
@@ -400,11 +404,12 @@ class MessageStore:
         msg = cq.units[offset - cq.base]
         return None if self.is_removed(msg) else msg
 
-    def first_message_from(self, topic: str, queue_id: int, offset: int) -> MessageExt | None:
+    def first_message_from(self, topic: str, queue_id: int, offset: int, exact: bool = False) -> MessageExt | None:
         """EscapeBridge#getMessage: getMessage(offset, maxMsgNums = 1) and its first message (the
-        stored record, not a copy), or None when the read finds none."""
+        stored record, not a copy), or None when the read finds none. ``exact`` (F17's cause
+        removed): None unless that message is the unit at ``offset`` itself."""
         r = self.get_message("", topic, queue_id, offset, 1)
-        if not r.messages:
+        if not r.messages or (exact and r.queue_offsets[0] != offset):
             return None
         unit = self.unit_at(topic, queue_id, r.queue_offsets[0])
         assert unit is not None, "a unit just read"

@@ -67,6 +67,11 @@ class ClientConfig:
     # finds nothing starts at its max offset (CONSUME_FROM_LAST_OFFSET, as Java); False starts
     # it at the store's first offset, i.e. treats a never-flushed group as not new.
     unflushed_queue_starts_at_max_offset: bool = True
+    # mechanism switch for F13: ProcessQueue#removeMessage (5.0.0:202-205, 5.5.0:198-204) and
+    # #commit subtract the body length of the message as it is now; a listener that set a body
+    # of another length (the ProcessQueue holds the same object) makes msgSize drift, which
+    # pullMessage's size flow control reads. False subtracts the length counted at put.
+    pq_size_counts_current_body: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "ClientConfig":

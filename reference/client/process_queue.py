@@ -40,8 +40,12 @@ class NoSuchElement(Exception):
 class ProcessQueue:
     """One message queue's process queue."""
 
-    def __init__(self, now: Callable[[], int], reset_size_when_empty: bool = False) -> None:
+    def __init__(self, now: Callable[[], int], reset_size_when_empty: bool = False,
+                 size_counted_at_put: bool = False) -> None:
         self._now = now
+        # F13's cause removed (ClientConfig.pq_size_counts_current_body False): remember each
+        # message's body length at put and subtract that, whatever the listener did to the body
+        self._put_size: dict[int, int] | None = {} if size_counted_at_put else None
         # v5.5 (5.1+): msgSize is reset to 0 whenever msgCount reaches 0 in removeMessage
         # or commit, which repairs the drift the re-put oddity causes (ClientConfig switch).
         self._reset_size_when_empty = reset_size_when_empty
@@ -50,6 +54,8 @@ class ProcessQueue:
         self.msg_count = 0
         self.msg_size = 0
         self.queue_offset_max = 0
+        if self._put_size is not None:
+            self._put_size.clear()
         self.dropped = False
         self.locked = False
         self.consuming = False
@@ -80,6 +86,8 @@ class ProcessQueue:
                 valid += 1
                 self.queue_offset_max = msg.queue_offset
                 self.msg_size += len(msg.body)
+                if self._put_size is not None:
+                    self._put_size[msg.queue_offset] = len(msg.body)
         self.msg_count += valid
         dispatch = False
         if self.msg_tree_map and not self.consuming:
@@ -111,13 +119,20 @@ class ProcessQueue:
         for msg in msgs:
             if self.msg_tree_map.pop(msg.queue_offset, None) is not None:
                 removed -= 1
-                self.msg_size -= len(msg.body)
+                self.msg_size -= self._size(msg)
         self.msg_count += removed
         if self._reset_size_when_empty and self.msg_count == 0:
             self.msg_size = 0
         if self.msg_tree_map:
             result = min(self.msg_tree_map)
         return result
+
+    def _size(self, msg: PulledMessage) -> int:
+        """What removeMessage / commit subtract: the body's current length (Java: F13), or with
+        F13's cause removed the length counted at put."""
+        if self._put_size is None:
+            return len(msg.body)
+        return self._put_size.pop(msg.queue_offset, len(msg.body))
 
     def rollback(self) -> None:
         """rollback: the orderly batch goes back to the tree map."""
@@ -133,7 +148,7 @@ class ProcessQueue:
         if self._reset_size_when_empty and self.msg_count == 0:
             self.msg_size = 0
         else:
-            self.msg_size -= sum(len(m.body) for m in self.consuming_msg_orderly_tree_map.values())
+            self.msg_size -= sum(self._size(m) for m in self.consuming_msg_orderly_tree_map.values())
         self.consuming_msg_orderly_tree_map.clear()
         return offset + 1
 

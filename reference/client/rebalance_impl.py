@@ -147,7 +147,8 @@ class RebalancePushImpl:
             if self.consume_orderly and not self.lock(mq):
                 continue  # Java: allMQLocked = false → rebalanceLater(500)
             self.offset_store.remove_offset(mq)            # removeDirtyOffset
-            pq = ProcessQueue(self._now, self.config.pq_reset_size_when_empty)
+            pq = ProcessQueue(self._now, self.config.pq_reset_size_when_empty,
+                              size_counted_at_put=not self.config.pq_size_counts_current_body)
             pq.locked = True                               # createProcessQueue(topic) then setLocked(true)
             try:
                 next_offset = self.compute_pull_from_where(mq)

@@ -1,0 +1,180 @@
+"""Findings F10-F17 (registered by the triage of verify's and the domain draw's unexplained
+signatures) and the two model fixes found on the way: each finding's minimal schedule violates
+its property on both profiles with its own signature, its switch off clears it, and the Java
+side agrees (lockstep for the broker findings, the conformance harness's ProcessQueue for F13)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import attrs
+import pytest
+
+from popverify.findings.attribution import Signature, attribute, removed
+from popverify.findings.finding_traces import FINDING_TRACES, SEED
+from popverify.fuzz.rows import run_row
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the Java harnesses need a JDK and Maven")
+PROFILES = ("v5.0", "v5.5")
+
+
+def _run(fid: str, profile: str):  # type: ignore[no-untyped-def]
+    ft = FINDING_TRACES[fid]
+    return run_scenario(profile, SEED, 0, mode=ft.mode, config=ft.config, schedule=ft.schedule)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("fid, signatures", [
+    ("F10", {"ALO-1/F10"}),
+    ("F11", {"CKM-1/F11", "INV-1/F11", "NSR-1/F11", "RED-1/F11"}),
+    ("F12", {"ALO-1/F12"}),
+    ("F13", {"PQ-2/F13"}),
+    ("F14", {"ALO-2/F14"}),
+])
+def test_each_new_finding_has_its_own_signature_and_its_switch_clears_it(fid: str, signatures: set[str],
+                                                                          profile: str) -> None:
+    result = _run(fid, profile)
+    assert {s.key for s in attribute(result)} == signatures
+    with removed([fid]):
+        assert _run(fid, profile).violations == ()
+
+
+def test_f15_is_50s_alone() -> None:
+    """5.0.0's changeInvisibleTime admits offset == maxOffset: CKM-1/NSR-1/RED-1 on v5.0, whose
+    release switch is F15's (False is the defect); v5.5 refuses the request and holds."""
+    result = _run("F15", "v5.0")
+    assert {s.key for s in attribute(result)} == {"CKM-1/F15", "NSR-1/F15", "RED-1/F15"}
+    with removed(["F15"]):
+        assert _run("F15", "v5.0").violations == ()
+    assert _run("F15", "v5.5").violations == ()
+
+
+F16_CONFIG = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=True, faults=(),
+                            actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                     "consumer_crash", "pop_request"))
+F16_SCHEDULE = [Action.from_json(a) for a in (["produce", 0], ["pop_request", 0, 0, 1, 2_147_483_647], ["pop_step", 0],
+                                               ["pop_step", 0], ["consumer_crash", 0])]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_f16_the_garbage_scan_drops_pending_pops(profile: str) -> None:
+    """The domain draw's v5.0 seed 20 shape: a POP with invisibleTime Integer.MAX_VALUE, no ack;
+    5 minutes later scanGarbage drops the idle commit-offset queue and the drain pops the
+    message again long before its invisible time ends (model only: see spec/findings/F16.md)."""
+    result = run_scenario(profile, SEED, 0, mode="pop", config=F16_CONFIG, schedule=F16_SCHEDULE)
+    assert {s.key for s in attribute(result)} == {"INV-1/F16", "RED-1/F16"}
+    with removed(["F16"]):
+        assert run_scenario(profile, SEED, 0, mode="pop", config=F16_CONFIG, schedule=F16_SCHEDULE).violations == ()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_f17_revive_takes_the_next_message(profile: str) -> None:
+    """The candidate trace (spec/findings/candidates/F17-*.itf.json): m1's file deleted before its
+    CK is revived; the revive re-sends m2 in its place (INV-1, RED-1), F17 alone."""
+    from pathlib import Path
+    from popverify.sim.scenario import run_spec
+    from popverify.trace.itf import read_trace
+
+    release = "5.0.0" if profile == "v5.0" else "5.5.0"
+    spec = run_spec(read_trace(Path(__file__).parents[2] / "spec" / "findings" / "candidates" / f"F17-{release}.itf.json"))
+    result = run_scenario(profile, spec["seed"], 0, mode="pop", config=spec["config"], schedule=spec["schedule"])
+    assert {s.key for s in attribute(result)} == {"INV-1/F17", "RED-1/F17"}
+
+
+def test_verify_v55_seed_10_is_f10_alone() -> None:
+    """verify's campaign run (swarm config of seed 10, 250 steps): ALO-1 was unexplained; F10
+    explains all of it (not 5.5.0's recovery re-dispatch: v5.0 shows the same minimal schedule)."""
+    row = run_row("v5.5", "pop", 10, 250, None, 0)
+    assert json.loads(row["signatures"]) == ["ALO-1/F10"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_f12_tells_incarnations_apart_within_one_millisecond(profile: str) -> None:
+    """F12's counterfactual records which incarnation an orderly POP read, not times: with the
+    POP, two re-creations and the puts all in one millisecond (the shape of the domain draw's
+    v5.5 seed 16), the ack of the second incarnation's message is still F12."""
+    config = attrs.evolve(FINDING_TRACES["F12"].config, consumers=2)
+    schedule = [Action.from_json(a) for a in (["pop", 0, -1, False], ["pop", 1, -1, False], ["delete_recreate"],
+                                              ["produce", 0], ["pop_step", 1], ["delete_recreate"], ["produce", 0])]
+    result = run_scenario(profile, 16, 0, mode="pop", config=config, schedule=schedule)
+    assert [s.key for s in attribute(result)] == ["ALO-1/F12"]
+
+
+def test_acks_name_the_handles_offset_as_java_clients_do() -> None:
+    """F11's POP answers m2 for offsets 0 and 1; both handles say offset 0 (processPopResponse's
+    indexOf) and the acks name it (DefaultMQPushConsumerImpl#ackAsync: getQueueOffset of the
+    handle), so the CK's offset 1 is the one revived -- the model used to ack the stored offset 1
+    and revive offset 0."""
+    result = _run("F11", "v5.0")
+    revived = [v for v in result.violations if v.property_id == "CKM-1"]
+    assert revived and "offset 1" in revived[0].message
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_clean_expired_msg_send_back_is_not_an_off3_violation(profile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Push seed 20 of the domain draw (consume_begin, no consume_end): a listener runs for an
+    hour, cleanExpiredMsg sends its message back and removes it, the next message is consumed
+    and the offset passes it. The retry copy carries it: no OFF-3 (the checker used to miss
+    cleanExpiredMsg's send-backs), and the message is still delivered (ALO-3 holds)."""
+    config = ScenarioConfig(queues=3, consumers=2, max_msg_nums=4, consume_fail_percent=2,
+                            actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold", "consume",
+                                     "persist", "consumer_timer", "advance", "produce_sized", "consume_begin"),
+                            faults=())
+    schedule = [Action.from_json(a) for a in (["produce", 0], ["produce_sized", 0, 48465, 0], ["advance", 1509],
+                                              ["pull", 0], ["deliver", 0, 0], ["consume_begin", 0],
+                                              ["advance", 3_600_000], ["consumer_timer", 0], ["consume", 0, False])]
+    assert run_scenario(profile, 20, 0, mode="push", config=config, schedule=schedule).violations == ()
+    # the checker told nothing of cleanExpiredMsg's send-back: OFF-3, as before the fix
+    from popverify.checker.push import PushChecker
+    monkeypatch.setattr(PushChecker, "on_sent_back", lambda self, topic, queue_id, offsets: None)
+    again = run_scenario(profile, 20, 0, mode="push", config=config, schedule=schedule)
+    assert [v.property_id for v in again.violations] == ["OFF-3"]
+
+
+# -- on RocketMQ's own classes ------------------------------------------------------------------
+
+@needs_jdk
+@pytest.mark.slow
+def test_f13_process_queue_drift_on_both_client_jars() -> None:
+    """The real ProcessQueue (rocketmq-client 5.0.0 and 5.5.0, conformance harness `pq` op):
+    put two 5-byte messages, remove the first with its body now 1 byte, then the second. msgSize
+    is 9 while one 5-byte message is held; 4 for good on 5.0.0, reset to 0 on 5.5.0 -- the
+    model's figures."""
+    from popverify.conformance.harness import Harness
+    from reference.client.config import ClientConfig
+    from reference.client.process_queue import ProcessQueue, PulledMessage
+
+    ops = [{"k": "put", "msgs": [[0, 5, None], [1, 5, None]]}, {"k": "remove", "msgs": [[0, 1, None]]},
+           {"k": "remove", "msgs": [[1, 5, None]]}]
+    expected = {"5.0.0": [(2, 10), (1, 9), (0, 4)], "5.5.0": [(2, 10), (1, 9), (0, 0)]}
+    for version, profile in (("5.0.0", "v5.0"), ("5.5.0", "v5.5")):
+        with Harness(version) as h:
+            status, java = h.call({"op": "pq", "ops": ops})
+        assert status == "ok" and [(o["count"], o["size"]) for o in java] == expected[version]
+        pq = ProcessQueue(lambda: 0, ClientConfig.for_profile(profile).pq_reset_size_when_empty)
+        model = []
+        for op in ops:
+            msgs = [PulledMessage(o, b"\0" * size, {}) for o, size, _ in op["msgs"]]
+            (pq.put_message if op["k"] == "put" else pq.remove_message)(msgs)
+            model.append((pq.msg_count, pq.msg_size))
+        assert model == expected[version]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_f11_agrees_in_lockstep_with_the_handle_offset_acks() -> None:
+    """F11 on both releases' brokers (the others' verdicts are checked in: spec/findings/
+    verdicts.json, test_confirmation.py): step by step agreement includes the revived CK offset,
+    which the acks' handle offsets decide, and Java's own history violates NSR-1."""
+    from popverify.findings.confirmation import Confirmer
+    from popverify.findings.finding_traces import trace_path
+    from popverify.sim.scenario import run_spec
+    from popverify.trace.itf import read_trace
+
+    with Confirmer(None) as confirmer:
+        for release in ("5.0.0", "5.5.0"):
+            c = confirmer.confirm(run_spec(read_trace(trace_path("F11", release))), "NSR-1")
+            assert c.status == "reproduced", (release, c.text)
