@@ -71,9 +71,10 @@ def test_each_switch_removes_exactly_its_finding(profile: str, mode: str, seed: 
 def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     """run_row attributes with ``consulted``: the findings whose switches the run never read
     are not re-run (their removal gives this same run). The signatures are those of the full
-    attribution -- explained, several at once, and unexplained (the joint search skipped too)."""
+    attribution -- explained, several at once, and jointly explained (the joint search skipped too;
+    v5.5 seed 15 was four unexplained signatures until F11 and F17 were registered)."""
     cases = [("v5.0", 1, ("ALO-1/F1", "ALO-2/F3")), ("v5.0", 14, ("ALO-2/F3",)),
-             ("v5.5", 15, ("CKM-1/unexplained", "INV-1/unexplained", "NSR-1/unexplained", "RED-1/unexplained"))]
+             ("v5.5", 15, ("CKM-1/F17", "INV-1/F11", "NSR-1/F17", "RED-1/F11&F17"))]
     for profile, seed, keys in cases:
         config = swarm_config(seed)
         with consulted() as read:
@@ -83,7 +84,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
         full = attribute(result)
         assert tuple(s.key for s in full) == keys
         assert attribute(result, consulted=read) == full
-        assert set(read) < set(present(profile, "pop")), read  # some re-runs were skipped
+        assert set(read) & set(present(profile, "pop")) < set(present(profile, "pop")), read  # some were skipped
         if seed == 1:
             # the comparison can fail: with its reads unnoted, the run loses its explanations
             assert attribute(result, consulted=()) != full

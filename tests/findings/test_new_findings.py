@@ -5,7 +5,6 @@ side agrees (lockstep for the broker findings, the conformance harness's Process
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import attrs
@@ -13,7 +12,6 @@ import pytest
 
 from popverify.findings.attribution import Signature, attribute, removed
 from popverify.findings.finding_traces import FINDING_TRACES, SEED
-from popverify.fuzz.rows import run_row
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -85,10 +83,15 @@ def test_f17_revive_takes_the_next_message(profile: str) -> None:
 
 
 def test_verify_v55_seed_10_is_f10_alone() -> None:
-    """verify's campaign run (swarm config of seed 10, 250 steps): ALO-1 was unexplained; F10
-    explains all of it (not 5.5.0's recovery re-dispatch: v5.0 shows the same minimal schedule)."""
-    row = run_row("v5.5", "pop", 10, 250, None, 0)
-    assert json.loads(row["signatures"]) == ["ALO-1/F10"]
+    """verify's campaign run of seed 10 (250 steps) before the input domain was drawn by default
+    (its swarm configuration without draw_domain): ALO-1 was unexplained; F10 explains all of it
+    (not 5.5.0's recovery re-dispatch: v5.0 shows the same minimal schedule)."""
+    from reference.common.javalang import JavaRandom
+
+    config = ScenarioConfig.draw(JavaRandom(10 ^ 0x5F3759DF), mode="pop")  # rows.swarm_config's first part
+    assert {"restart", "delete_recreate"} <= set(config.faults)
+    result = run_scenario("v5.5", 10, 250, config=config)
+    assert [s.key for s in attribute(result)] == ["ALO-1/F10"]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
