@@ -32,7 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
-from popverify.sim.events import PopAnswered
+from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.extra_info import get_queue_offset, split
@@ -361,8 +361,8 @@ class _Pending:
     action: Action
     request: dict[str, Any]
     segments: list[tuple[int, list[_Deferred]]] = attrs.Factory(lambda: [(0, [])])
-    # the model state when the POP's response reached its consumer (a time step that settles
-    # the POP answers it before the time passes: PopWorld#_settle_requests)
+    # the model state when the POP's response reached its consumer or it parked (a time step
+    # that settles the POP runs it before the time passes: PopWorld#_settle_requests)
     answered: tuple[int, dict[str, Any]] | None = None  # (model time, model state)
     woken: int | None = None  # a woken long-polling POP's re-run: Java's request opaque
 
@@ -417,7 +417,7 @@ class Lockstep:
 
     def _on_event(self, event: Any, step: int, now: int) -> None:
         pending = self.pending
-        if (isinstance(event, PopAnswered) and pending is not None
+        if (isinstance(event, (PopAnswered, PopParked)) and pending is not None
                 and event.consumer == self.driver.world.consumers[pending.consumer].name):
             pending.answered = (now, model_state(self.driver))
 
@@ -434,8 +434,9 @@ class Lockstep:
         step = 0
         try:
             why = config_out_of_scope(self.config)
-            if why is not None and schedule:
-                raise OutOfScope(0, schedule[0], why)
+            if why is not None:
+                # (a schedule may be an iterable that decides its actions as the replay goes)
+                raise OutOfScope(0, next(iter(schedule), Action("produce", (0,))), why)
             for step, action in enumerate(schedule):
                 self.step(step, action)
             step = len(schedule)

@@ -169,6 +169,15 @@ class PopAnswered(Event):
 
 
 @attrs.frozen
+class PopParked(Event):
+    """A POP request went to long polling (PopLongPollingService#polling): no response yet."""
+
+    TYPE: ClassVar[str] = "pop_park"
+    TRACED: ClassVar[bool] = False
+    consumer: str
+
+
+@attrs.frozen
 class Acked(Event):
     """An ack (single or one entry of a batch) and the broker's response code."""
 

@@ -32,7 +32,7 @@ from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
-                                  MessagePopped, MessageStored, PopAnswered, PopBegun, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
+                                  MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
 from popverify.sim.retention import CLEAN_CONSUME_QUEUE, EXPIRE, EXPIRE_COMMIT_LOG
 from reference.broker.broker import Broker
@@ -199,7 +199,10 @@ class PopWorld:
         if op.done:
             self.collect(consumer, op)
             consumer.op = None
-        elif not progressed and not op.parked:
+        elif op.parked:
+            if progressed:
+                self.publish(PopParked(consumer.name))
+        elif not progressed:
             consumer.op = None  # aborted by a restart: the response never comes
         return progressed or op.done
 
@@ -293,6 +296,8 @@ class PopWorld:
             if op.done:
                 self.collect(consumer, op)
                 consumer.op = None
+            elif op.parked:
+                self.publish(PopParked(consumer.name))
 
     def crash(self, c: int) -> bool:
         """Consumer ``c`` crashes: what it holds and its response in flight are lost."""
