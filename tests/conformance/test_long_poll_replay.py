@@ -20,6 +20,10 @@ pytestmark = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mv
                                 reason="the lockstep harness needs a JDK and Maven")
 
 CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False)
+# A long-polling POP and the steps that take it to its park (popTime, the queue visit, polling):
+# what follows runs after the park, on the model and, in the replay's interleave order, on Java.
+# (Extra pop_steps of a parked POP do nothing on either side.)
+PARK = [Action("pop", (0, 0, True)), *[Action("pop_step", (0,))] * 3]
 
 
 @pytest.fixture(scope="module", params=sorted(RELEASES))
@@ -37,7 +41,7 @@ def _replay(profile: str, client: LockstepClient, actions: list[Action],
 
 def test_a_parked_pop_woken_by_a_put_delivers_it_on_both_sides(profile_client: tuple[str, LockstepClient]) -> None:
     profile, client = profile_client
-    verdict, ls, plan = _replay(profile, client, [Action("pop", (0, 0, True)), Action("produce", (0,)),
+    verdict, ls, plan = _replay(profile, client, [*PARK, Action("produce", (0,)),
                                                   Action("advance", (1000,))])
     assert verdict.status == "agrees", verdict.headline()
     # the put woke the parked POP: its re-run was stepped (pop_steps after the produce) and both
@@ -51,7 +55,7 @@ def test_a_late_timeout_wake_answers_polling_timeout_on_both_sides(profile_clien
     # 6 s after a 5 s poll: the timeout scan wakes it (a long_poll follows the advance), and the
     # re-run is PopMessageRequestHeader#isTimeoutTooMuch's POLLING_TIMEOUT with an empty header
     profile, client = profile_client
-    verdict, ls, plan = _replay(profile, client, [Action("pop", (0, 0, True)), Action("advance", (6000,)),
+    verdict, ls, plan = _replay(profile, client, [*PARK, Action("advance", (6000,)),
                                                   Action("produce", (0,))])
     assert verdict.status == "agrees", verdict.headline()
     assert plan.polls == 1 and "pop:POLLING_TIMEOUT:0" in ls.driver.coverage.points()
@@ -64,7 +68,7 @@ def test_a_model_that_misses_the_wake_diverges(profile_client: tuple[str, Lockst
     # it parked until the timeout scan, which then wakes on the model what Java no longer has
     profile, client = profile_client
     monkeypatch.setattr(PopLongPollingService, "notify_message_arriving", lambda *args: None)
-    verdict, _, _ = _replay(profile, client, [Action("pop", (0, 0, True)), Action("produce", (0,)),
+    verdict, _, _ = _replay(profile, client, [*PARK, Action("produce", (0,)),
                                               Action("advance", (5000,))])
     assert verdict.status == "diverges" and verdict.action[0] == "long_poll" and verdict.key == ".response.woken.length"
 
@@ -73,7 +77,7 @@ def test_an_orphaned_parked_pop_is_re_run_when_time_passes(profile_client: tuple
     # the consumer crashes while its POP is parked; a put wakes it and the broker re-runs it when
     # time next passes, the answer lost: Java's re-run runs at that point and answers the same
     profile, client = profile_client
-    verdict, ls, _ = _replay(profile, client, [Action("pop", (0, 0, True)), Action("consumer_crash", (0,)),
+    verdict, ls, _ = _replay(profile, client, [*PARK, Action("consumer_crash", (0,)),
                                                Action("produce", (0,)), Action("advance", (1000,)),
                                                Action("advance", (9000,)), Action("revive", (0,))])
     assert verdict.status == "agrees", verdict.headline()
@@ -107,7 +111,7 @@ ORDERLY = ScenarioConfig(queues=1, consumers=1, invisible_time=3000, max_msg_num
 # an orderly POP is blocked while the queue's popped message is invisible: it parks; at the
 # queue's lock-free time (3 s) 5.5.0's lock manager notifies long polling and the re-run gets
 # the message again (5.0.0 has no lock manager: the POP stays parked)
-LOCK_FREE = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop", (0, 0, True)),
+LOCK_FREE = [Action("produce", (0,)), Action("pop", (0, 0, False)), *PARK,
              Action("advance", (3100,)), Action("scan",)]
 
 
