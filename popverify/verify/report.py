@@ -127,26 +127,36 @@ def _technique_status(name: str, entry: dict[str, Any]) -> str | None:
     """Why one technique's entry is not a pass (errored, failed or empty), or None when it
     checked something and that held."""
     result = entry.get("result")
-    if result == "failed" and name == "conformance" and any(r.get("diverge") for r in entry.get("lockstep") or []):
-        pass  # said below, with the releases and classes
-    elif result in ("failed", "error"):
+    if name == "conformance" and result != "error":
+        return _conformance_status(entry)
+    if result in ("failed", "error"):
         return f"{name} {result}" + (f" ({entry['error']})" if entry.get("error") else "")
     # what each technique checked; an empty list means nothing was checked
-    checked = {"tlc": "models", "trace": "traces", "z3": "proofs", "conformance": "checks",
-               "stateful": "machines", "live": "runs"}.get(name)
+    checked = {"tlc": "models", "trace": "traces", "z3": "proofs", "stateful": "machines", "live": "runs"}.get(name)
     if checked is not None and not entry.get(checked):
         return f"{name} checked nothing (no {checked})"
-    if name == "conformance" and not any(c.get("cases") for c in entry.get("checks", [])):
-        return "conformance checked no cases"
-    if name == "conformance":
-        lockstep = entry.get("lockstep") or []
-        if not lockstep or not all(r.get("cases") for r in lockstep):
-            return "conformance: the lockstep differential replayed no schedule"
-        diverged = [f"{r['release']} {r['diverge']} of {r['cases']} schedules diverge "
-                    f"({', '.join(sorted(r['classes']))})" for r in lockstep if r["diverge"]]
-        if diverged:
-            return "conformance lockstep: " + "; ".join(diverged)
     return None
+
+
+def _conformance_status(entry: dict[str, Any]) -> str | None:
+    """The conformance technique: empty checks or an empty lockstep differential fail it, and
+    every cause of a failure is named (a disagreeing check never hides a lockstep divergence)."""
+    checks = entry.get("checks")
+    if not checks:
+        return "conformance checked nothing (no checks)"
+    if not any(c.get("cases") for c in checks):
+        return "conformance checked no cases"
+    lockstep = entry.get("lockstep") or []
+    if not lockstep or not all(r.get("cases") for r in lockstep):
+        return "conformance: the lockstep differential replayed no schedule"
+    why = ["conformance failed"] if any(c["disagreements"] - c.get("explained", 0) for c in checks) else []
+    diverged = [f"{r['release']} {r['diverge']} of {r['cases']} schedules diverge "
+                f"({', '.join(sorted(r['classes']))})" for r in lockstep if r["diverge"]]
+    if diverged:
+        why.append("conformance lockstep: " + "; ".join(diverged))
+    if not why and entry.get("result") == "failed":
+        why.append("conformance failed")
+    return "; ".join(why) or None
 
 
 def failures(summary: dict[str, Any]) -> list[str]:

@@ -50,3 +50,10 @@ def test_verify_replays_interleaved_schedules_on_both_releases(tmp_path: Path) -
     assert [(r["release"], r["cases"], r["agree"]) for r in lockstep] == [("5.0.0", 2, 2), ("5.5.0", 2, 2)]
     assert all(r["steps"] > 0 for r in lockstep)
     assert "Lockstep differential" in (tmp_path / "report.html").read_text()
+
+
+def test_a_disagreeing_check_and_a_lockstep_divergence_are_both_named() -> None:
+    summary = _summary([_entry("5.0.0", 3, 1), _entry("5.5.0", 3, 0)])
+    summary["techniques"]["conformance"]["checks"][0]["disagreements"] = 2
+    assert report.failures(summary) == [
+        "conformance failed; conformance lockstep: 5.0.0 1 of 3 schedules diverge (pop .response.restNum)"]
