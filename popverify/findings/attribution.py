@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F16 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F17 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),

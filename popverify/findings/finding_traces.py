@@ -1,4 +1,4 @@
-"""The minimal schedule of every confirmed finding (F1..F15; F16 awaits a harness op), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F17), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -177,6 +177,27 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                                          "consumer_crash", "change_invisible_request")),
                  (_a("produce", 0), *_pop(0, 0, 3), _a("change_invisible_request", 0, 0, 6, 43_679), _a("produce", 0)),
                  "the domain draw's v5.0 seed 15 (CKM-1/unexplained, 5 steps), on one queue"),
+    # a POP with invisibleTime Integer.MAX_VALUE, never acked: 5 minutes later scanGarbage drops
+    # the idle commit-offset queue with its uncommitted entry and the drain pops the message again
+    FindingTrace("F16", "INV-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=True, faults=(),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                         "consumer_crash", "pop_request")),
+                 (_a("produce", 0), _a("pop_request", 0, 0, 1, 2_147_483_647), _a("pop_step", 0), _a("pop_step", 0),
+                  _a("consumer_crash", 0)),
+                 "the domain draw's v5.0 seed 20 (INV-1/unexplained, start offset 401, a refused batch ack), "
+                 "by hand with a crash instead"),
+    # queue 1's message popped and acked (so no later read touches commit-log position 0: F11),
+    # m1 and m2 popped from queue 0, the consumer crashes, m1's file goes: m1's CK revives m2
+    FindingTrace("F17", "INV-1", "pop",
+                 ScenarioConfig(queues=2, consumers=1, invisible_time=17_000, enable_pop_buffer_merge=False,
+                                faults=("expire_commit_log",),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "timer", "flush",
+                                         "consumer_crash")),
+                 (_a("produce", 1), *_pop(0, 1, 3), _a("ack", 0, 0), _a("produce", 0), _a("produce", 0),
+                  *_pop(0, 0, 3), _a("consumer_crash", 0), _a("expire_commit_log", 2)),
+                 "the domain draw's v5.0 seed 27 (INV-1/unexplained, a refused batch ack), by hand with a crash "
+                 "instead; queue 1 first to keep F11 out of the way"),
 )}
 
 
@@ -196,6 +217,8 @@ JAVA_LINES: dict[str, str] = {
     "F12": "AckMessageProcessor 5.0.0 processRequest:148-185 / 5.5.0 #ackOrderly:404-430 commit commitAndNext's answer after checking only ackOffset >= the committed offset (-1 once the topic's offsets are gone); ConsumerOrderInfoManager#commitAndNext 5.0.0:135-146 / QueueLevelConsumerManager#commitAndNext 5.5.0:211-222 answer offset + 1 without order info (and the deleted topic's order info is never removed: AdminBrokerProcessor#deleteTopic / #deleteTopicInBroker) (spec/findings/F12.md)",
     "F13": "rocketmq-client ProcessQueue#removeMessage 5.0.0:202-205 / 5.5.0:198-204 and #commit subtract msg.getBody().length of the message as the listener left it (the same object putMessage counted, 5.0.0:144 / 5.5.0:140); 5.5.0 resets msgSize only when msgCount reaches 0 (:207-208); DefaultMQPushConsumerImpl#pullMessage's size flow control reads msgSize. Push lockstep runs the broker only: confirmed on the client jars by the conformance harness's ProcessQueue op (tests/findings/test_new_findings.py)",
     "F14": "PopMessageProcessor 5.0.0 processRequest:353-355 (`needRetry && !requestHeader.isOrder()`) and :381 (the fallback `&& !requestHeader.isOrder()`); 5.5.0 :517-527 and :550: an orderly POP never reads %RETRY%group_topic, where PopReviveService puts what a non-orderly POP's CK revives (spec/findings/F14.md)",
+    "F16": "PopBufferMergeService#scanGarbage (5.0.0:181-212, the 5-minute drop :204-206; 5.5.0:188-218, :211-213) removes a topic@group@queue commit-offset queue whose time (the popTime, 5.0.0:378 setTime) is 5 minutes old with its uncommitted entries; PopMessageProcessor#getPopOffset then starts at the committed offset and pops the still-invisible messages again (spec/findings/F16.md)",
+    "F17": "PopReviveService#reviveMsgFromCk reads the CK's message through EscapeBridge#getMessage (5.0.0:259-272; 5.5.0 #getMessageAsync:305-324) = messageStore.getMessage(offset, 1) and takes list.get(0) with no queue-offset check; DefaultMessageStore#getMessage skips a unit whose commit-log file retention deleted and answers the next one, which #reviveRetry puts into %RETRY%group_topic (spec/findings/F17.md)",
     "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 

@@ -84,12 +84,11 @@ EXPLANATIONS: dict[str, str] = {
     "F16": "PopBufferMergeService#scanGarbage drops a topic@group@queue commit-offset queue whose last CK was popped "
            "more than 5 minutes ago, even while it holds pops whose nextBeginOffset is not committed (a long "
            "invisible time, no ack); getPopOffset then starts below them and the still-invisible messages are "
-           "popped again (spec/findings/F16.md; not yet confirmed on Java: the harness runs scanGarbage by scan "
-           "count).",
+           "popped again (spec/findings/F16.md).",
     "F17": "PopReviveService#reviveMsgFromCk reads the CK's message with EscapeBridge#getMessage = getMessage(offset, "
            "1).get(0) and never checks its queue offset: once retention removed that message's data (before the "
            "consume-queue stage), the queue's next live message is revived in its place and delivered twice "
-           "(spec/findings/F17.md; reproduced on 5.5.0, the 5.0.0 replay is open).",
+           "(spec/findings/F17.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "
