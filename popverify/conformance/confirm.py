@@ -290,6 +290,8 @@ class JavaHeld:
     @property
     def request_offset(self) -> int:
         """The handle's queue offset, what a Java client's request names (as InFlight's)."""
+        if not self.extra_info:  # no handle (processPopResponse could not build one): the stored offset
+            return self.offset
         return get_queue_offset(split(self.extra_info))
 
 

@@ -89,6 +89,8 @@ class InFlight:
         (ExtraInfoUtil.getQueueOffset in DefaultMQPushConsumerImpl#ackAsync and
         #changePopInvisibleTimeAsync, MQClientAPIImpl#batchAckMessageAsync), not the message's
         stored one; they differ when a read returned another message (F11)."""
+        if not self.extra_info:  # no handle (processPopResponse could not build one): the stored offset
+            return self.offset
         return get_queue_offset(split(self.extra_info))
 
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Iterator
 
 from reference.broker.checkpoint import PopCheckPoint, ck_queue_id
 from reference.broker.consumer_order_info import OrderInfoNullError
-from reference.broker.extra_info import build_extra_info, build_msg_offset_info, build_start_offset_info, joined
+from reference.broker.extra_info import (build_extra_info, build_msg_offset_info, build_start_offset_info,
+                                         get_start_offset_info_map_key, joined)
 from reference.broker.keys import (POP_ORDER_REVIVE_QUEUE, RETRY_GROUP_TOPIC_PREFIX, build_lock_key, build_polling_key,
                                    build_pop_retry_topic)
 from reference.broker.store import GetMessageResult, GetMessageStatus
@@ -186,6 +187,8 @@ class PopOperation:
                 for i in range(retry_queues):
                     visit(True, ((retry_queues - 1 - i if cfg.pop_queue_order_desc else i) + random_q) % retry_queues)
                     yield
+        if any(pm.message.queue_id != pm.queue_id for pm in messages):
+            messages[:] = self._client_handles(messages, start_info, msg_info, pop_time, revive_qid)
         header = dict(pop_time=pop_time, invisible_time=req.invisible_time, revive_qid=revive_qid,
                       rest_num=rest[0], start_offset_info=joined(start_info), msg_offset_info=joined(msg_info),
                       order_count_info=joined(self._order_counts) if req.order else None)
@@ -200,6 +203,37 @@ class PopOperation:
             return
         code = rc.POLLING_FULL if polling == "FULL" else rc.POLLING_TIMEOUT
         self._finish(code, **header)
+
+    def _client_handles(self, messages: list[PoppedMessage], start_info: list[str], msg_info: list[str],
+                        pop_time: int, revive_qid: int) -> list[PoppedMessage]:
+        """The response as the client reads it when a read returned another queue's bytes
+        (F11's position 0 of a deleted file: the first remaining file's first message).
+        MQClientAPIImpl#processPopResponse (client 5.0.0:1082-1113, 5.5.0 the same) keys each
+        message by its decoded topic and queueId, not by the queue the broker read: the sorted
+        offsets, startOffsetInfo and msgOffsetInfo are looked up under that key, and a key the
+        header does not name throws (msgOffsetInfo.get(key) null): no handle, as for 5.0.0's
+        orderly messages after a restart."""
+        cfg = self.broker.config
+
+        def keyed(entries: list[str]) -> dict[str, str]:
+            return {f"{t}@{q}": v for t, q, v in (e.split(" ") for e in entries)}
+
+        starts, offsets = keyed(start_info), keyed(msg_info)
+        sort_map: dict[str, list[int]] = {}
+        for pm in messages:
+            sort_map.setdefault(get_start_offset_info_map_key(pm.message.topic, pm.message.queue_id),
+                                []).append(pm.message.queue_offset)
+        out = []
+        for pm in messages:
+            m = pm.message
+            key = get_start_offset_info_map_key(m.topic, m.queue_id)
+            handle = ""
+            if key in offsets and key in starts:
+                queue_offset = int(offsets[key].split(",")[sort_map[key].index(m.queue_offset)])
+                handle = build_extra_info(int(starts[key]), pop_time, self.request.invisible_time, revive_qid,
+                                          m.topic, cfg.broker_name, m.queue_id, queue_offset)
+            out.append(PoppedMessage(m, pm.ack_topic, m.queue_id, m.queue_offset, handle))
+        return out
 
     # -- popMsgFromQueue ----------------------------------------------------------------------
     def _pop_msg_from_queue(self, is_retry: bool, messages: list[PoppedMessage], queue_id: int, rest: list[int],

@@ -13,6 +13,7 @@ from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import LockstepClient
 from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.pop_processor import PopOperation
 from reference.broker.store import MessageStore
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -87,3 +88,31 @@ def test_a_model_that_deletes_the_newest_file_is_caught(client: LockstepClient,
     v = run_lockstep("v5.0", 0, STAGED, schedule, client)
     assert v.status == "diverges", v.to_json()
     assert v.step == 2 and v.key == ".response.deleted" and (v.model, v.java) == (2, 1), v.to_json()
+
+
+# m1 in queue 0 at commit-log position 0, m2 in queue 1 in the next file; the commit-log stage
+# takes m1's file; a POP of queue 0 reads position 0 as the first remaining file's first
+# message, m2 of queue 1; then the consumer acks what it got.
+CROSS_QUEUE = ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=False, faults=("expire_commit_log",),
+                             drain=False)
+CROSS_QUEUE_SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("expire_commit_log", (1,)),
+                        *_pop(0), Action("ack", (0, 0))]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("fixed", [True, False])
+def test_position_zero_read_of_another_queue(client: LockstepClient, monkeypatch: pytest.MonkeyPatch,
+                                             fixed: bool) -> None:
+    """The decoded message is queue 1's: Java's client keys it by its own queueId, which the
+    response's msgOffsetInfo does not name, so no handle (MQClientAPIImpl#processPopResponse);
+    the model agrees, the empty handle's ack included. A model that reports the queue it read
+    (the old one) diverges at that POP."""
+    if not fixed:
+        monkeypatch.setattr(PopOperation, "_client_handles", lambda self, messages, *_: messages)
+    v = run_lockstep("v5.0", 0, CROSS_QUEUE, CROSS_QUEUE_SCHEDULE, client)
+    if fixed:
+        assert v.status == "agrees", v.to_json()
+    else:
+        assert v.status == "diverges" and v.action == ("pop_step", 0), v.to_json()
+        assert v.key == ".response.messages[0].handle.brokerName", v.to_json()  # the model's full handle
