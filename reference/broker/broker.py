@@ -28,7 +28,8 @@ from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
-                                   build_cluster_revive_topic, build_lock_key, build_pop_retry_topic)
+                                   RETRY_GROUP_TOPIC_PREFIX, build_cluster_revive_topic, build_lock_key,
+                                   build_pop_retry_topic, parse_normal_topic)
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.consumer_order_info import make_order_info_manager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation
@@ -126,7 +127,8 @@ class Broker:
         self.revive_services = [
             PopReviveService(qid, self.revive_topic, self.config, self.clock.now, self.store, self.timer, self.offsets,
                              self._normal_topic_exists, self.groups.__contains__, self._ensure_retry_topic,
-                             put_faults=self.put_faults, put_ck=self.put_ck_message)
+                             put_faults=self.put_faults, put_ck=self.put_ck_message,
+                             retry_arrived=self.notify_retry_arriving)
             for qid in range(self.config.revive_queue_num)
         ]
 
@@ -383,6 +385,19 @@ class Broker:
         if not self.put_revive_message(msg, site):
             return -1
         return self._ck_message_number
+
+    def notify_retry_arriving(self, ck_topic: str, retry_topic: str, cid: str, retry_queue_id: int) -> None:
+        """A revive put a message of ``cid`` into ``retry_topic``: wake the group's parked POPs
+        as the release does (BrokerConfig.revive_wakes_retry_queue_id)."""
+        if self.config.revive_wakes_retry_queue_id:
+            # 5.5.0 notifyMessageArrivingFromRetry: origin topic = the retry topic past
+            # %RETRY% + originGroup + 1 character
+            origin = retry_topic[len(RETRY_GROUP_TOPIC_PREFIX) + len(cid) + 1:]
+            if retry_queue_id >= 0:
+                self.pop_polling.notify_message_arriving(origin, cid, -1)
+            self.pop_polling.notify_message_arriving(origin, cid, retry_queue_id)
+        else:
+            self.pop_polling.notify_message_arriving(parse_normal_topic(ck_topic, cid), cid, -1)
 
     def _on_put(self, msg: MessageExt) -> None:
         """ReputMessageService → notifyMessageArriving for long polling (POP and pull)."""

@@ -212,6 +212,13 @@ class BrokerConfig:
     # topic reset by the client) fails and the client sends it as a normal message; 5.5.0 has no
     # such check. Found by the push coverage replay on 5.5.0 (consumer_send_msg_back.code).
     send_back_checks_origin_topic: bool = True
+    # Which parked POPs of the group a revive's retry put wakes. 5.0.0
+    # PopReviveService#reviveRetry:121-126 calls notifyMessageArriving(normal topic, cid, -1): the
+    # POPs of all queues. 5.5.0 sets PROPERTY_ORIGIN_GROUP (#reviveRetry:134) and the store's
+    # arriving listener calls PopLongPollingService#notifyMessageArrivingFromRetry (:181-199):
+    # the POPs of all queues, then those parked on the origin topic's queue whose id is the retry
+    # message's queue id (True). Found by covpop; lockstep agrees on both releases.
+    revive_wakes_retry_queue_id: bool = False
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -250,5 +257,6 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_negative_max_msg_nums_throws": True,
         "order_info_queue_level": True,
         "send_back_checks_origin_topic": False,
+        "revive_wakes_retry_queue_id": True,
     },
 }

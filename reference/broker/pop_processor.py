@@ -211,7 +211,8 @@ class PopOperation:
         MQClientAPIImpl#processPopResponse (client 5.0.0:1082-1113, 5.5.0 the same) keys each
         message by its decoded topic and queueId, not by the queue the broker read: the sorted
         offsets, startOffsetInfo and msgOffsetInfo are looked up under that key, and a key the
-        header does not name throws (msgOffsetInfo.get(key) null): no handle, as for 5.0.0's
+        header does not name (msgOffsetInfo.get(key) null), or names with fewer offsets than it
+        decoded messages of it (get(index) out of bounds), throws: no handle, as for 5.0.0's
         orderly messages after a restart."""
         cfg = self.broker.config
 
@@ -227,9 +228,10 @@ class PopOperation:
         for pm in messages:
             m = pm.message
             key = get_start_offset_info_map_key(m.topic, m.queue_id)
+            index = sort_map[key].index(m.queue_offset)
             handle = ""
-            if key in offsets and key in starts:
-                queue_offset = int(offsets[key].split(",")[sort_map[key].index(m.queue_offset)])
+            if key in offsets and key in starts and index < len(offsets[key].split(",")):
+                queue_offset = int(offsets[key].split(",")[index])
                 handle = build_extra_info(int(starts[key]), pop_time, self.request.invisible_time, revive_qid,
                                           m.topic, cfg.broker_name, m.queue_id, queue_offset)
             out.append(PoppedMessage(m, pm.ack_topic, m.queue_id, m.queue_offset, handle))

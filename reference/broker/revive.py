@@ -70,7 +70,8 @@ class PopReviveService:
                  store: MessageStore, timer: TimerService, offsets: ConsumerOffsetManager,
                  topic_exists: Callable[[str], bool], group_exists: Callable[[str], bool],
                  ensure_retry_topic: Callable[[str, str], None], *, put_faults: StorePutFaults | None = None,
-                 put_ck: Callable[[PopCheckPoint, int, str], int] | None = None) -> None:
+                 put_ck: Callable[[PopCheckPoint, int, str], int] | None = None,
+                 retry_arrived: Callable[[str, str, str, int], None] | None = None) -> None:
         self.queue_id = queue_id
         self.revive_topic = revive_topic
         self._cfg = config
@@ -83,6 +84,7 @@ class PopReviveService:
         self._ensure_retry_topic = ensure_retry_topic
         self._put_faults = put_faults if put_faults is not None else StorePutFaults()
         self._put_ck = put_ck  # buildCkMsg + messageStore.putMessage (rePutCK, 5.5.0)
+        self._retry_arrived = retry_arrived  # the wake of the group's parked POPs (Broker)
         self.re_put_cks: list[PopCheckPoint] = []  # CKs rePutCK wrote (inspection)
         self._failed_retries: list[int] = []  # 5.5.0: offsets of this CK whose retry put failed
         self.revive_offset = offsets.query_offset(REVIVE_GROUP, revive_topic, queue_id)
@@ -266,6 +268,8 @@ class PopReviveService:
         stored = self._store.put_message(inner)
         self.revived.append(RevivedMessage(topic, point.queue_id, msg_offset, retry_topic, stored.queue_offset,
                                            msg.uniq_key))
+        if self._retry_arrived is not None:
+            self._retry_arrived(topic, retry_topic, point.cid or "", inner.queue_id)
 
 
 

@@ -14,6 +14,7 @@ from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep, Verdict
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.coverage.replay import Adapted
 from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.broker import Broker
 from reference.broker.pop_processor import PopLongPollingService
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -135,3 +136,37 @@ def test_a_model_without_the_lock_free_notification_diverges_on_5_5_0(
     monkeypatch.setattr(Broker, "notify_long_polling_request_if_need", lambda *args: None)
     verdict, _, _ = _replay(profile, client, LOCK_FREE, ORDERLY)
     assert verdict.status == "diverges" and verdict.action[0] == "long_poll", verdict.headline()
+
+
+REVIVE_CONFIG = ScenarioConfig(queues=1, consumers=2, invisible_time=1000, max_msg_nums=4, drain=False)
+
+
+def _revive_wake(queue: int) -> list[Action]:
+    """Consumer 1 pops the message and crashes; consumer 0's long-polling POP of ``queue`` parks;
+    the CK comes due and every revive queue runs, 4.3 s into the 5 s poll."""
+    return [Action("produce", (0,)), Action("pop", (1, 0, False)), *[Action("pop_step", (1,))] * 3,
+            Action("consumer_crash", (1,)), Action("pop", (0, queue, True)), *[Action("pop_step", (0,))] * 3,
+            Action("advance", (4200,)), Action("timer", ()), *[Action("revive", (k,)) for k in range(8)],
+            Action("advance", (100,))]
+
+
+@pytest.mark.parametrize("queue", [-1, 0])
+def test_a_revive_wakes_the_groups_parked_pop(profile_client: tuple[str, LockstepClient], queue: int) -> None:
+    # the retry put wakes a POP of all queues on both releases (5.0.0 reviveRetry's
+    # notifyMessageArriving(topic, cid, -1)); 5.5.0's notifyMessageArrivingFromRetry also wakes
+    # the one parked on queue 0, the retry message's queue id
+    profile, client = profile_client
+    verdict, ls, _ = _replay(profile, client, _revive_wake(queue), REVIVE_CONFIG)
+    assert verdict.status == "agrees", verdict.headline()
+    woken = queue == -1 or profile == "v5.5"
+    assert bool(ls.long_polls.parked) is not woken
+    assert len(ls.java_held[0]) == len(ls.driver.world.consumers[0].held) == (1 if woken else 0)
+
+
+def test_a_model_whose_revive_wakes_nothing_diverges(profile_client: tuple[str, LockstepClient],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # Java woke the POP at the revive; the model's timeout scan wakes it later, Java has none
+    profile, client = profile_client
+    monkeypatch.setattr(Broker, "notify_retry_arriving", lambda *args: None)
+    verdict, _, _ = _replay(profile, client, [*_revive_wake(-1), Action("advance", (1000,))], REVIVE_CONFIG)
+    assert verdict.status == "diverges" and verdict.action[0] == "long_poll" and verdict.key == ".response.woken.length"

@@ -19,6 +19,9 @@ Re-pinned, at the merge of both, for the two push-model fixes found by the push 
 spec/conformance.md "Push lockstep"): a send-back's delay-level copy is due at its deliver time
 (ScheduleMessageService), not on the 1 s timer wheel, and HEART_BEAT creates %RETRY%group
 (ClientManageProcessor#heartBeat). Only push digests changed; POP digests are unchanged.
+Re-pinned pop v5.5 seed 12 for the revive's wake of parked POPs (BrokerConfig.revive_wakes_retry_queue_id:
+5.5.0's notifyMessageArrivingFromRetry also wakes the POP parked on the origin topic's queue
+with the retry message's queue id; lockstep agrees on both releases); no other digest changed.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ PINNED: dict[tuple[str, str, int, bool, int], str] = {
     ('pop', 'v5.5', 7, True, 300): "9fac951de92c4c022fe314af6b7c2b6652f35e48f384f559b24983b0d6dfb91b",
     ('pop', 'v5.0', 23, True, 300): "8c0b508fe678db1d4d9e1a048817aaaa54e95de076554bed2876f02fe8cae373",
     ('pop', 'v5.0', 5, False, 600): "4d95bcef06fe8b08fe8b9f70803063346a5ea6b4bdd756cb29d3da99a1c4a05e",
-    ('pop', 'v5.5', 12, False, 600): "b5047150a34cbf1971b72e82eddebc6820fd2db75012fbcee9e09858155ee700",
+    ('pop', 'v5.5', 12, False, 600): "5c608fb6438a59cbcadcd810142474fea58454f6372403d0b672b00883728047",
     ('push', 'v5.0', 3, True, 300): "9e8f3ce73c880e5c3291014dd506a278795c278150e69dbfa437cd7a90920181",
     ('push', 'v5.5', 11, True, 300): "046432085fd59ba310690102ed398b3a4740f8f5663051d188f88b8057bd22a1",
     ('push', 'v5.5', 29, True, 300): "03c91189454df7f542da5227be77c55ee4e8bf91b88a828cdecc3544e62f7adc",

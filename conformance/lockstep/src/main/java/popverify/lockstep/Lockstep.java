@@ -840,9 +840,12 @@ public final class Lockstep {
                 // PROPERTY_POP_CK (PopMessageProcessor#popMsgFromQueue); the client keeps it.
                 String handle = m.getProperty(MessageConst.PROPERTY_POP_CK);
                 String key = ExtraInfo.mapKey(m.getTopic(), m.getQueueId());
-                if (handle == null && (msgInfo == null || !msgInfo.containsKey(key))) {
-                    // 5.0.0 orderly after a restart: update threw, no offset info for the queue;
-                    // the client finds no msgOffsetInfo (the model's empty handle)
+                if (handle == null && (msgInfo == null || !msgInfo.containsKey(key)
+                    || sortMap.get(key).indexOf(m.getQueueOffset()) >= ((List<?>) msgInfo.get(key)).size())) {
+                    // the client finds no msgOffsetInfo entry for the message and throws (the
+                    // model's empty handle): 5.0.0 orderly after a restart (update threw, no
+                    // offset info), or a position-0 read that decoded another queue's message
+                    // (its queue not in the header, or more of its messages than offsets there)
                     handle = "";
                 } else if (handle == null) {
                     int index = sortMap.get(key).indexOf(m.getQueueOffset());
