@@ -213,7 +213,8 @@ class PopOperation:
         offsets, startOffsetInfo and msgOffsetInfo are looked up under that key, and a key the
         header does not name (msgOffsetInfo.get(key) null), or names with fewer offsets than it
         decoded messages of it (get(index) out of bounds), throws: no handle, as for 5.0.0's
-        orderly messages after a restart."""
+        orderly messages after a restart. A message whose handle the broker wrote (5.5.0's
+        retry copy, PROPERTY_POP_CK; its topic is not its ack topic) keeps it and is not mapped."""
         cfg = self.broker.config
 
         def keyed(entries: list[str]) -> dict[str, str]:
@@ -222,11 +223,15 @@ class PopOperation:
         starts, offsets = keyed(start_info), keyed(msg_info)
         sort_map: dict[str, list[int]] = {}
         for pm in messages:
-            sort_map.setdefault(get_start_offset_info_map_key(pm.message.topic, pm.message.queue_id),
-                                []).append(pm.message.queue_offset)
+            if pm.message.topic == pm.ack_topic:
+                sort_map.setdefault(get_start_offset_info_map_key(pm.message.topic, pm.message.queue_id),
+                                    []).append(pm.message.queue_offset)
         out = []
         for pm in messages:
             m = pm.message
+            if m.topic != pm.ack_topic:
+                out.append(pm)
+                continue
             key = get_start_offset_info_map_key(m.topic, m.queue_id)
             index = sort_map[key].index(m.queue_offset)
             handle = ""
