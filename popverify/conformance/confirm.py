@@ -685,7 +685,7 @@ class Lockstep:
         java_obs = {"parked": True} if answer is None else _java_pop(answer)
         now, state = answered if answered is not None else (self.driver.clock.now(), None)
         if collect and answer is not None:
-            self._java_collect(i, c, answer, now)
+            self._java_collect(i, c, answer, now, bool(request.get("order")))
         self._compare(i, action, model_obs, lambda _answers: java_obs, [self._call({"op": "state"})], state)
         if op.parked:
             assert opaque is not None
@@ -706,8 +706,9 @@ class Lockstep:
                           request_domain.java_pop_answer(answers[0]) if answers else None, pending.woken, collect,
                           pending.answered)
 
-    def _java_collect(self, i: int, c: int, answer: dict[str, Any], now: int) -> None:
-        order = self.config.pop_orderly
+    def _java_collect(self, i: int, c: int, answer: dict[str, Any], now: int, order: bool) -> None:
+        # ``order``: the request's, as the model's MessagePopped says (a raw pop_request of an
+        # orderly configuration is a non-orderly POP, held to INV-1 and RED-1 on both sides)
         for m in answer.get("messages") or []:
             deadline = to_model_time(answer["popTime"]) + answer["invisibleTime"]
             position = (m["realTopic"], m["queueId"], m["queueOffset"])
