@@ -82,3 +82,22 @@ def test_a_wrong_response_code_is_caught(monkeypatch: pytest.MonkeyPatch) -> Non
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.action == ("pop_request", 0, 2, 4, 1000) and verdict.key == ".response.code"
     assert (verdict.model, verdict.java) == (rc.SYSTEM_ERROR, 29)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_raw_pop_in_an_orderly_group_is_checked_as_non_orderly_on_both_sides() -> None:
+    """v5.0 sweep seed 108: an orderly POP holds m1; a raw (non-orderly) pop_request of the group
+    re-delivers it. Both sides' checkers take the delivery's order flag from its request, so
+    Java's own history violates INV-1 and RED-1 as the model's does (Java's checker used to
+    exempt it as orderly, by the configuration)."""
+    config = ScenarioConfig(queues=1, consumers=1, invisible_time=3000, enable_pop_buffer_merge=False,
+                            pop_orderly=True, drain=False,
+                            actions=("produce", "pop", "pop_step", "ack", "advance", "pop_request"))
+    schedule = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                Action("pop_step", (0,)), Action("pop_request", (0, 0, 27, -2147483648)),
+                *[Action("pop_step", (0,))] * 3]
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        v = run_lockstep("v5.0", 0, config, schedule, client)
+    assert v.status == "agrees", v.to_json()
+    assert {"INV-1", "RED-1"} <= set(v.java_violations) and {"INV-1", "RED-1"} <= set(v.model_violations)
