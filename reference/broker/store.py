@@ -489,7 +489,11 @@ class MessageStore:
             return result
         total = 0
         skip_below_file = -1  # nextPhyFileStartOffset: units in the file of the last miss are skipped
-        while next_begin < max_offset:
+        # One consume-queue file per read: DefaultMessageStore#getMessage runs its loop for
+        # travelCqFileNumWhenGetMessage (1) files (5.0.0 and 5.5.0 alike), over
+        # ConsumeQueue#iterateFrom → getIndexBuffer, the rest of the file holding the offset.
+        read_end = min(max_offset, (next_begin // self._cq_file_units + 1) * self._cq_file_units)
+        while next_begin < read_end:
             unit = cq.units[next_begin - cq.base]
             if next_begin - offset > max_filter_count:
                 break
