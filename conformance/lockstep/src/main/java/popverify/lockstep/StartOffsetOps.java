@@ -12,9 +12,9 @@ import org.apache.rocketmq.store.logfile.MappedFile;
  * MessageStore#start_queue_at), before anything is written to it.
  *
  * <p>The state is the one a broker reaches when a file consume queue is initialised at a
- * queue's current offset: 5.5.0 CombineConsumeQueueStore#checkAssignOffsetStore calls
- * ConsumeQueue#initializeWithOffset(maxOffsetInAssign, minPhyOffset) when the file store joins
- * an assign-offset store that is ahead of it. That method destroys the queue's files, sets
+ * queue's current offset: 5.5.0 CombineConsumeQueueStore#start → verifyAndInitOffsetForAllStore
+ * (lines 211-272) calls ConsumeQueue#initializeWithOffset(maxOffsetInAssign, minPhyOffset) for
+ * each queue of a file store that the assign-offset store (RocksDB) is ahead of. That method destroys the queue's files, sets
  * minLogicOffset to offset*20, creates the mapped file holding that position
  * (MappedFileQueue#getLastMappedFile(offset*20, true)), fills it with blank units up to the
  * position (ConsumeQueue#fillPreBlank) and flushes; getMinOffsetInQueue and
