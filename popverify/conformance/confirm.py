@@ -76,16 +76,6 @@ def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
     return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
 
 
-# Why a restart is not replayed when the queues start past 0 (spec/conformance.md "Queues that
-# start past offset 0"): the model's start_offset is a history whose first units are gone with
-# their files; the harness's queues are initialised at the offset, on blank units that point
-# at commit-log offset 0, and recovery recomputes the min offset from them
-# (ConsumeQueueStore#recoverOffsetTable → ConsumeQueue#correctMinOffset; 5.5.0's
-# initializeWithOffset says so in its TODO).
-RESTART_PAST_START = ("broker restart with queues starting past offset 0: recovery recomputes the harness's "
-                      "initialised queues' min offset from blank units at commit-log offset 0")
-
-
 def start_queues(call: Callable[[dict[str, Any]], dict[str, Any]], store: Any, topic: str,
                  config: ScenarioConfig) -> None:
     """Java's queues of ``topic`` begin where the model's do (config start_offset, the swarm's
@@ -605,8 +595,6 @@ class Lockstep:
             pending = None
         if kind == "restart" and pending is not None:
             raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
-        if kind == "restart" and self.config.start_offset:
-            raise OutOfScope(i, action, RESTART_PAST_START)
         model_obs, requests, finish = self._plan(i, action, pre)
         if pending is not None:
             if pending.woken is not None:

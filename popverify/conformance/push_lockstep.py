@@ -34,8 +34,8 @@ from typing import Any
 
 import attrs
 
-from popverify.conformance.confirm import (RESTART_PAST_START, Diverged, OutOfScope, Verdict, _first_difference,
-                                          harness_release, start_queues)
+from popverify.conformance.confirm import (Diverged, OutOfScope, Verdict, _first_difference, harness_release,
+                                          start_queues)
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time
 from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Client, PushDriver
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -436,8 +436,6 @@ class PushLockstep:
             a = self._call({"op": "cleanConsumeQueues"})
             return {"ran": res}, {"ran": a.get("ran", a.get("error"))}
         if name == "restart":
-            if self.config.start_offset:
-                raise OutOfScope(i, action, RESTART_PAST_START)
             a = self._call({"op": "restart"})
             return {}, ({"error": a["error"]} if "error" in a else {})
         if name == "offset_flush_step":

@@ -365,11 +365,18 @@ class MessageStore:
         """The queue begins at ``offset``: its first ``offset`` messages were stored and then
         removed with their commit-log and consume-queue files (retention), so min and max
         offset are both ``offset`` (ConsumeQueue#getMinOffsetInQueue / getMaxOffsetInQueue of
-        a queue whose first file starts there). ValueError on a queue that holds messages."""
+        a queue whose first file starts there), and stay so across a restart. ValueError on a
+        queue that holds messages."""
         cq = self._queues.setdefault((topic, queue_id), ConsumeQueue())
         if cq.units or offset < 0:
             raise ValueError(f"queue {topic}:{queue_id} cannot start at {offset}: it holds messages or the offset is negative")
         cq.base = cq.min_offset = offset
+        if offset and not self._wrote:
+            # the same history for the commit log: the files that held those messages are gone
+            # (the oldest kept file is the first this store writes), and the consume-queue
+            # cleaner has not run since (lastPhysicalMinOffset 0); no message sits at position 0
+            self._cur_file = self._min_file = 1
+            self._wrote = True
 
     def delete_topic(self, topic: str) -> None:
         """DefaultMessageStore#deleteTopics: drop every consume queue of ``topic`` (the commit

@@ -1,7 +1,8 @@
 """Queues that start past offset 0 (ScenarioConfig.start_offset) replayed on RocketMQ's real
 store (StartOffsetOps.java, spec/conformance.md "Queues that start past offset 0"): near the int
-boundary, at the top of the long domain and across a consume-queue file's end, on each
-release (5.0.0 builds the state by hand, 5.5.0 through ConsumeQueue#initializeWithOffset)."""
+boundary, at the top of the long domain, across a consume-queue file's end and across
+restarts, on each release (5.0.0 builds the state by hand, 5.5.0 through
+ConsumeQueue#initializeWithOffset)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from popverify.conformance.confirm import RESTART_PAST_START, run_lockstep
+from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.sim.domain import MAX_START_OFFSET
 from popverify.sim.scenario import Action, ScenarioConfig
-from reference.broker.store import CQ_FILE_UNITS, MessageStore
+from reference.broker.store import CQ_FILE_UNITS, ConsumeQueue, MessageStore
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
@@ -55,13 +56,44 @@ def test_a_model_queue_left_at_zero_is_caught_at_the_start(harness: tuple[str, L
     assert verdict.model == {"min": 0, "max": 0} and verdict.java == {"min": 2**31 - 2, "max": 2**31 - 2}
 
 
+# The consume-queue cleaner's first pass (the commit log's deleted files: it runs), a restart
+# (recovery keeps min at the start offset: the blanks point below the commit log), reads after.
+RESTARTED = [Action("produce", (0,)), Action("clean_consume_queue", ()), Action("restart", ()),
+             Action("produce", (0,)), *POP, Action("restart", ()), Action("produce", (1,)), *POP]
+
+
 @needs_jdk
-def test_a_restart_is_out_of_scope_when_queues_start_past_zero(harness: tuple[str, LockstepClient]) -> None:
+@pytest.mark.parametrize("start", (7, 2**31 + 7))
+def test_a_restart_keeps_the_start_offset(harness: tuple[str, LockstepClient], start: int) -> None:
     profile, client = harness
-    schedule = [Action("produce", (0,)), Action("restart", ()), *POP]
-    verdict = run_lockstep(profile, 5, _config(7, ("restart",)), schedule, client)
-    assert verdict.status == "out of scope" and verdict.step == 1 and verdict.why == RESTART_PAST_START, \
+    config = _config(start, ("restart", "clean_consume_queue"))
+    verdict = run_lockstep(profile, 5, config, RESTARTED, client)
+    assert verdict.status == "agrees", verdict.to_json()
+
+
+# m0 and m1 in two commit-log files, the older deleted, then a read of the queue from its start
+EXPIRED = [Action("produce", (0,)), Action("produce", (0,)), Action("expire_commit_log", (1,)), *POP]
+
+
+@needs_jdk
+def test_a_model_whose_commit_log_starts_at_position_zero_is_caught(harness: tuple[str, LockstepClient],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the commit-log half of the history the model stores m0 at commit-log position 0,
+    where F11's quirk (CommitLog#getMessage reads position 0 from the oldest remaining file) serves
+    m1 for m0's unit once m0's file is gone; on Java m0 is past the deleted files and is skipped."""
+    profile, client = harness
+    config = _config(7, ("expire_commit_log",))
+    assert run_lockstep(profile, 5, config, EXPIRED, client).status == "agrees"
+
+    def queue_only(self: MessageStore, topic: str, queue_id: int, offset: int) -> None:
+        cq = self._queues.setdefault((topic, queue_id), ConsumeQueue())
+        cq.base = cq.min_offset = offset
+
+    monkeypatch.setattr(MessageStore, "start_queue_at", queue_only)
+    verdict = run_lockstep(profile, 5, config, EXPIRED, client)
+    assert verdict.status == "diverges" and verdict.key == ".response.messages[0].handle.queueOffset", \
         verdict.to_json()
+    assert (verdict.model, verdict.java) == ("7", "8")
 
 
 def test_a_read_stops_at_the_end_of_its_consume_queue_file() -> None:

@@ -23,6 +23,15 @@ import org.apache.rocketmq.store.logfile.MappedFile;
  * ConsumeQueueStore#recoverOffsetTable puts there: getMaxOffsetInQueue), so the first put
  * gets queue offset `offset`.
  *
+ * <p>The units below the offset are blank (commit-log offset 0, size Integer.MAX_VALUE). Those
+ * of a queue that really held `offset` messages point into commit-log files retention deleted,
+ * so the commit log here begins at {@link #COMMIT_LOG_START} (its first 2048 files of 1 MB gone,
+ * the consume-queue cleaner not run since): the blanks end below it. A restart then recovers
+ * what the broker with that history recovers: ConsumeQueueStore#recoverOffsetTable →
+ * ConsumeQueue#correctMinOffset(minPhyOffset) keeps min at `offset` (the blanks point below
+ * the commit log), and ConsumeQueue#recover's maxPhysicOffset from a blank last unit (2^31 - 1)
+ * stays below every commit-log offset, so no dispatch is taken for a repeated one.
+ *
  * <p>5.0.0 has no initializeWithOffset; the same state is what its
  * ConsumeQueue#putMessagePositionInfo (5.0.0:714-719) builds for the first unit of a new
  * queue whose queue offset is not 0 (minLogicOffset, flushed and committed position at
@@ -31,6 +40,8 @@ import org.apache.rocketmq.store.logfile.MappedFile;
 final class StartOffsetOps {
     /** A consume-queue unit's size (ConsumeQueue.CQ_STORE_UNIT_SIZE). */
     private static final long UNIT = 20;
+    /** Where the commit log's oldest kept file begins: 2 GiB, past every blank unit's end. */
+    static final long COMMIT_LOG_START = 1L << 31;
 
     private StartOffsetOps() {
     }
@@ -48,6 +59,15 @@ final class StartOffsetOps {
         Object queueStore = b.store.getClass().getMethod("getQueueStore").invoke(b.store);
         Method find = queueStore.getClass().getMethod("findOrCreateConsumeQueue", String.class, int.class);
         Method update = queueStore.getClass().getMethod("updateQueueOffset", String.class, int.class, long.class);
+        MappedFileQueue log = b.store.getCommitLog().getMappedFileQueue();
+        if (!log.getMappedFiles().isEmpty()) {
+            throw new IllegalStateException("the commit log holds data: queues start before anything is written");
+        }
+        // the commit log's oldest kept file: MappedFileQueue#getLastMappedFile(startOffset, true)
+        // creates the first file at startOffset (the offset of the first put)
+        if (log.getLastMappedFile(COMMIT_LOG_START, true) == null) {
+            throw new IllegalStateException("commit log file at " + COMMIT_LOG_START + " not created");
+        }
         long minPhy = b.store.getMinPhyOffset();
         for (int q = 0; q < queues; q++) {
             ConsumeQueue cq = (ConsumeQueue) find.invoke(queueStore, topic, q);
