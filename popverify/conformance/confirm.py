@@ -68,11 +68,20 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
 INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
 
 
+# An orderly ack or changeInvisibleTime waits for the queue lock in a busy loop (5.0.0
+# AckMessageProcessor:157; 5.5.0 AckMessageProcessor:411, ChangeInvisibleTimeProcessor:241:
+# `while (!tryLock(...))`), and an orderly POP holds that lock at its interleave points: run
+# there on the harness's one thread it never gets it.
+ORDERLY_LOCK_WAITERS = frozenset({"ack", "change_invisible", "batch_ack", "ack_request", "change_invisible_request"})
+
+
 def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
     """Whether ``action`` can be replayed while ``pending`` is in flight; otherwise the caller
     steps the POP to its end first (``pop_step`` actions of its consumer)."""
     if action.kind == "pop_step":
         return action.args[0] % consumers == pending.consumer
+    if pending.request.get("order") and action.kind in ORDERLY_LOCK_WAITERS:
+        return False
     return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
 
 
@@ -601,6 +610,9 @@ class Lockstep:
                 raise OutOfScope(i, action, "a step inside a woken long-polling POP's re-run")
             if any(r["op"] in ("restart", "init", "close", "pop") for r in requests):
                 raise OutOfScope(i, action, "not allowed inside a POP's interleave")
+            if pending.request.get("order") and kind in ORDERLY_LOCK_WAITERS:
+                raise OutOfScope(i, action, "an orderly ack or changeInvisibleTime inside an orderly POP waits "
+                                            "for the queue lock the POP holds")
             pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish,
                                                      model_state(d)))
             return
