@@ -35,7 +35,8 @@ def run_stateful(args: argparse.Namespace) -> int:
                 by_release[version], args.cases, args.seed, args.steps, client, interleave=args.interleave,
                 progress=(lambda m: print(f"[stateful] {m}", file=sys.stderr, flush=True)) if args.progress
                 else (lambda _m: None), clock=time.monotonic,
-                faults=LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ()), orderly=args.orderly))
+                faults=LOCKSTEP_FAULTS + (OPT_IN_FAULTS if args.late_faults else ()), orderly=args.orderly,
+                start_offsets=args.start_offsets))
     if args.json:
         out = []
         for r in reports:
@@ -110,6 +111,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="--stateful: let other actions run inside a POP (a stalled broker thread)")
     parser.add_argument("--late-faults", action="store_true",
                         help="--stateful: also draw the faults store_put_fail and scan_stall (refused store puts, a slow buffer scan)")
+    parser.add_argument("--start-offsets", action="store_true",
+                        help="--stateful: half the cases start every queue past offset 0 (start_offset drawn "
+                             "across 0..Long.MAX_VALUE/20 - 2^20 with boundary bias, after every other field)")
     parser.add_argument("--orderly", action="store_true",
                         help="--stateful: the consumers pop orderly (order=true) and ack in offset order")
     parser.add_argument("--progress", action="store_true", help="--stateful: one line per schedule on stderr")

@@ -32,6 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
+from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -67,21 +68,34 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
 INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
 
 
+# An orderly ack or changeInvisibleTime waits for the queue lock in a busy loop (5.0.0
+# AckMessageProcessor:157; 5.5.0 AckMessageProcessor:411, ChangeInvisibleTimeProcessor:241:
+# `while (!tryLock(...))`), and an orderly POP holds that lock at its interleave points: run
+# there on the harness's one thread it never gets it.
+ORDERLY_LOCK_WAITERS = frozenset({"ack", "change_invisible", "batch_ack", "ack_request", "change_invisible_request"})
+
+
 def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
     """Whether ``action`` can be replayed while ``pending`` is in flight; otherwise the caller
     steps the POP to its end first (``pop_step`` actions of its consumer)."""
     if action.kind == "pop_step":
         return action.args[0] % consumers == pending.consumer
+    if pending.request.get("order") and action.kind in ORDERLY_LOCK_WAITERS:
+        return False
     return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
 
 
-def config_out_of_scope(config: ScenarioConfig) -> str | None:
-    """Why no schedule of ``config`` can be replayed on the harness (None when it can)."""
-    if config.start_offset:
-        # the swarm's domain draw (popverify/sim/domain.py); the harness's init op has no such field
-        return (f"queues starting at offset {config.start_offset} (config start_offset): the harness creates every "
-                "queue empty at offset 0")
-    return None
+def start_queues(call: Callable[[dict[str, Any]], dict[str, Any]], store: Any, topic: str,
+                 config: ScenarioConfig) -> None:
+    """Java's queues of ``topic`` begin where the model's do (config start_offset, the swarm's
+    domain draw; StartOffsetOps.java, spec/conformance.md "Queues that start past offset 0");
+    nothing when they start at 0. Diverged (step 0) when queue 0's min and max offset differ."""
+    if not config.start_offset:
+        return
+    java = call({"op": "startQueues", "topic": topic, "queues": config.queues, "offset": config.start_offset})
+    model = {"min": store.get_min_offset_in_queue(topic, 0), "max": store.get_max_offset_in_queue(topic, 0)}
+    if java != model:
+        raise Diverged(0, Action("start_queues", (config.start_offset,)), "startQueues", model, java)
 
 
 class OutOfScope(Exception):
@@ -435,10 +449,7 @@ class Lockstep:
         d = self.driver
         step = 0
         try:
-            why = config_out_of_scope(self.config)
-            if why is not None:
-                # (a schedule may be an iterable that decides its actions as the replay goes)
-                raise OutOfScope(0, next(iter(schedule), Action("produce", (0,))), why)
+            start_queues(self._call, d.broker.store, TOPIC, self.config)
             for step, action in enumerate(schedule):
                 self.step(step, action)
             step = len(schedule)
@@ -601,6 +612,9 @@ class Lockstep:
                 raise OutOfScope(i, action, "a step inside a woken long-polling POP's re-run")
             if any(r["op"] in ("restart", "init", "close", "pop") for r in requests):
                 raise OutOfScope(i, action, "not allowed inside a POP's interleave")
+            if pending.request.get("order") and kind in ORDERLY_LOCK_WAITERS:
+                raise OutOfScope(i, action, "an orderly ack or changeInvisibleTime inside an orderly POP waits "
+                                            "for the queue lock the POP holds")
             pending.segments[-1][1].append(_Deferred(i, action, model_obs, requests + [{"op": "state"}], finish,
                                                      model_state(d)))
             return
@@ -1026,6 +1040,7 @@ def drawn_schedule_lockstep(profile: str, seed: int, config: ScenarioConfig, ste
     d = ls.driver
     step = 0
     try:
+        start_queues(ls._call, d.broker.store, TOPIC, config)
         for step in range(steps):
             action = d.draw()
             if action.kind == "pop" and action.args[2]:
@@ -1114,7 +1129,8 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
                           interleave: bool = False, progress: Callable[[str], None] = lambda _: None,
                           clock: Callable[[], float] | None = None, first_case: int = 0,
                           faults: Sequence[str] = LOCKSTEP_FAULTS,
-                          extra_faults: tuple[str, ...] = (), orderly: bool = False) -> StatefulReport:
+                          extra_faults: tuple[str, ...] = (), orderly: bool = False,
+                          start_offsets: bool = False) -> StatefulReport:
     """``cases`` swarm schedules of ``steps`` actions on ``profile``: agree / diverge / out of
     scope counts, and each divergence class with its first example (seed, config, schedule).
     Case k's draw depends only on ``seed`` and k, so cases ``first_case`` .. ``first_case +
@@ -1122,7 +1138,9 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
     each is kept with probability 0.3 per case (LOCKSTEP_FAULTS, plus OPT_IN_FAULTS if asked).
     ``extra_faults`` are added to every case's drawn faults (the draw itself is unchanged);
     ``orderly`` makes every case's consumers pop orderly (ScenarioConfig.pop_orderly, set after
-    the draw: the same cases, orderly)."""
+    the draw: the same cases, orderly). ``start_offsets`` draws each case's start_offset last (0
+    half the time, else across the domain with boundary bias, as ScenarioConfig.draw_domain):
+    every other field and the run seed stay those of the case without it."""
     from reference.common.javalang import JavaRandom
 
     unknown = [f for f in faults if f not in LOCKSTEP_FAULTS + OPT_IN_FAULTS]
@@ -1136,6 +1154,9 @@ def stateful_differential(profile: str, cases: int, seed: int, steps: int, clien
         config = ScenarioConfig.draw(rng, faults=chosen + tuple(f for f in extra_faults if f not in chosen))
         config = attrs.evolve(config, pop_orderly=orderly)
         run_seed = rng.next_int(1 << 30)
+        if start_offsets:
+            dim = config_dimensions("pop")["start_offset"]
+            config = attrs.evolve(config, start_offset=boundary_draw(rng, dim) if rng.next_boolean() else 0)
         verdict, schedule = drawn_schedule_lockstep(profile, run_seed, config, steps, client, interleave)
         if clock is not None:
             from popverify.sim.scenario import run_scenario

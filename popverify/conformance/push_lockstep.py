@@ -34,7 +34,8 @@ from typing import Any
 
 import attrs
 
-from popverify.conformance.confirm import Diverged, OutOfScope, Verdict, _first_difference, harness_release
+from popverify.conformance.confirm import (Diverged, OutOfScope, Verdict, _first_difference, harness_release,
+                                          start_queues)
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time
 from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Client, PushDriver
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -236,6 +237,7 @@ class PushLockstep:
         d = self.driver
         step = 0
         try:
+            start_queues(self._call, d.broker.store, TOPIC, self.config)
             self._compare_calls(0, Action("start"), self._take())
             for client in d.world.clients:  # the initial members rebalanced as they started
                 self._compare_assignment(0, Action("start"), client)

@@ -45,6 +45,9 @@ TARGETS: tuple[Target, ...] = (
                                                   _B + "offset/ConsumerOrderInfoManager")),
     Target("QueueLevelConsumerOrderInfoLockManager", "broker",
            (_B + "pop/orderly/QueueLevelConsumerOrderInfoLockManager",)),
+    # POP long polling: an inner class of PopMessageProcessor in 5.0.0, its own class by 5.5.0
+    Target("PopLongPollingService", "broker", (_B + "longpolling/PopLongPollingService",
+                                               _B + "processor/PopMessageProcessor$PopLongPollingService")),
     Target("ConsumerOffsetManager", "broker", (_B + "offset/ConsumerOffsetManager",)),
     Target("PullMessageProcessor", "broker", (_B + "processor/PullMessageProcessor",)),
     Target("QueryAssignmentProcessor", "broker", (_B + "processor/QueryAssignmentProcessor",)),

@@ -365,11 +365,18 @@ class MessageStore:
         """The queue begins at ``offset``: its first ``offset`` messages were stored and then
         removed with their commit-log and consume-queue files (retention), so min and max
         offset are both ``offset`` (ConsumeQueue#getMinOffsetInQueue / getMaxOffsetInQueue of
-        a queue whose first file starts there). ValueError on a queue that holds messages."""
+        a queue whose first file starts there), and stay so across a restart. ValueError on a
+        queue that holds messages."""
         cq = self._queues.setdefault((topic, queue_id), ConsumeQueue())
         if cq.units or offset < 0:
             raise ValueError(f"queue {topic}:{queue_id} cannot start at {offset}: it holds messages or the offset is negative")
         cq.base = cq.min_offset = offset
+        if offset and not self._wrote:
+            # the same history for the commit log: the files that held those messages are gone
+            # (the oldest kept file is the first this store writes), and the consume-queue
+            # cleaner has not run since (lastPhysicalMinOffset 0); no message sits at position 0
+            self._cur_file = self._min_file = 1
+            self._wrote = True
 
     def delete_topic(self, topic: str) -> None:
         """DefaultMessageStore#deleteTopics: drop every consume queue of ``topic`` (the commit
@@ -489,7 +496,11 @@ class MessageStore:
             return result
         total = 0
         skip_below_file = -1  # nextPhyFileStartOffset: units in the file of the last miss are skipped
-        while next_begin < max_offset:
+        # One consume-queue file per read: DefaultMessageStore#getMessage runs its loop for
+        # travelCqFileNumWhenGetMessage (1) files (5.0.0 and 5.5.0 alike), over
+        # ConsumeQueue#iterateFrom → getIndexBuffer, the rest of the file holding the offset.
+        read_end = min(max_offset, (next_begin // self._cq_file_units + 1) * self._cq_file_units)
+        while next_begin < read_end:
             unit = cq.units[next_begin - cq.base]
             if next_begin - offset > max_filter_count:
                 break

@@ -101,7 +101,9 @@ def test_consume_queue_files_go_only_when_their_last_unit_is_gone():
     expire(s, 3)
     assert s.get_min_offset_in_queue("T", 0) == 3
     r = s.get_message("G", "T", 0, 3, 32)
-    assert r.message_queue_offsets == [3, 4, 5, 6]
+    # one consume-queue file per read (DefaultMessageStore#getMessage, travelCqFileNumWhenGetMessage 1)
+    assert r.message_queue_offsets == [3] and r.next_begin_offset == 4
+    assert s.get_message("G", "T", 0, 4, 32).message_queue_offsets == [4, 5]
 
 
 def test_phy_offset_zero_reads_the_first_remaining_file():

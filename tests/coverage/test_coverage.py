@@ -267,6 +267,7 @@ def test_adapted_schedule_keeps_steps_inside_a_pop_drops_what_the_harness_cannot
 
     class Pending:
         consumer = 1
+        request: dict[str, object] = {}  # an unordered POP (confirm.runs_inside reads its order flag)
 
         def __init__(self, woken: int | None = None) -> None:
             self.woken = woken
