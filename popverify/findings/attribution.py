@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F17 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F18 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -85,6 +85,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "broker", "buffer_garbage_drops_pending_pops", ("pop",)),
     Finding("F17", "revive of a message retention removed re-sends the queue's next message in its place",
             "broker", "revive_takes_next_message", ("pop",), needs=(("expire", "expire_commit_log"),)),
+    Finding("F18", "a non-orderly POP re-reads the batch an orderly POP of the same group still holds", "broker",
+            "concurrent_pop_ignores_orderly_hold", ("pop",), needs=(("pop_request",),), config_flag="pop_orderly"),
 )}
 
 

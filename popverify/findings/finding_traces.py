@@ -1,4 +1,4 @@
-"""The minimal schedule of every confirmed finding (F1..F17), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F18), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -198,6 +198,15 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   *_pop(0, 0, 3), _a("consumer_crash", 0), _a("expire_commit_log", 2)),
                  "the domain draw's v5.0 seed 27 (INV-1/unexplained, a refused batch ack), by hand with a crash "
                  "instead; queue 1 first to keep F11 out of the way"),
+    # an orderly group: consumer 0's orderly POP holds the message (no CK, its start offset
+    # committed); consumer 1's raw non-orderly POP of the queue reads it again at once
+    FindingTrace("F18", "INV-1", "pop",
+                 ScenarioConfig(queues=1, consumers=2, pop_orderly=True, enable_pop_buffer_merge=False, faults=(),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer", "revive",
+                                         "consumer_crash", "pop_request")),
+                 (_a("produce", 0), *_pop(0, 0, 3), _a("pop_request", 1, 0, 4, 33_694)),
+                 "verify's v5.0 seed 21 (CKM-1/INV-1/RED-1 unexplained; triage2's sweep seeds 108, 125), "
+                 "sequential and on one queue"),
 )}
 
 
@@ -219,6 +228,7 @@ JAVA_LINES: dict[str, str] = {
     "F14": "PopMessageProcessor 5.0.0 processRequest:353-355 (`needRetry && !requestHeader.isOrder()`) and :381 (the fallback `&& !requestHeader.isOrder()`); 5.5.0 :517-527 and :550: an orderly POP never reads %RETRY%group_topic, where PopReviveService puts what a non-orderly POP's CK revives (spec/findings/F14.md)",
     "F16": "PopBufferMergeService#scanGarbage (5.0.0:181-212, the 5-minute drop :204-206; 5.5.0:188-218, :211-213) removes a topic@group@queue commit-offset queue whose time (the popTime, 5.0.0:378 setTime) is 5 minutes old with its uncommitted entries; PopMessageProcessor#getPopOffset then starts at the committed offset and pops the still-invisible messages again (spec/findings/F16.md)",
     "F17": "PopReviveService#reviveMsgFromCk reads the CK's message through EscapeBridge#getMessage (5.0.0:259-272; 5.5.0 #getMessageAsync:305-324) = messageStore.getMessage(offset, 1) and takes list.get(0) with no queue-offset check; DefaultMessageStore#getMessage skips a unit whose commit-log file retention deleted and answers the next one, which #reviveRetry puts into %RETRY%group_topic (spec/findings/F17.md)",
+    "F18": "PopMessageProcessor#popMsgFromQueue asks ConsumerOrderInfoManager#checkBlock only `if (isOrder)` (5.0.0:482; 5.5.0:739-740); an orderly POP commits its batch's start offset and writes no CK (5.0.0:524-528; 5.5.0:817), so #getPopOffset of a non-orderly POP of the group starts at the held batch and reads it again (spec/findings/F18.md)",
     "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 

@@ -89,6 +89,10 @@ EXPLANATIONS: dict[str, str] = {
            "1).get(0) and never checks its queue offset: once retention removed that message's data (before the "
            "consume-queue stage), the queue's next live message is revived in its place and delivered twice "
            "(spec/findings/F17.md).",
+    "F18": "Only an orderly POP asks the order info whether a queue's batch is still held (PopMessageProcessor "
+           "#popMsgFromQueue `isOrder && checkBlock`), and an orderly POP commits the batch's start offset and writes "
+           "no CK: a non-orderly POP of the same group (a group switched from concurrent to orderly, or a client of "
+           "the other kind) reads the held batch again before its invisible time ends (spec/findings/F18.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -126,6 +126,13 @@ class BrokerConfig:
     # 1).get(0), never checking its queue offset: once retention removed that message, the queue's
     # next live message is revived in its place (a duplicate). False revives nothing then.
     revive_takes_next_message: bool = True
+    # mechanism switch for F18: only an orderly POP asks the order info whether the queue's batch
+    # is still held (`isOrder && checkBlock`: PopMessageProcessor#popMsgFromQueue 5.0.0:482,
+    # 5.5.0:739-740), and an orderly POP commits its batch's start offset and writes no CK
+    # (5.0.0:524-528, 5.5.0:817); so a non-orderly POP of the same group (a group switched from
+    # concurrent to orderly, or a client of the other kind) reads the held batch again. False: a
+    # non-orderly POP skips a queue whose orderly batch is not fully acked.
+    concurrent_pop_ignores_orderly_hold: bool = True
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False

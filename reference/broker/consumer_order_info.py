@@ -176,6 +176,12 @@ class ConsumerOrderInfoManager:
         """get(topic, group, queueId)."""
         return self.table.get(self.key(topic, group), {}).get(queue_id)
 
+    def holds_batch(self, topic: str, group: str, queue_id: int) -> bool:
+        """Whether an orderly batch of the queue is not fully acked (F18's counterfactual; no
+        Java method: checkBlock also asks whether the asking request's invisibleTime passed)."""
+        info = self.get(topic, group, queue_id)
+        return info is not None and not info.is_done()
+
     def _queues(self, topic: str, group: str) -> dict[int, OrderInfo]:
         # checkBlock and update both putIfAbsent an empty per-queue map first.
         return self.table.setdefault(self.key(topic, group), {})

@@ -263,6 +263,10 @@ class PopOperation:
             if not b.config.order_info_queue_level:
                 rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
             return
+        if not req.order and not b.config.concurrent_pop_ignores_orderly_hold \
+                and b.order_info.holds_batch(topic, req.group, queue_id):
+            rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
+            return  # F18 removed: the held orderly batch is not served to a non-orderly POP
         if len(messages) >= req.max_msg_nums:
             rest[0] = b.store.get_max_offset_in_queue(topic, queue_id) - offset + rest[0]
             return

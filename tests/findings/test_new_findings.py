@@ -1,4 +1,4 @@
-"""Findings F10-F17 (registered by the triage of verify's and the domain draw's unexplained
+"""Findings F10-F18 (registered by the triage of verify's and the domain draw's unexplained
 signatures) and the two model fixes found on the way: each finding's minimal schedule violates
 its property on both profiles with its own signature, its switch off clears it, and the Java
 side agrees (lockstep for the broker findings, the conformance harness's ProcessQueue for F13)."""
@@ -36,6 +36,8 @@ def _run(fid: str, profile: str):  # type: ignore[no-untyped-def]
     ("F16", {"INV-1/F16", "RED-1/F16"}),
     # m1's file deleted before its CK is revived: the revive re-sends m2 in its place
     ("F17", {"INV-1/F17", "RED-1/F17"}),
+    # verify's v5.0 seed 21: an orderly POP holds the message, a raw non-orderly POP reads it again
+    ("F18", {"INV-1/F18", "RED-1/F18"}),
 ])
 def test_each_new_finding_has_its_own_signature_and_its_switch_clears_it(fid: str, signatures: set[str],
                                                                           profile: str) -> None:
