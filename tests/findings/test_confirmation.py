@@ -228,6 +228,7 @@ def test_checked_in_verdicts_agree_with_what_the_model_says() -> None:
 
 @needs_jdk
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_lockstep")  # the session's JVM per release (tests/conftest.py)
 def test_confirm_reproduces_f2_on_500_and_a_changed_model_is_a_model_question(
         capsys: pytest.CaptureFixture[str]) -> None:
     """F2's checked-in trace on rocketmq-broker 5.0.0: `popverify confirm` says reproduced. The
@@ -249,6 +250,7 @@ def test_confirm_reproduces_f2_on_500_and_a_changed_model_is_a_model_question(
 
 @needs_jdk
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_lockstep")  # the session's JVM per release (tests/conftest.py)
 def test_f1_is_fixed_on_550_and_the_harness_agrees(tmp_path: Path) -> None:
     """The develop model says F1 is gone on 5.5.0 (no 'ck from last epoch' skip): the 5.5.0
     harness agrees step by step and ALO-2 holds there. A second confirmer on the same cache
