@@ -1,4 +1,5 @@
-"""Fixtures shared across tests/ (one idea: run each real TLC model once per test session)."""
+"""Fixtures shared across tests/: each real TLC model run once per test session, and one
+plain lockstep harness JVM per release for the session."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from lockstep_pool import REAL_CLIENT, Pool, lending
+from popverify.conformance import lockstep
 from popverify.tlc import runner, trace_validation
 from tlc_memo import memoized
 
@@ -27,3 +30,25 @@ def shared_tlc(_tlc_memo: dict[str, runner.TlcResult],
     monkeypatch.setattr(runner, "run_model", shared)
     monkeypatch.setattr(trace_validation, "run_model", shared)
     yield shared
+
+
+@pytest.fixture(scope="session")
+def lockstep_pool() -> Iterator[Pool]:
+    """The session's plain lockstep harness JVMs (tests/lockstep_pool.py); a module-scoped
+    fixture takes its JVM with ``lockstep_pool.client(release)`` and never closes it."""
+    pool = Pool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def shared_lockstep(lockstep_pool: Pool, request: pytest.FixtureRequest,
+                    monkeypatch: pytest.MonkeyPatch) -> Iterator[Pool]:
+    """For the test, LockstepClient(release) -- in popverify (which imports it where it starts a
+    JVM) and in the test's module -- lends the session's JVM of that release instead of
+    starting one; a harness with JVM options (JaCoCo) still gets its own. Yields the pool."""
+    make = lending(lockstep_pool)
+    monkeypatch.setattr(lockstep, "LockstepClient", make)
+    if getattr(request.module, "LockstepClient", None) is REAL_CLIENT:
+        monkeypatch.setattr(request.module, "LockstepClient", make)
+    yield lockstep_pool

@@ -129,6 +129,11 @@ class LockstepClient:
         """The JVM's process id (None once closed)."""
         return self._proc.pid if self._proc is not None else None
 
+    @property
+    def alive(self) -> bool:
+        """Whether the JVM still runs (a caller keeping one JVM for many replays checks this)."""
+        return self._proc is not None and self._proc.poll() is None
+
     def call(self, request: dict[str, Any]) -> tuple[str, Any]:
         """Send one request, read its answer."""
         proc = self._proc

@@ -48,6 +48,7 @@ needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn
 
 @needs_jdk
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_lockstep")  # the session's JVM per release (tests/conftest.py)
 def test_retention_case_94_agrees_on_550() -> None:
     """It diverged at its restart (`.state.topics.TopicTest[2].max`, model 0, Java 1)."""
     from popverify.conformance.confirm import stateful_differential

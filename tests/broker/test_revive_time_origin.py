@@ -45,6 +45,7 @@ needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn
 
 @needs_jdk
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_lockstep")  # the session's JVM per release (tests/conftest.py)
 @pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_request_domain_seed_1083_agrees_on_java(profile: str) -> None:
     """It diverged at the drain (model revive offset 0, Java -1) before the fix."""

@@ -22,6 +22,9 @@ from popverify.trace.itf import write_trace
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
 
+# LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_lockstep")
+
 CONFIG = ScenarioConfig(queues=2, consumers=2, invisible_time=8000, max_msg_nums=4, drain=True)
 
 

@@ -24,6 +24,9 @@ from reference.broker.put_failure import StorePutFaults
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
 
+# LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_lockstep")
+
 
 def _a(kind: str, *args: Any) -> Action:
     return Action(kind, tuple(args))

@@ -17,6 +17,9 @@ from reference.broker import buffer_merge
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
 
+# LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_lockstep")
+
 CONFIG = ScenarioConfig(queues=1, consumers=1, invisible_time=8000, max_msg_nums=1, enable_pop_buffer_merge=True,
                         services_on_period=False, drain=False, faults=("store_put_fail",))
 POP = [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]

@@ -1,7 +1,7 @@
 """Long polling on the lockstep harness (popverify/conformance/long_poll_replay.py, LongPollOps,
 QueueLockOps, OrderLockTimer): a parked POP woken by a put or by the timeout scan, compared with
 RocketMQ's own PopMessageProcessor; QueueLockManager's clean-up pass; 5.5.0's lock-free timer
-kept off the wall clock. One harness JVM per release for the module."""
+kept off the wall clock. The session's harness JVM of each release (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from lockstep_pool import Pool
 from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep, Verdict
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.coverage.replay import Adapted
@@ -28,9 +29,8 @@ PARK = [Action("pop", (0, 0, True)), *[Action("pop_step", (0,))] * 3]
 
 
 @pytest.fixture(scope="module", params=sorted(RELEASES))
-def profile_client(request: pytest.FixtureRequest) -> Iterator[tuple[str, LockstepClient]]:
-    with LockstepClient(RELEASES[request.param]) as client:
-        yield request.param, client
+def profile_client(request: pytest.FixtureRequest, lockstep_pool: Pool) -> Iterator[tuple[str, LockstepClient]]:
+    yield request.param, lockstep_pool.client(RELEASES[request.param])  # the session's JVM (tests/conftest.py)
 
 
 def _replay(profile: str, client: LockstepClient, actions: list[Action],

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from lockstep_pool import Pool
 from popverify.cli import main
 from popverify.conformance import push_lockstep as pl
 from popverify.conformance.lockstep import RELEASES, LockstepClient
@@ -24,6 +25,8 @@ from reference.common.remoting import PullMessageResponse
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
 TRACES = Path(__file__).resolve().parents[2] / "spec" / "findings" / "traces"
+# LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_lockstep")
 
 # Two queues, two consumers, no listener failure (a send-back is out of scope): puts, pulls with
 # messages, consumption, offset commits (persist and the pull's commit flag), a pull that the
@@ -45,17 +48,10 @@ SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("rebalance"
 
 
 @pytest.fixture(scope="module")
-def harness() -> Iterator[Callable[[str], LockstepClient]]:
-    """One harness JVM per release for the module (each replay resets its broker with `init`)."""
-    clients: dict[str, LockstepClient] = {}
-
-    def get(release: str) -> LockstepClient:
-        if release not in clients:
-            clients[release] = LockstepClient(release)
-        return clients[release]
-    yield get
-    for client in clients.values():
-        client.close()
+def harness(lockstep_pool: Pool) -> Iterator[Callable[[str], LockstepClient]]:
+    """The session's harness JVM of a release (tests/conftest.py; each replay resets its broker
+    with `init`)."""
+    yield lockstep_pool.client
 
 
 def _trace(tmp_path: Path, profile: str, schedule: list[Action], config: ScenarioConfig = CONFIG,

@@ -17,6 +17,9 @@ from reference.common import response_code as rc
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
 
+# LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_lockstep")
+
 OPT = ("pop_request", "ack_request", "change_invisible_request")
 CONFIG = ScenarioConfig(queues=2, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False,
                         actions=tuple(POP_ACTIONS) + OPT)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from lockstep_pool import Pool
 from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import LockstepClient
 from popverify.findings.finding_traces import FINDING_TRACES
@@ -34,12 +35,8 @@ PHY0 = [Action("produce", (0,))] * 4 + [Action("expire_commit_log", (2,))] + _po
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[LockstepClient]:
-    c = LockstepClient("5.0.0")
-    try:
-        yield c
-    finally:
-        c.close()
+def client(lockstep_pool: Pool) -> Iterator[LockstepClient]:
+    yield lockstep_pool.client("5.0.0")  # the session's JVM (tests/conftest.py)
 
 
 @needs_jdk

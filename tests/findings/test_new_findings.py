@@ -143,6 +143,7 @@ def test_f13_process_queue_drift_on_both_client_jars() -> None:
 
 @needs_jdk
 @pytest.mark.slow
+@pytest.mark.usefixtures("shared_lockstep")  # the session's JVM per release (tests/conftest.py)
 def test_f11_agrees_in_lockstep_with_the_handle_offset_acks() -> None:
     """F11 on both releases' brokers (the others' verdicts are checked in: spec/findings/
     verdicts.json, test_confirmation.py): step by step agreement includes the revived CK offset,

@@ -41,6 +41,7 @@ def test_an_empty_lockstep_differential_is_a_failure_not_a_pass() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                     reason="the lockstep harness needs a JDK and Maven")
+@pytest.mark.usefixtures("shared_lockstep")  # the session's JVM per release (tests/conftest.py)
 def test_verify_replays_interleaved_schedules_on_both_releases(tmp_path: Path) -> None:
     code = main(["verify", "--out", str(tmp_path), "--skip", "tlc,trace,z3,fuzz,stateful",
                  "--lockstep-cases", "2", "--lockstep-steps", "40"])
