@@ -10,6 +10,7 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
+from lockstep_pool import Pool
 
 from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
@@ -33,9 +34,8 @@ def _config(start: int, faults: tuple[str, ...] = ()) -> ScenarioConfig:
 
 
 @pytest.fixture(scope="module", params=["v5.0", "v5.5"])
-def harness(request: pytest.FixtureRequest) -> Iterator[tuple[str, LockstepClient]]:
-    with LockstepClient(RELEASES[request.param]) as client:
-        yield request.param, client
+def harness(request: pytest.FixtureRequest, lockstep_pool: Pool) -> Iterator[tuple[str, LockstepClient]]:
+    yield request.param, lockstep_pool.client(RELEASES[request.param])  # the session's JVM (tests/conftest.py)
 
 
 @needs_jdk
