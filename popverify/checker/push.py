@@ -158,7 +158,7 @@ class PushChecker:
             for mq, offset in sorted(table.items(), key=lambda kv: (kv[0].topic, kv[0].queue_id)):
                 if mq.topic in self.topics:
                     self._check_offset(step, broker, client, mq.topic, mq.queue_id, offset)
-        counted: dict[int, tuple[object, int]] = {}
+        counted, alive = self._counted, []
         for client, mq, pq in process_queues:
             held = list(pq.msg_tree_map.values()) + list(pq.consuming_msg_orderly_tree_map.values())
             where = f"{client} {mq.topic}:{mq.queue_id}"
@@ -170,13 +170,16 @@ class PushChecker:
             # as it was put, so that length is what the held message weighs (spec/properties.md).
             size = 0
             for m in held:
-                seen = self._counted.get(id(m))
-                counted[id(m)] = (m, seen[1]) if seen is not None and seen[0] is m else (m, len(m.body))
-                size += counted[id(m)][1]
+                seen = counted.get(id(m))
+                if seen is None or seen[0] is not m:
+                    seen = counted[id(m)] = (m, len(m.body))
+                size += seen[1]
+            alive += held
             if pq.msg_size != size:
                 self._fail("PQ-2", f"ProcessQueue of {where}: msgSize {pq.msg_size} but held bodies total {size} "
                                    "(as put)", step, where)
-        self._counted = counted
+        if len(counted) > 2 * len(alive) + 64:  # forget messages no longer held, now and then
+            self._counted = {id(m): counted[id(m)] for m in alive}
 
     def on_pull_response_size(self, step: int, where: str, delivered: int, max_msg_nums: int) -> None:
         """BAT-1 (push): a pull response carries at most the request's maxMsgNums
