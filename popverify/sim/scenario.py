@@ -204,6 +204,8 @@ CAMPAIGN_DOMAIN_BIAS = 10
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).
 OPT_IN: frozenset[str] = frozenset(POP_MODE.opt_in()) | frozenset(PUSH_MODE.opt_in())
+
+
 def mode_of(name: str) -> Mode:
     """The mode called ``name``; ValueError naming the known ones."""
     if name not in MODES:
