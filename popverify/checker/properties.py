@@ -39,7 +39,7 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                       "sent back to the retry topic"),
     Property("OFF-4", "a LocalFileOffsetStore reloads exactly its last completed write (or its .bak), never garbage"),
     Property("PQ-1", "ProcessQueue msgCount equals the number of messages it holds"),
-    Property("PQ-2", "ProcessQueue msgSize equals the total body size of the messages it holds"),
+    Property("PQ-2", "ProcessQueue msgSize equals the total body size of the messages it holds, as put"),
     Property("PRG-1", "after a drain in which every message was acked, each queue's committed offset reaches its "
                       "max offset", frozenset({"delete_recreate", "expire", "expire_commit_log", "clean_consume_queue"})),
     Property("PRG-2", "after a drain, each revive queue's offset reaches its last checkpoint"),

@@ -13,14 +13,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from popverify.sim.domain import DomainReach
-from popverify.sim.scenario import Action, ScenarioConfig, domain_actions, mode_of
+from popverify.sim.scenario import Action, ScenarioConfig, mode_of
 
 
 def domain_rows(mode: str, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The domain table of ``rows`` (campaign rows of one mode): DomainReach.rows."""
     the_mode = mode_of(mode)
     reach = DomainReach()
-    reach.declare(mode, domain_actions(mode))
+    reach.declare(mode, the_mode.actions)
     for row in rows:
         config = ScenarioConfig.from_json(json.loads(row["config"]))
         schedule = (Action.from_json(a) for a in json.loads(row["schedule"]))

@@ -19,8 +19,7 @@ import json
 import attrs
 
 from popverify.fuzz.rows import Job, swarm_config
-from popverify.sim.scenario import (FAULTS, POP_ACTIONS, POP_ALWAYS, PUSH_ACTIONS, PUSH_ALWAYS, PUSH_FAULTS,
-                                    ScenarioConfig)
+from popverify.sim.scenario import ScenarioConfig, mode_of
 from reference.common.javalang import JavaRandom
 
 OFFSPRING_SEED_BASE = 1 << 40  # seeds of offspring runs: never collide with blind seeds
@@ -130,20 +129,26 @@ def edit_schedule(schedule: list[list], rng: JavaRandom, extra: list[list]) -> l
 
 def vary_config(config: ScenarioConfig, rng: JavaRandom, mode: str) -> ScenarioConfig:
     """Swarm-aware variation: one dimension of a parent's configuration changes -- one optional
-    action kind or one fault toggled, or one size or switch re-drawn within its range."""
+    action kind or one fault toggled, or one size or switch re-drawn within its range.
+
+    The kinds to toggle are the mode's own declarations (popverify/sim/actions.py): every action
+    kind a swarm may leave out, opt-in kinds included, and every fault, late and opt-in ones
+    included, grouped as the swarm draws them (Mode.groups: push's consume_begin and consume_end
+    toggle together). A toggle adds the group's missing kinds at the end or removes the whole
+    group, so the parent's other kinds keep their order."""
     push = mode == "push"
     dims = ["action", "fault", "queues", "consumers"]
     dims += ["consume_orderly", "consume_fail_percent"] if push else \
         ["invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period"]
     dim = dims[rng.next_int(len(dims))]
     if dim in ("action", "fault"):
+        the_mode = mode_of(mode)
         field = "actions" if dim == "action" else "faults"
-        pool = [k for k in (PUSH_ACTIONS if push else POP_ACTIONS) if k not in (PUSH_ALWAYS if push else POP_ALWAYS)] \
-            if dim == "action" else list(PUSH_FAULTS if push else FAULTS)
-        kind = pool[rng.next_int(len(pool))]
+        pool = the_mode.groups(a.name for a in the_mode.actions if a.fault == (dim == "fault") and not a.always)
+        group = pool[rng.next_int(len(pool))]
         current = getattr(config, field)
-        order = list(PUSH_ACTIONS if push else POP_ACTIONS) if dim == "action" else pool
-        toggled = set(current) ^ {kind}
-        return attrs.evolve(config, **{field: tuple(k for k in order if k in toggled)})
+        toggled = tuple(k for k in current if k not in group) if set(group) <= set(current) else \
+            current + tuple(k for k in group if k not in current)
+        return attrs.evolve(config, **{field: toggled})
     fresh = ScenarioConfig.draw(rng, mode=mode)
     return attrs.evolve(config, **{dim: getattr(fresh, dim)})

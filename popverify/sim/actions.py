@@ -120,6 +120,9 @@ class ActionSpec:
     # digests) keep their runs; a configuration that lists it runs it, and the swarm's late draw
     # (ScenarioConfig.draw_domain) lists it in campaigns.
     opt_in: bool = False
+    # An opt-in kind that swarm draws decide together with the earlier kind named here (one coin
+    # for both, both or neither: Mode.groups): consume_end with consume_begin, whose batch it ends.
+    drawn_with: str = ""
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -140,9 +143,11 @@ class ActionSpec:
             arg.check(self.name, value)
 
 
-def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None) -> ActionSpec:
-    """An opt-in action: run only when the configuration lists it."""
-    return ActionSpec(name, weight, apply, args, draw, opt_in=True)
+def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
+           drawn_with: str = "") -> ActionSpec:
+    """An opt-in action: run only when the configuration lists it (``drawn_with``: listed or
+    left out together with that earlier opt-in kind)."""
+    return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with)
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,

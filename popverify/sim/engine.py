@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
@@ -130,6 +130,10 @@ class Mode:
         names = [a.name for a in self.actions]
         if missing or len(set(names)) != len(names):
             raise TypeError(f"mode {self.name}: actions {missing} name no world method, or a kind is declared twice")
+        partners = [a.name for i, a in enumerate(self.actions) if a.drawn_with and not any(
+            b.name == a.drawn_with and (b.opt_in, b.fault) == (a.opt_in, a.fault) for b in self.actions[:i])]
+        if partners:
+            raise TypeError(f"mode {self.name}: {partners} must be drawn with an earlier kind of their own sort")
 
     def spec(self, kind: str) -> ActionSpec | None:
         """The declaration of ``kind`` in this mode, or None."""
@@ -148,6 +152,17 @@ class Mode:
         (run only when a configuration lists them)."""
         return tuple(a.name for a in self.actions if a.opt_in and a.fault == fault)
 
+    def groups(self, kinds: Iterable[str]) -> tuple[tuple[str, ...], ...]:
+        """``kinds`` as swarm draws decide them, in declaration order: each kind alone, except
+        one declared ``drawn_with`` an earlier kind, which joins that kind's group (one coin for
+        the group; popverify/sim/actions.py)."""
+        wanted = set(kinds)
+        groups: dict[str, list[str]] = {}
+        for a in self.actions:
+            if a.name in wanted:
+                groups.setdefault(a.drawn_with if a.drawn_with in groups else a.name, []).append(a.name)
+        return tuple(tuple(g) for g in groups.values())
+
     def always(self) -> frozenset[str]:
         """Kinds every swarm configuration keeps."""
         return frozenset(a.name for a in self.actions if a.always)
@@ -161,7 +176,8 @@ class Engine:
         self.mode = mode
         # Where the arguments of every step go (popverify/sim/domain.py), when measured.
         self.domain = domain
-        if domain is not None:  # its dimensions are declared by the caller (scenario.py#domain_actions)
+        if domain is not None:
+            domain.declare(mode.name, mode.actions)
             domain.observe_config(mode.name, config)
         self.profile = get_profile(profile).name  # canonical, also when called with an alias ("develop")
         self.seed = seed

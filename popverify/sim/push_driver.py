@@ -582,8 +582,10 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     PRODUCE_SIZED,
     # consumption in two steps (issue 17 item 3): the listener works while other steps run
     opt_in("consume_begin", 7, "consume_begin", (index("c"),), consumer_draw),
+    # one coin for both: a listener begun and never ended holds its batch (and the queue) for good
     opt_in("consume_end", 7, "consume_end", (index("c"), index("index"), flag("fail"),
-                                              Arg("body_size", int, -1, MAX_BODY_ARG)), _consume_end_draw),
+                                              Arg("body_size", int, -1, MAX_BODY_ARG)), _consume_end_draw,
+           drawn_with="consume_begin"),
 )
 
 def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:

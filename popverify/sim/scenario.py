@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.violation import Violation
-from popverify.sim.actions import FAULT_WEIGHT, ActionSpec
+from popverify.sim.actions import FAULT_WEIGHT
 from popverify.sim.domain import MAX_QUEUES, MAX_START_OFFSET, DomainReach, boundary_draw, config_dimensions
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
@@ -169,8 +169,8 @@ class ScenarioConfig:
           1..1024, push 1..64) with
           boundary bias (domain.py#boundary_draw);
         - start_offset: 0 with probability 1/2, else drawn across 0..MAX_START_OFFSET with bias;
-        - each opt-in action of the mode (produce_sized, ...) kept with probability 1/2, except
-          PARKED_OPT_IN (drawn, then dropped);
+        - each opt-in action of the mode (produce_sized, ...) kept with probability 1/2, kinds
+          drawn together (Mode.groups: push's consume_begin and consume_end) on one coin;
         - each opt-in fault of the mode (retention's stages) kept with probability 0.3, as
           every other fault;
         - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary).
@@ -180,8 +180,7 @@ class ScenarioConfig:
         # PopCheckPoint.queueId; tests/sim/test_domain.py) and costs 15-30 s here
         queues = boundary_draw(rng, dims["queues"]) if rng.next_int(WIDE_QUEUES_ONE_IN) == 0 else self.queues
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
-        # parked kinds are drawn and then dropped, so parking or unparking one moves no other field
-        opt = tuple(a for a in MODES[mode].opt_in() if rng.next_boolean() and a not in PARKED_OPT_IN)
+        opt = tuple(a for group in MODES[mode].groups(MODES[mode].opt_in()) if rng.next_boolean() for a in group)
         opt_faults = tuple(f for f in MODES[mode].opt_in(fault=True) if rng.next_int(10) < 3)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS)
@@ -205,18 +204,6 @@ CAMPAIGN_DOMAIN_BIAS = 10
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).
 OPT_IN: frozenset[str] = frozenset(POP_MODE.opt_in()) | frozenset(PUSH_MODE.opt_in())
-# Opt-in kinds the swarm's late draw does not list (yet): push's split consumption. Drawn by
-# default, its push runs show PQ-2 (a listener changes a body; ProcessQueue#removeMessage
-# subtracts the new length) and OFF-3 (a listener begun, never ended) that no finding explains
-# yet: every default push campaign would report them as unexpected. A configuration that lists
-# them (simulate --opt-in, a trace, a mutated config) still runs them (spec/fuzzing.md).
-PARKED_OPT_IN: frozenset[str] = frozenset({"consume_begin", "consume_end"})
-
-
-def domain_actions(mode: str) -> tuple[ActionSpec, ...]:
-    """The actions whose value arguments are dimensions of ``mode``'s campaign domain: every
-    action but the parked ones (a run listing one anyway still adds its dimensions)."""
-    return tuple(a for a in mode_of(mode).actions if a.name not in PARKED_OPT_IN)
 
 
 def mode_of(name: str) -> Mode:
@@ -251,8 +238,6 @@ def run_scenario(profile: str, seed: int, steps: int, *, mode: str = "pop",
                          "defaults")
     from popverify.mutants import applied
     with applied(mutant):
-        if domain is not None:
-            domain.declare(mode, domain_actions(mode))
         engine = Engine(the_mode, profile, seed, config, check, record_trace, domain)
         engine.run(steps, schedule)
         return engine.result(mutant)

@@ -152,9 +152,10 @@ def _finish(verdict):
 _SIMULATE = _PRELUDE + """
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.scenario import run_scenario
+from reference.common.profile import PROFILE_NAMES
 mode, seeds, steps = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 out = {}
-for profile in ("v5.0", "v5.5"):
+for profile in PROFILE_NAMES:
     for seed in range(seeds):
         try:
             # The runs of a campaign's first round (popverify/fuzz/plan.py): seed s under its

@@ -17,6 +17,7 @@ from __future__ import annotations
 import attrs
 
 from popverify.sim.scenario import ScenarioConfig
+from reference.common.profile import PROFILE_NAMES
 
 # POP actions that keep several requests on one queue in flight and move time and services.
 _INTERLEAVED_POP = ("produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "advance", "scan",
@@ -70,7 +71,7 @@ SCENARIOS: tuple[Targeted, ...] = (
 )
 
 
-def run_all(profiles: tuple[str, ...] = ("v5.0", "v5.5")) -> dict[str, list[str]]:
+def run_all(profiles: tuple[str, ...] = PROFILE_NAMES) -> dict[str, list[str]]:
     """Every targeted scenario on every profile and seed: key ``name/profile/seed`` → the
     sorted property ids violated (or ``crash:Type`` when the run itself raised)."""
     from popverify.sim.scenario import run_scenario

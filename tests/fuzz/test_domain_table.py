@@ -15,7 +15,7 @@ from popverify.fuzz.executors import LoopExecutor
 from popverify.fuzz.rows import run_row, swarm_config
 from popverify.sim.actions import MAX_TIME_ARG_MS
 from popverify.sim.domain import DomainReach, table_of
-from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from popverify.sim.scenario import MODES, Action, ScenarioConfig, run_scenario
 
 
 def test_a_campaign_that_cannot_reach_a_boundary_shows_it_unreached(tmp_path: Path) -> None:
@@ -90,21 +90,23 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     assert table["pop.config.queues"]["unreached"] == [1024]
 
 
-def test_parked_kinds_are_drawn_then_dropped_and_are_no_dimension_of_a_default_campaign() -> None:
-    """Push's split consumption is parked (PARKED_OPT_IN): the late draw still spends its coin on
-    it, so no other field moves, but no default configuration lists it and the campaign's table
-    has no dimension of it; a configuration that lists it still adds its dimensions."""
-    import popverify.sim.scenario as scenario
-
-    configs = [swarm_config(seed, "push") for seed in range(40)]
-    assert not any(set(c.actions) & scenario.PARKED_OPT_IN for c in configs)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scenario, "PARKED_OPT_IN", frozenset())
-        unparked = [swarm_config(seed, "push") for seed in range(40)]
-    assert any(set(c.actions) >= {"consume_begin", "consume_end"} for c in unparked)
-    assert [attrs.evolve(c, actions=tuple(a for a in c.actions if a not in ("consume_begin", "consume_end")))
-            for c in unparked] == configs
-    assert not any(r["dimension"].startswith("push.consume_end.") for r in domain_rows("push", []))
-    listed = attrs.evolve(swarm_config(0, "push"), actions=swarm_config(0, "push").actions + ("consume_begin", "consume_end"))
-    row = run_row("v5.5", "push", 0, 200, None, 0, config_json=json.dumps(listed.to_json()))
-    assert "push.consume_end.body_size" in {r["dimension"] for r in domain_rows("push", [row])}
+def test_split_consumption_is_drawn_as_one_pair_and_reaches_its_boundaries() -> None:
+    """Push's consume_begin and consume_end share one coin of the late draw (Mode.groups): no
+    swarm configuration lists one without the other, and a few dozen runs of the configurations
+    that list them reach every boundary of consume_end's value arguments."""
+    push = MODES["push"]
+    assert ("consume_begin", "consume_end") in push.groups(push.opt_in())
+    configs = [(seed, swarm_config(seed, "push")) for seed in range(80)]
+    listed = [(seed, c) for seed, c in configs if "consume_begin" in c.actions]
+    assert all(("consume_begin" in c.actions) == ("consume_end" in c.actions) for _, c in configs)
+    assert 20 < len(listed) < 60
+    rows = [run_row("v5.5", "push", seed, 150, None, 0, config_json=json.dumps(attrs.evolve(c, drain=False).to_json()))
+            for seed, c in listed[:24]]
+    table = {r["dimension"]: r for r in domain_rows("push", rows)}
+    for dim in ("push.consume_end.body_size", "push.consume_end.fail"):
+        assert table[dim]["all_reached"], table[dim]
+    # a declaration without the pairing would let a configuration begin listeners it never ends
+    unpaired = attrs.evolve(push, actions=tuple(attrs.evolve(a, drawn_with="") for a in push.actions))
+    assert ("consume_begin", "consume_end") not in unpaired.groups(unpaired.opt_in())
+    with pytest.raises(TypeError, match="drawn with an earlier kind"):
+        attrs.evolve(push, actions=tuple(reversed(push.actions)))

@@ -8,6 +8,7 @@ import ast
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from popverify.cli import main
@@ -15,8 +16,10 @@ from popverify.findings import campaign as findings_campaign
 from popverify.fuzz import store
 from popverify.fuzz.campaign import campaign
 from popverify.fuzz.executors import LoopExecutor, executor
-from popverify.fuzz.plan import OFFSPRING_SEED_BASE, round_jobs
+from popverify.fuzz.plan import OFFSPRING_SEED_BASE, round_jobs, vary_config
 from popverify.fuzz.rows import TIMING_FIELDS, Job, RoundTask, without_timing
+from popverify.sim.scenario import MODES, POP_ACTIONS, PUSH_ACTIONS, ScenarioConfig
+from reference.common.javalang import JavaRandom
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,6 +93,30 @@ def test_a_round_is_planned_from_the_rows_done_alone(tmp_path: Path) -> None:
     assert offspring and all(j.seed >= OFFSPRING_SEED_BASE and j.parent in done and j.schedule for j in offspring)
     assert round_jobs(0, 6, 12, done) == [Job(s) for s in range(6, 12)]  # round 0: blind seeds only
     assert round_jobs(2, 6, 12, done) != first  # each round draws its own offspring
+
+
+def test_variation_toggles_one_group_of_the_modes_declarations_and_keeps_the_rest() -> None:
+    """vary_config toggles one kind group (opt-in, late and opt-in fault kinds included) and
+    keeps every other kind of the parent -- the old pools (POP_ACTIONS, FAULTS) dropped the opt-in
+    kinds, the opt-in faults and the late faults of a parent at every toggle."""
+    parents = {"pop": ScenarioConfig(actions=tuple(POP_ACTIONS) + ("produce_sized", "pop_request"),
+                                     faults=("expire", "store_put_fail", "expire_commit_log")),
+               "push": attrs.evolve(ScenarioConfig.default_for("push"),
+                                    actions=tuple(PUSH_ACTIONS) + ("consume_begin", "consume_end"))}
+    for mode, parent in parents.items():
+        toggled: set[tuple[str, ...]] = set()
+        rng = JavaRandom(17)
+        for _ in range(300):
+            child = vary_config(parent, rng, mode)
+            for field in ("actions", "faults"):
+                before, after = set(getattr(parent, field)), set(getattr(child, field))
+                if before != after:
+                    toggled.add(tuple(sorted(before ^ after)))
+                    assert before - after in (set(), before ^ after)  # a whole group added or removed
+            child.validate()
+        assert ("consume_begin", "consume_end") in toggled if mode == "push" else ("store_put_fail",) in toggled
+        # each toggle moved one group of the mode's declarations, opt-in ones among them
+        assert {k for t in toggled for k in t} >= set(MODES[mode].opt_in()) | set(MODES[mode].opt_in(fault=True))
 
 
 def test_an_interrupted_loop_round_keeps_its_finished_partitions(tmp_path: Path) -> None:
