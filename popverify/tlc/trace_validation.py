@@ -310,31 +310,41 @@ def trace_config(log: QueueLog, profile: str) -> str:
         ""])
 
 
-def validate_log(log: QueueLog, profile: str, workers: int = 1, tlaplus: Path = TLAPLUS) -> QueueVerdict:
-    """Run TLC on one queue's log (against the specs in ``tlaplus``)."""
+def validate_log(log: QueueLog, profile: str, workers: int = 1, tlaplus: Path = TLAPLUS,
+                 checked: dict[tuple[str, str], Any] | None = None) -> QueueVerdict:
+    """Run TLC on one queue's log (against the specs in ``tlaplus``). ``checked`` holds TLC's
+    results by log text: a queue whose log is another's (same entries, consumers and bounds; a
+    wide push run has many idle queues with the same log) reuses its result (seconds 0)."""
     name = f"MCTrace_q{log.queue}"
     python_steps = len({e.step for e in log.entries if e.step >= 0})
-    with tempfile.TemporaryDirectory(prefix="popverify-validate-") as tmp:
-        work = Path(tmp)
-        for tla in (SPEC, TRACE_SPEC):
-            shutil.copy(tlaplus / f"{tla}.tla", work / f"{tla}.tla")
-        (work / f"{name}.tla").write_text(trace_module(log, name), encoding="utf-8")
-        cfg = work / f"{name}.cfg"
-        cfg.write_text(trace_config(log, profile), encoding="utf-8")
-        result = run_model(cfg, workers=workers, spec=work / f"{name}.tla")
+    key = (trace_module(log, "MCTrace"), trace_config(log, profile))
+    result = None if checked is None else checked.get(key)
+    seconds = 0.0
+    if result is None:
+        with tempfile.TemporaryDirectory(prefix="popverify-validate-") as tmp:
+            work = Path(tmp)
+            for tla in (SPEC, TRACE_SPEC):
+                shutil.copy(tlaplus / f"{tla}.tla", work / f"{tla}.tla")
+            (work / f"{name}.tla").write_text(trace_module(log, name), encoding="utf-8")
+            cfg = work / f"{name}.cfg"
+            cfg.write_text(key[1], encoding="utf-8")
+            result = run_model(cfg, workers=workers, spec=work / f"{name}.tla")
+        seconds = result.seconds
+        if checked is not None:
+            checked[key] = result
     if result.violated == "LogNotReplayed":
         return QueueVerdict(log.queue, True, len(log.entries), len(log.entries), python_steps,
-                            result.distinct_states, result.seconds)
+                            result.distinct_states, seconds)
     if result.result == "ok" and result.depth is not None:
         # Depth d: the longest behaviour has states l = 0 .. d-1, so entry d was not taken.
         failed = log.entries[min(result.depth, len(log.entries)) - 1]
         where = "the consumers' start" if failed.step < 0 else f"Python step {failed.step}"
         return QueueVerdict(log.queue, False, len(log.entries), result.depth - 1, python_steps,
-                            result.distinct_states, result.seconds,
+                            result.distinct_states, seconds,
                             failed_at=f"{where}: {failed.describe()} is not a step of {SPEC} "
                                       f"to the observed state")
     return QueueVerdict(log.queue, False, len(log.entries), 0, python_steps, result.distinct_states,
-                        result.seconds, error=result.output_tail)
+                        seconds, error=result.output_tail)
 
 
 def validate_trace(path: Path, workers: int = 1, queues: Iterable[int] | None = None,
@@ -348,6 +358,7 @@ def validate_trace(path: Path, workers: int = 1, queues: Iterable[int] | None = 
         profile = canonical_profile(doc["#meta"]["popverify"]["profile"])
     except ValueError as err:
         raise TraceError(str(err)) from None
-    verdicts = tuple(validate_log(log, profile, workers, tlaplus) for log in logs
+    checked: dict[tuple[str, str], Any] = {}
+    verdicts = tuple(validate_log(log, profile, workers, tlaplus, checked) for log in logs
                      if wanted is None or log.queue in wanted)
     return ValidationResult(str(path), SPEC, profile, verdicts)

@@ -6,6 +6,7 @@ integer division truncates toward zero and String.compareTo compares UTF-16 code
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 INT_MIN = -(1 << 31)
@@ -62,6 +63,7 @@ def string_compare(a: str, b: str) -> int:
     return len(ua) - len(ub)
 
 
+@functools.lru_cache(maxsize=1 << 14)  # a run sorts the same few topic/broker names thousands of times
 def string_sort_key(text: str) -> tuple[int, ...]:
     """A key with which Python's sorted() orders strings as Java's Collections.sort does."""
     return tuple(utf16_units(text))

@@ -127,3 +127,26 @@ def test_a_run_with_listeners_at_work_is_a_behaviour_of_the_spec(tmp_path: Path)
     write_trace(path, result.trace)
     verdict = validate_trace(path)
     assert verdict.valid, verdict.to_json()
+
+
+def test_queues_with_the_same_log_share_one_tlc_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wide push run has many idle queues whose logs are the same text: validate_trace runs TLC
+    once per distinct log, and a reused verdict is the one TLC gives that queue's log alone."""
+    from popverify.tlc import trace_validation as tv
+
+    config = attrs.evolve(ScenarioConfig.default_for("push"), queues=12)
+    run = run_scenario("v5.5", 5, 40, mode="push", config=config, record_trace=True)
+    path = tmp_path / "wide.json"
+    write_trace(path, run.trace)
+    logs = project(read_trace(path))
+    distinct = {(tv.trace_module(log, "M"), tv.trace_config(log, "v5.5")) for log in logs}
+    assert len(logs) == 12 and 1 < len(distinct) < len(logs)
+    calls: list[Path] = []
+    real = tv.run_model
+    monkeypatch.setattr(tv, "run_model", lambda cfg, **kw: calls.append(cfg) or real(cfg, **kw))
+    result = validate_trace(path)
+    assert len(calls) == len(distinct)
+    reused = [q for q in result.queues if q.seconds == 0.0]
+    assert reused
+    alone = tv.validate_log(logs[reused[-1].queue], "v5.5")
+    assert attrs.evolve(alone, seconds=0.0) == reused[-1]

@@ -16,11 +16,12 @@ from popverify.sim.shrink import shrink
 from popverify.sim.scenario import ScenarioConfig, run_scenario
 
 
-def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance,trace") -> int:
+def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance,trace", runs: int = 9,
+            steps: int = 250) -> int:
     # the lockstep replay of the counterexamples has its own tests (tests/findings/test_confirmation.py)
     # 9 runs: seed 1 shows F1 (ALO-1) under the default swarm draw, input domain included
-    return main(["verify", "--out", str(out), "--runs", "9", "--steps", "250", "--engine", "python", "--skip", skip,
-                 "--no-confirm", *extra])
+    return main(["verify", "--out", str(out), "--runs", str(runs), "--steps", str(steps), "--engine", "python",
+                 "--skip", skip, "--no-confirm", *extra])
 
 
 def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
@@ -42,7 +43,9 @@ def test_verify_writes_summary_and_report_with_findings(tmp_path: Path) -> None:
 
 
 def test_verify_exits_non_zero_when_a_property_expected_to_hold_fails(tmp_path: Path) -> None:
-    assert _verify(tmp_path, "--mutant", "commit-skips-offset") == 1
+    # short runs: the mutant breaks OFF-1 at the first committed POP, and each finding of the four
+    # campaigns is shrunk (long push traces made this test the suite's slowest)
+    assert _verify(tmp_path, "--mutant", "commit-skips-offset", runs=3, steps=60) == 1
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["outcome"].startswith("failed")
     assert any(f["property"] in ("OFF-1", "ALO-1") and f["unexpected"]
