@@ -30,12 +30,14 @@ def _progress(message: str) -> None:
 def _check(args: argparse.Namespace) -> None:
     if not 1 <= args.cases <= MAX_CASES:
         raise UsageError(f"--cases must be in 1..{MAX_CASES}")
-    if not 1 <= args.schedules <= MAX_SCHEDULES:
-        raise UsageError(f"--schedules must be in 1..{MAX_SCHEDULES}")
+    if not 0 <= args.schedules <= MAX_SCHEDULES:
+        raise UsageError(f"--schedules must be in 0..{MAX_SCHEDULES}")
     if not 0 <= args.push_schedules <= MAX_SCHEDULES:
         raise UsageError(f"--push-schedules must be in 0..{MAX_SCHEDULES}")
     if not 1 <= args.steps <= MAX_STEPS:
         raise UsageError(f"--steps must be in 1..{MAX_STEPS}")
+    if args.harness == "lockstep" and not args.schedules and not args.push_schedules:
+        raise UsageError("--harness lockstep with --schedules 0 and --push-schedules 0 replays nothing")
     if args.corpus is not None and args.harness == "conformance":
         raise UsageError("--corpus is replayed on the lockstep harness; drop it or use --harness lockstep|all")
     if args.traces and args.harness == "conformance":
@@ -57,43 +59,52 @@ def _replay(release: str, profile: str, jvm_args: list[str], *, schedules: list,
 
 def _schedules(args: argparse.Namespace, out: Path, profile: str) -> tuple[Path, list, list]:
     """The corpus folder and the POP and push schedules replayed for ``profile``: the
-    campaign's (``--corpus``; either mode may be absent, not both) or a short blind campaign of
-    each mode under ``out/corpus``; plus the campaign's and ``--traces``' traces of each mode."""
+    campaign's (``--corpus``) or a short blind campaign of each mode under ``out/corpus``; plus
+    the campaign's and ``--traces``' traces of each mode. A replay asked for (``--schedules`` or
+    ``--push-schedules`` above 0) that the corpus has no runs for is a UsageError: it would
+    replay nothing and its classes would read 0 % as if measured."""
     from popverify.coverage import push_replay, replay
     from popverify.fuzz import store
 
     traces = [Path(t) for t in args.traces]
     if args.corpus:
         corpus = Path(args.corpus)
-        has_pop = bool(store.load_rows(corpus, profile, "pop"))
-        if not has_pop and not (args.push_schedules and store.load_rows(corpus, profile, "push")):
-            replay.load_corpus(corpus, profile, args.schedules)  # its UsageError: no campaign, no runs
+        if not store.runs_dir(corpus).is_dir():
+            replay.load_corpus(corpus, profile, args.schedules)  # its UsageError: not a campaign folder
     else:
-        corpus = replay.short_campaign(out / "corpus", profile, args.schedules, args.steps)
-        if args.push_schedules:
-            replay.short_campaign(corpus, profile, args.push_schedules, args.steps, "push")
-        has_pop = True
-    pop = replay.load_corpus(corpus, profile, args.schedules) if has_pop else []
-    pop += replay.load_traces(replay.campaign_traces(corpus, profile) + traces, profile)
+        corpus = out / "corpus"
+        for mode, runs in (("pop", args.schedules), ("push", args.push_schedules)):
+            if runs:
+                replay.short_campaign(corpus, profile, runs, args.steps, mode)
+    for mode, flag, runs, fuzz in (("pop", "--schedules", args.schedules, ""),
+                                   ("push", "--push-schedules", args.push_schedules, " --mode push")):
+        if runs and not store.load_rows(corpus, profile, mode):
+            raise UsageError(f"{flag} {runs}: {corpus} has no {mode.upper()} runs of profile {profile}, so that replay "
+                             f"would measure nothing (add them with `popverify fuzz --profile {profile}{fuzz} --out "
+                             f"{corpus}`, or pass {flag} 0)")
+        if not runs and replay.load_traces(traces, profile, mode):
+            raise UsageError(f"--traces has {mode.upper()} traces but {flag} is 0 ({mode} replay off)")
+    pop: list = []
+    push: list = []
+    if args.schedules:
+        pop = replay.load_corpus(corpus, profile, args.schedules)
+        pop += replay.load_traces(replay.campaign_traces(corpus, profile) + traces, profile)
     if args.push_schedules:
         push = push_replay.load(corpus, profile, args.push_schedules, traces)
-    elif replay.load_traces(traces, profile, "push"):
-        raise UsageError("--traces has push traces but --push-schedules is 0 (push replay off)")
-    else:
-        push = []
     return corpus, pop, push
 
 
-def _command(args: argparse.Namespace) -> str:
-    """The command line that reproduces a profile's figures (recorded in spec/coverage.json)."""
+def _command(args: argparse.Namespace, profile: str | None = None) -> str:
+    """The command line that reproduces a profile's figures (recorded in spec/coverage.json):
+    ``args``' own, or for ``profile`` alone."""
     parts = ["popverify", "coverage", "--harness", args.harness, "--cases", str(args.cases), "--seed", str(args.seed)]
     if args.harness != "conformance":
         parts += ["--schedules", str(args.schedules), "--push-schedules", str(args.push_schedules)]
         parts += ["--corpus", args.corpus] if args.corpus else ["--steps", str(args.steps)]
         if args.traces:
             parts += ["--traces", *args.traces]
-    if args.profile:
-        parts += ["--profile", args.profile]
+    if profile or args.profile:
+        parts += ["--profile", profile or args.profile]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -109,10 +120,14 @@ def run(args: argparse.Namespace) -> int:
     result: dict[str, Any] = {"jacoco": jacoco.JACOCO_VERSION, "harness": args.harness, "cases": args.cases,
                               "seed": args.seed, "profiles": {}}
     failed = []
+    # every profile's schedules before any measurement: a corpus without what was asked for
+    # fails in seconds, not after the first profile's replays
+    replays = {profile: _schedules(args, out, profile) for profile in profiles} \
+        if args.harness in ("lockstep", "all") else {}
     for profile in profiles:
         lockstep = push = None
-        if args.harness in ("lockstep", "all"):
-            corpus, pop_schedules, push_schedules = _schedules(args, out, profile)
+        if profile in replays:
+            corpus, pop_schedules, push_schedules = replays[profile]
             if pop_schedules:
                 lockstep = functools.partial(_replay, schedules=pop_schedules, corpus=corpus)
             if push_schedules:
@@ -125,6 +140,12 @@ def run(args: argparse.Namespace) -> int:
     table = "\n".join(tables.sources_line(p) for p in result["profiles"].values()) + "\n\n" \
         + tables.markdown(result["profiles"])
     (out / "coverage.md").write_text(table, encoding="utf-8")
+    uncovered = []
+    for profile in result["profiles"].values():
+        if "classes" in profile:
+            path = out / f"uncovered-{profile['release']}.md"
+            path.write_text(tables.uncovered_markdown(profile, _command(args, profile["profile"])), encoding="utf-8")
+            uncovered.append(str(path))
     if args.update_spec:
         from popverify.tools import PROJECT_ROOT
         tables.update_spec(PROJECT_ROOT / "spec" / "coverage.md", PROJECT_ROOT / "spec" / "coverage.json",
@@ -133,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2, sort_keys=True))
     else:
         print(table, end="")
-        print(f"coverage: {out / 'coverage.json'}, {out / 'coverage.md'}")
+        print(f"coverage: {out / 'coverage.json'}, {out / 'coverage.md'}; left to cover: {', '.join(uncovered)}")
     for failure in failed:
         print(f"popverify coverage: FAILED {failure}", file=sys.stderr)
     return 1 if failed else 0
@@ -154,10 +175,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "a campaign folder's own traces/ are replayed with --corpus")
     parser.add_argument("--cases", type=int, default=100, help=f"conformance cases per check, 1..{MAX_CASES} (default 100)")
     parser.add_argument("--schedules", type=int, default=20,
-                        help=f"schedules replayed per profile, 1..{MAX_SCHEDULES} (default 20)")
+                        help=f"POP schedules replayed per profile, 0..{MAX_SCHEDULES} (default 20; 0: none); a corpus "
+                             "without POP runs of the profile is an error unless 0")
     parser.add_argument("--push-schedules", type=int, default=20,
                         help=f"push schedules replayed per profile on the push lockstep, 0..{MAX_SCHEDULES} "
-                             "(default 20; 0: none): the corpus's push runs, or a short blind push campaign")
+                             "(default 20; 0: none): the corpus's push runs (a corpus without them is an error unless 0), or a "
+                             "short blind push campaign")
     parser.add_argument("--steps", type=int, default=200,
                         help=f"steps per run of the default short campaign, 1..{MAX_STEPS} (default 200)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the conformance cases")

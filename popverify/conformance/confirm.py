@@ -403,8 +403,13 @@ class Lockstep:
     """One schedule on the model (a PopDriver) and on a harness JVM, compared step by step."""
 
     def __init__(self, profile: str, seed: int, config: ScenarioConfig, client: LockstepClient,
-                 release: str | None = None) -> None:
+                 release: str | None = None, drain_rounds: int = DRAIN_ROUNDS) -> None:
         self.profile = profile
+        # the drain's rounds, on both sides: the model's DRAIN_ROUNDS unless a replay bounds them
+        # (coverage: popverify/coverage/replay.py COVERAGE_DRAIN_ROUNDS); drain_cut when it stopped
+        # there before quiescence (both checkers then skip the drain's liveness checks)
+        self.drain_rounds = drain_rounds
+        self.drain_cut = False
         self.release = harness_release(profile, client, release)
         self.config = config
         self.client = client
@@ -934,13 +939,14 @@ class Lockstep:
             self.long_polls.orphan(p.op)
         quiet = 0
         drainer = d.world.consumers[0]
-        for rnd in range(DRAIN_ROUNDS):
+        for rnd in range(self.drain_rounds):
             self._drain_round(step, rnd, d, drainer)
             busy = bool(self._last_drain_got) or d.broker.timer_pending() or d.broker.buffered_checkpoints() \
                 or d.broker.stored_checkpoints() or d.world.orderly_behind()
             quiet = 0 if busy else quiet + 1
             if quiet >= 5:
                 return True
+        self.drain_cut = True
         return False
 
     _last_drain_got = False

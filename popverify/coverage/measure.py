@@ -12,8 +12,37 @@ import attrs
 
 from popverify.coverage import jacoco, nonlive, scope
 from popverify.coverage.targets import RELEASES, TARGETS, Target
-from popverify.coverage.xmlreport import Counter, Measured, Report, parse
+from popverify.coverage.xmlreport import Counter, Measured, Report, method_at, parse
 from popverify.tools import ToolError
+
+
+@attrs.frozen
+class MissedLine:
+    """One source line of a target with branches JaCoCo saw not taken, and its method."""
+
+    line: int
+    method: str
+    missed: int  # branch outcomes never taken
+    total: int  # branch outcomes of the line
+
+
+def missed_lines(report: Report, java_class: str, method: str | None,
+                 excluded: Sequence[scope.Excluded]) -> tuple[MissedLine, ...]:
+    """The lines of ``java_class`` (of its ``method`` only, for a per-method row) outside the
+    ``excluded`` ranges where a branch outcome was never taken, by line number."""
+    source = report.source_of.get(java_class)
+    if source is None:
+        return ()
+    owner_of = method_at(report, source)
+    out = []
+    for nr, measured in sorted(report.lines.get(source, {}).items()):
+        if not measured.branch.missed or any(e.first <= nr <= e.last for e in excluded):
+            continue
+        owner = owner_of(nr)
+        if owner is None or owner[0] != java_class or (method is not None and owner[1] != method):
+            continue  # another class of the file (an inner class is a row of its own), another method
+        out.append(MissedLine(nr, owner[1], measured.branch.missed, measured.branch.total))
+    return tuple(out)
 
 
 @attrs.frozen
@@ -29,10 +58,13 @@ class Row:
     # ``measured`` without the lines declared out of scope (popverify/coverage/scope.py)
     in_scope: Measured | None = None
     excluded_ranges: int = 0
+    # in-scope lines with a missed branch, in line order: what is left to reach
+    missed: tuple[MissedLine, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "side": self.side, "class": self.java_class, "method": self.method,
                 "present": self.measured is not None, "unreached_methods": list(self.unreached),
+                "missed_branches": [attrs.asdict(m) for m in self.missed],
                 "line": None if self.measured is None else self.measured.line.to_json(),
                 "branch": None if self.measured is None else self.measured.branch.to_json(),
                 "in_scope": None if self.in_scope is None else {
@@ -59,7 +91,9 @@ def rows(report: Report, targets: Sequence[Target] = TARGETS, release: str | Non
         excluded = scope.for_target(target.label, release, out_of_scope) if release else ()
         kept = None if present is None or measured is None else \
             scope.in_scope(report, present, target.method, measured, excluded)
-        out.append(Row(target.label, target.side, present, target.method, measured, unreached, kept, len(excluded)))
+        missed = missed_lines(report, present, target.method, excluded) if present is not None else ()
+        out.append(Row(target.label, target.side, present, target.method, measured, unreached, kept, len(excluded),
+                       missed))
     return out
 
 

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from popverify.coverage.replay import Schedule, campaign_traces, load_corpus, load_traces
+from popverify.coverage.replay import (Schedule, add_stop, campaign_traces, load_corpus, load_traces,
+                                      stop_record)
 
 
 def load(corpus: Path, profile: str, limit: int, traces: Sequence[Path] = ()) -> list[Schedule]:
@@ -40,6 +41,7 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
 
     statuses: dict[str, int] = {}
     stops: dict[str, int] = {}
+    stop_seeds: dict[str, list[int]] = {}
     requests: dict[str, int] = {}
     divergences: list[dict[str, Any]] = []
     actions = ran = compared = 0
@@ -50,13 +52,12 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
                 verdict = lockstep.run(schedule.actions)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
             if verdict.status == "diverges":
-                stops[divergence_class(verdict)] = stops.get(divergence_class(verdict), 0) + 1
-                divergences.append({"seed": schedule.seed, "source": schedule.source, "step": verdict.step,
-                                    "action": list(verdict.action), "key": verdict.key,
-                                    "model": verdict.model, "java": verdict.java})
+                add_stop(stops, stop_seeds, divergence_class(verdict), schedule)
+                divergences.append(stop_record(schedule, verdict))
             elif verdict.status == "out of scope":
                 why = f"out of scope: {verdict.action[0] if verdict.action else '?'}: {verdict.why}"
-                stops[why] = stops.get(why, 0) + 1
+                add_stop(stops, stop_seeds, why, schedule)
+                divergences.append(stop_record(schedule, verdict))
             for name, n in lockstep.calls_compared.items():
                 requests[name] = requests.get(name, 0) + n
             actions += len(schedule.actions)
@@ -70,4 +71,4 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
             "actions": actions, "actions_run": ran, "steps_compared": compared,
             "verdicts": dict(sorted(statuses.items())), "adapted": False,
             "requests_compared": dict(sorted(requests.items())), "stops": dict(sorted(stops.items())),
-            "divergences": divergences}
+            "stop_seeds": dict(sorted(stop_seeds.items())), "divergences": divergences}

@@ -80,6 +80,14 @@ def short_campaign(out: Path, profile: str, runs: int, steps: int, mode: str = "
     return out
 
 
+# Drain rounds a replayed schedule runs at most, on both sides (Lockstep's drain_rounds). Every
+# corpus schedule whose drain quiesces does so within 91 rounds (/work/corpus/cov, both profiles:
+# 1 s of virtual time a round, invisible times up to 60 s); one that does not -- on v5.0 a queue id
+# past 127 redelivers in every round (finding F9) -- would run the model's 400 rounds of POPs over
+# every queue, which under JaCoCo takes hours on 255 queues and reaches no new line after the first
+# few. A drain stopped here is counted (``drains_cut``); neither side then checks the drain's
+# liveness properties (PopChecker#finish with drained False).
+COVERAGE_DRAIN_ROUNDS = 120
 MAX_INSERTED_STEPS = 256  # pop_steps inserted to finish one POP: far above any POP's store reads
 # Actions after which virtual time has passed: PopLongPollingService checks its parked requests
 # every 20 ms, so the replay runs its timeout scan (``long_poll``) right after each of them.
@@ -140,12 +148,29 @@ class Adapted:
         return len(self.ran)
 
 
+def stop_record(schedule: Schedule, verdict: Any) -> dict[str, Any]:
+    """Where one replayed schedule stopped (a divergence or an out-of-scope step), by seed: the
+    entries of a replay summary's ``divergences`` (push_replay's too)."""
+    return {"seed": schedule.seed, "source": schedule.source, "status": verdict.status, "step": verdict.step,
+            "action": list(verdict.action), "key": verdict.key, "model": verdict.model, "java": verdict.java,
+            "why": verdict.why}
+
+
+def add_stop(stops: dict[str, int], seeds: dict[str, list[int]], why: str, schedule: Schedule) -> None:
+    """Count one stop of class ``why`` and note its schedule's seed (the summary's ``stops`` and
+    ``stop_seeds``: which schedules to replay one by one for each class)."""
+    stops[why] = stops.get(why, 0) + 1
+    seeds.setdefault(why, []).append(schedule.seed)
+
+
 def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Sequence[Schedule],
-           progress: Callable[[str], None] = lambda _: None, adapt: bool = True) -> dict[str, Any]:
+           progress: Callable[[str], None] = lambda _: None, adapt: bool = True,
+           drain_rounds: int = COVERAGE_DRAIN_ROUNDS) -> dict[str, Any]:
     """Replay ``schedules`` on one lockstep JVM of ``release`` started with ``jvm_args``,
-    each ``Adapted`` to the harness's scope unless ``adapt`` is False. Coverage counts what
-    Java ran whether or not it agreed with the model; the verdicts (agrees / diverges / out
-    of scope) and the adaptations are counted beside it."""
+    each ``Adapted`` to the harness's scope unless ``adapt`` is False, its drain bounded at
+    ``drain_rounds`` rounds on both sides. Coverage counts what Java ran whether or not it
+    agreed with the model; the verdicts (agrees / diverges / out of scope), the stops by class
+    with their seeds and the adaptations are counted beside it."""
     from popverify.conformance.lockstep import LockstepClient, LockstepError
     try:
         from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep, divergence_class
@@ -155,22 +180,26 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
 
     statuses: dict[str, int] = {}
     stops: dict[str, int] = {}
+    stop_seeds: dict[str, list[int]] = {}
+    divergences: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}
-    actions = ran = compared = inserted = polls = 0
+    actions = ran = compared = inserted = polls = cut = 0
     traces = sum(1 for s in schedules if s.source != "corpus")
     with LockstepClient(release, jvm_args) as client:
         for i, schedule in enumerate(schedules):
             with applied(schedule.mutant):
                 # every Lockstep begins with the harness's init: one JVM serves the whole corpus
-                lockstep = Lockstep(profile, schedule.seed, schedule.config, client)
+                lockstep = Lockstep(profile, schedule.seed, schedule.config, client, drain_rounds=drain_rounds)
                 plan = Adapted(schedule.actions, lockstep, schedule.config.consumers, LOCKSTEP_KINDS) \
                     if adapt else schedule.actions
                 verdict = lockstep.run(plan)
             statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
+            cut += lockstep.drain_cut
             if verdict.status != "agrees":
                 # where replays stop bounds what they can cover: the first stop of each kind
                 why = divergence_class(verdict) if verdict.status == "diverges" else f"out of scope: {verdict.why}"
-                stops[why] = stops.get(why, 0) + 1
+                add_stop(stops, stop_seeds, why, schedule)
+                divergences.append(stop_record(schedule, verdict))
             actions += len(schedule.actions)
             ran += len(plan)
             compared += verdict.steps
@@ -186,5 +215,6 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "actions": actions,
             "actions_run": ran, "steps_compared": compared, "verdicts": dict(sorted(statuses.items())),
             "adapted": adapt, "pop_steps_inserted": inserted,
-            "dropped": dict(sorted(dropped.items())),
-            "long_polls_inserted": polls, "stops": dict(sorted(stops.items()))}
+            "dropped": dict(sorted(dropped.items())), "drain_rounds": drain_rounds, "drains_cut": cut,
+            "long_polls_inserted": polls, "stops": dict(sorted(stops.items())),
+            "stop_seeds": dict(sorted(stop_seeds.items())), "divergences": divergences}

@@ -21,12 +21,11 @@ path (`kv-path`, as PopMessageProcessor's) and the lite-topic code (`lite`).
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 
 import attrs
 
-from popverify.coverage.xmlreport import Counter, Measured, Report
+from popverify.coverage.xmlreport import Counter, Measured, Report, method_at
 from popverify.tools import ToolError
 
 # reason -> the row of spec/coverage.md's "Out of scope" table that gives it
@@ -184,19 +183,15 @@ def in_scope(report: Report, java_class: str, method: str | None, raw: Measured,
         return raw
     source = report.source_of[java_class]
     lines = report.lines.get(source, {})
-    # every method of the source file, by first line: a line belongs to the last one at or above it
-    starts = sorted((first, cls, name) for cls, methods in report.method_lines.items()
-                    if report.source_of.get(cls) == source for first, name in methods)
-    firsts = [s[0] for s in starts]
+    owner_of = method_at(report, source)
     line, branch = Counter(), Counter()
     for e in excluded:
         for nr in range(e.first, e.last + 1):
             if nr not in lines:
                 continue  # a line without code (comment, brace, declaration)
-            at = bisect.bisect_right(firsts, nr) - 1
-            owner = starts[at] if at >= 0 else None
-            if owner is None or owner[1] != java_class or (method is not None and owner[2] != method):
-                where = f"{owner[1]}#{owner[2]}" if owner else "no method"
+            owner = owner_of(nr)
+            if owner is None or owner[0] != java_class or (method is not None and owner[1] != method):
+                where = f"{owner[0]}#{owner[1]}" if owner else "no method"
                 raise ToolError(f"out-of-scope lines {e.first}..{e.last} of {e.label} ({e.release}): line {nr} is "
                                 f"code of {where}, not of {java_class}{'#' + method if method else ''}")
             line, branch = line + lines[nr].line, branch + lines[nr].branch

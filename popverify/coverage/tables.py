@@ -64,6 +64,38 @@ def unreached_markdown(profiles: dict[str, dict[str, Any]], side: str = "broker"
     return "\n".join(lines) + "\n" if lines else ""
 
 
+def uncovered_markdown(profile: dict[str, Any], command: str) -> str:
+    """What is left to cover in one profile's release (``uncovered-<release>.md``): per target
+    class, its in-scope branches and the in-scope lines with a branch outcome never taken, as
+    ``line (missed/total)`` grouped by method in source order, and the methods never entered."""
+    release = profile["release"]
+    out = [f"# Branches left to cover: rocketmq {release} (profile {profile['profile']})", "",
+           f"Written by `{command}`. Per target: its branches in scope (without the lines "
+           "popverify/coverage/scope.py declares for the release), then each in-scope source line of the "
+           f"release's `-sources.jar` with a branch outcome JaCoCo never saw taken, as `line (missed/total)`, "
+           "by method. Where replays stopped is in coverage.json (`stops`, `stop_seeds`).", ""]
+    for row in profile.get("classes", []):
+        if not row.get("present", row.get("line") is not None):
+            out += [f"## {row['label']} ({row['side']}): absent from {release}", ""]
+            continue
+        branch = (row.get("in_scope") or {}).get("branch") or row["branch"]
+        missed = row.get("missed_branches", [])
+        out.append(f"## {row['label']} ({row['side']}): in scope {_cell(branch)}, "
+                   f"{sum(m['missed'] for m in missed)} outcomes missed on {len(missed)} lines")
+        out.append("")
+        if row["line"]["covered"] == 0:
+            out += ["Never run.", ""]
+            continue
+        by_method: dict[str, list[str]] = {}
+        for m in missed:
+            by_method.setdefault(m["method"], []).append(f"{m['line']} ({m['missed']}/{m['total']})")
+        out += [f"- {name}: " + ", ".join(where) for name, where in by_method.items()]
+        if row.get("unreached_methods"):
+            out.append("- methods never entered: " + ", ".join(row["unreached_methods"]))
+        out.append("")
+    return "\n".join(out)
+
+
 def sources_line(profile: dict[str, Any]) -> str:
     """What was replayed for a profile, in one line."""
     parts = []
@@ -86,13 +118,26 @@ def sources_line(profile: dict[str, Any]) -> str:
                 dropped = f"{source['faults_dropped']} faults dropped"
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
                          f"{source['actions']} corpus actions, {source['actions_run']} run on both sides "
-                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {dropped})")
+                         f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {dropped}"
+                         + (f"; {source['drains_cut']} drains cut at {source['drain_rounds']} rounds"
+                            if "drains_cut" in source else "") + ")")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 
 
+def stops_text(source: dict[str, Any]) -> str:
+    """A replay's stops by class, each with its count and, where recorded, the seeds of its
+    schedules (to replay one by one)."""
+    seeds = source.get("stop_seeds", {})
+    return "; ".join(f"{why} ×{n}" + (f" (seeds {', '.join(map(str, seeds[why]))})" if why in seeds else "")
+                     for why, n in source["stops"].items())
+
+
 def _stable(profile: dict[str, Any]) -> dict[str, Any]:
-    """A profile's result without wall-clock figures (what the spec keeps: same run, same file)."""
-    return {k: v for k, v in profile.items() if k != "seconds"}
+    """A profile's result without wall-clock figures (what the spec keeps: same run, same file)
+    and without the per-line lists of missed branches (``uncovered-<release>.md`` of the run's
+    --out has them)."""
+    classes = [{k: v for k, v in row.items() if k != "missed_branches"} for row in profile.get("classes", [])]
+    return {**{k: v for k, v in profile.items() if k != "seconds"}, "classes": classes}
 
 
 def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command: str) -> None:
@@ -118,8 +163,7 @@ def update_spec(spec_md: Path, spec_json: Path, result: dict[str, Any], command:
     _, tail = rest.split(END, 1)
     runs = "\n".join(f"- {sources_line(merged['profiles'][name])}; `{merged['profiles'][name]['command']}`"
                      for name in _ordered(merged["profiles"]))
-    stops = "\n".join(f"- {name}{'' if harness == 'lockstep' else ' (push)'}: "
-                      + "; ".join(f"{why} ×{n}" for why, n in source["stops"].items())
+    stops = "\n".join(f"- {name}{'' if harness == 'lockstep' else ' (push)'}: " + stops_text(source)
                       for name in _ordered(merged["profiles"]) for harness in ("lockstep", "push")
                       for source in [merged["profiles"][name]["sources"].get(harness, {})] if source.get("stops"))
     body = f"JaCoCo {merged['jacoco']}. What ran:\n\n{runs}\n\n{markdown(merged['profiles'])}"

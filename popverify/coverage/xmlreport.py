@@ -5,7 +5,9 @@ in-scope figures subtract excluded lines with."""
 
 from __future__ import annotations
 
+import bisect
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
@@ -76,6 +78,20 @@ class Report:
     # per class, (first line, name) of each method with code, in source order: which class and
     # method a line range of the source file belongs to
     method_lines: dict[str, tuple[tuple[int, str], ...]] = attrs.Factory(dict)
+
+
+def method_at(report: Report, source: str) -> Callable[[int], tuple[str, str] | None]:
+    """For a source file of ``report``, the (class, method) a line number belongs to: the
+    method of any class of the file whose first line is the last one at or above it (None
+    above the file's first method). An inner class's lines are its own class's."""
+    starts = sorted((first, cls, name) for cls, methods in report.method_lines.items()
+                    if report.source_of.get(cls) == source for first, name in methods)
+    firsts = [s[0] for s in starts]
+
+    def owner(nr: int) -> tuple[str, str] | None:
+        at = bisect.bisect_right(firsts, nr) - 1
+        return (starts[at][1], starts[at][2]) if at >= 0 else None
+    return owner
 
 
 def parse(xml_path: Path) -> Report:

@@ -55,7 +55,8 @@ def test_xml_counters_per_class_and_method_overloads_summed(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("argv", [
-    ["--cases", "0"], ["--cases", "10001"], ["--schedules", "0"], ["--steps", "0"], ["--steps", "5001"],
+    ["--cases", "0"], ["--cases", "10001"], ["--schedules", "-1"], ["--schedules", "10001"], ["--steps", "0"],
+    ["--steps", "5001"], ["--harness", "lockstep", "--schedules", "0", "--push-schedules", "0"],
     ["--corpus", "/nonexistent/corpus"], ["--harness", "conformance", "--corpus", "."],
     ["--profile", "v9"], ["--harness", "live"], ["--harness", "conformance", "--traces", "x.itf.json"],
     ["--traces", "/nonexistent.itf.json"],
@@ -72,6 +73,27 @@ def test_bad_arguments_exit_2(argv: list[str], tmp_path: Path, capsys: pytest.Ca
 def test_a_folder_without_a_campaign_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["coverage", "--harness", "lockstep", "--corpus", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "not a fuzz campaign folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode, asked, flag", [("pop", ["--push-schedules", "20"], "--push-schedules 20"),
+                                                ("push", ["--schedules", "5", "--push-schedules", "1"],
+                                                 "--schedules 5")])
+def test_a_replay_asked_for_that_the_corpus_has_no_runs_for_fails_before_measuring(
+        mode: str, asked: list[str], flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A POP-only corpus with --push-schedules > 0 (and a push-only one with --schedules > 0)
+    would replay nothing of that mode and read 0 % for its classes: an error, before any JVM."""
+    from popverify.coverage import measure, replay
+
+    def measured(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("measured although a requested replay has nothing to replay")
+    monkeypatch.setattr(measure, "measure_profile", measured)
+    corpus = replay.short_campaign(tmp_path / "corpus", "v5.0", 1, 5, mode)
+    assert main(["coverage", "--profile", "v5.0", "--harness", "all", "--corpus", str(corpus), *asked,
+                 "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    missing = "PUSH" if mode == "pop" else "POP"
+    assert f"{flag}: {corpus} has no {missing} runs of profile v5.0" in err and "Traceback" not in err
 
 
 def test_tlc_counterexamples_are_refused_and_push_traces_go_to_the_push_replay(tmp_path: Path) -> None:
@@ -358,12 +380,16 @@ def test_sources_line_lists_dropped_kinds_and_reads_figures_recorded_before_them
            "sources": {"lockstep": {**lockstep, "faults_dropped": 3}},
            "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter}]}
     js.write_text(json.dumps({"jacoco": "0.8.12", "profiles": {"v5.5": old}}))
-    new = {"profile": "v5.0", "release": "5.0.0", "sources": {"lockstep": {**lockstep, "dropped": {"stall": 4}}},
+    stopped = {"stops": {"advance .response.code": 2}, "stop_seeds": {"advance .response.code": [12, 42]}}
+    new = {"profile": "v5.0", "release": "5.0.0",
+           "sources": {"lockstep": {**lockstep, "dropped": {"stall": 4}, "drain_rounds": 120, "drains_cut": 1,
+                                    **stopped}},
            "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter,
                         "in_scope": {"line": counter, "branch": {"covered": 1, "total": 2, "percent": 50.0}}}]}
     tables.update_spec(md, js, {"jacoco": "0.8.12", "profiles": {"v5.0": new}}, "c")
     text = md.read_text()
-    assert "pop_steps inserted; dropped, no harness counterpart: stall ×4)" in text
+    assert "pop_steps inserted; dropped, no harness counterpart: stall ×4; 1 drains cut at 120 rounds)" in text
+    assert "- v5.0: advance .response.code ×2 (seeds 12, 42)" in text  # each stop class with its seeds
     assert "pop_steps inserted; 3 faults dropped)" in text
     # the in-scope column: measured for v5.0, not recorded for the older v5.5 figures
     assert "| X | broker | 25.0 % (1/4) | 25.0 % (1/4) | 50.0 % (1/2) | 25.0 % (1/4) | 25.0 % (1/4) | – |" in text

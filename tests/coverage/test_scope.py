@@ -97,3 +97,26 @@ def test_every_declared_range_is_code_of_its_row_in_the_release(tmp_path: Path, 
         assert row.in_scope.line.total < row.measured.line.total
     assert "branches in scope" in tables.markdown({"v": {"release": release, "classes": [
         r.to_json() for r in found.values()]}})
+
+
+def test_missed_branches_are_the_in_scope_lines_of_the_row_with_their_method(tmp_path: Path) -> None:
+    from popverify.coverage.measure import MissedLine
+
+    report = _report(tmp_path)
+    declared = (scope.Excluded("X", "9.9.9", 4, 5, "logging", "a log block"),)
+    targets = (Target("X", "broker", ("a/X",)), Target("X#get", "broker", ("a/X",), method="get"),
+               Target("X$In", "broker", ("a/X$In",)))
+    found = {r.label: r for r in rows(report, targets, "9.9.9", declared)}
+    # line 4 is declared out of scope; line 6 is the inner class's, a row of its own
+    assert found["X"].missed == (MissedLine(3, "run", 1, 2), MissedLine(10, "get", 1, 2))
+    assert found["X#get"].missed == (MissedLine(10, "get", 1, 2),)
+    assert found["X$In"].missed == (MissedLine(6, "go", 2, 2),)
+    assert [m.line for m in rows(report, targets[:1], "1.0.0", declared)[0].missed] == [3, 4, 10]
+    # the readable list: by method, line (missed/total), with the in-scope figure
+    profile = {"profile": "v9", "release": "9.9.9", "classes": [r.to_json() for r in found.values()]}
+    text = tables.uncovered_markdown(profile, "popverify coverage --profile v9")
+    assert "## X (broker): in scope 50.0 % (2/4), 2 outcomes missed on 2 lines" in text
+    assert "- run: 3 (1/2)\n- get: 10 (1/2)\n" in text
+    assert "## X$In (broker): in scope 0.0 % (0/2), 2 outcomes missed on 1 lines\n\nNever run." in text
+    # the spec keeps the table, not the per-line lists
+    assert all("missed_branches" not in c for c in tables._stable(profile)["classes"])
