@@ -302,6 +302,8 @@ def run(args: argparse.Namespace) -> int:
         _guarded("live", lambda: _live(out, args.live_duration), summary)
     for name in sorted(skip):
         summary["unavailable"][name] = "skipped (--skip)"
+    # a coverage.json that `popverify coverage --out` wrote into this folder counts in the outcome
+    report.attach_coverage(summary, out)
     failed = report.failures(summary)
     if not failed:
         summary["outcome"] = "ok: every technique ran, checked something, and every property expected to hold held"

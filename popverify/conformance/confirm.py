@@ -403,13 +403,15 @@ class Lockstep:
     """One schedule on the model (a PopDriver) and on a harness JVM, compared step by step."""
 
     def __init__(self, profile: str, seed: int, config: ScenarioConfig, client: LockstepClient,
-                 release: str | None = None, drain_rounds: int = DRAIN_ROUNDS) -> None:
+                 release: str | None = None, stale_drain_rounds: int | None = None) -> None:
         self.profile = profile
-        # the drain's rounds, on both sides: the model's DRAIN_ROUNDS unless a replay bounds them
-        # (coverage: popverify/coverage/replay.py COVERAGE_DRAIN_ROUNDS); drain_cut when it stopped
-        # there before quiescence (both checkers then skip the drain's liveness checks)
-        self.drain_rounds = drain_rounds
+        # when set, the drain stops (on both sides; drain_cut) after this many rounds in a row whose
+        # POP got only messages the drain had got before: the model's own drain has no such stop
+        # (coverage sets it: popverify/coverage/replay.py STALE_DRAIN_ROUNDS)
+        self.stale_drain_rounds = stale_drain_rounds
         self.drain_cut = False
+        self._drain_got: set[tuple[str, int, int]] = set()
+        self._last_drain_stale = False
         self.release = harness_release(profile, client, release)
         self.config = config
         self.client = client
@@ -937,16 +939,19 @@ class Lockstep:
         # the drain stops waiting for parked POPs (PopWorld#drain): the broker still wakes them
         for p in list(self.long_polls.parked):
             self.long_polls.orphan(p.op)
-        quiet = 0
+        quiet = stale = 0
         drainer = d.world.consumers[0]
-        for rnd in range(self.drain_rounds):
+        for rnd in range(DRAIN_ROUNDS):
             self._drain_round(step, rnd, d, drainer)
             busy = bool(self._last_drain_got) or d.broker.timer_pending() or d.broker.buffered_checkpoints() \
                 or d.broker.stored_checkpoints() or d.world.orderly_behind()
             quiet = 0 if busy else quiet + 1
             if quiet >= 5:
                 return True
-        self.drain_cut = True
+            stale = stale + 1 if self._last_drain_stale else 0
+            if self.stale_drain_rounds is not None and stale >= self.stale_drain_rounds:
+                self.drain_cut = True
+                return False
         return False
 
     _last_drain_got = False
@@ -996,6 +1001,9 @@ class Lockstep:
         op = d.broker.pop(request)
         self.long_polls.settle()  # what the drain's long poll and POP woke
         self._last_drain_got = bool(op.result and op.result.messages)
+        got = [(m.ack_topic, m.queue_id, m.queue_offset) for m in op.result.messages] if op.result else []
+        self._last_drain_stale = bool(got) and all(g in self._drain_got for g in got)
+        self._drain_got.update(got)
         if op.done:
             d.world.collect(drainer, op)
         elif op.parked:

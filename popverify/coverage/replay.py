@@ -80,14 +80,15 @@ def short_campaign(out: Path, profile: str, runs: int, steps: int, mode: str = "
     return out
 
 
-# Drain rounds a replayed schedule runs at most, on both sides (Lockstep's drain_rounds). Every
-# corpus schedule whose drain quiesces does so within 91 rounds (/work/corpus/cov, both profiles:
-# 1 s of virtual time a round, invisible times up to 60 s); one that does not -- on v5.0 a queue id
-# past 127 redelivers in every round (finding F9) -- would run the model's 400 rounds of POPs over
-# every queue, which under JaCoCo takes hours on 255 queues and reaches no new line after the first
-# few. A drain stopped here is counted (``drains_cut``); neither side then checks the drain's
-# liveness properties (PopChecker#finish with drained False).
-COVERAGE_DRAIN_ROUNDS = 120
+# A replayed schedule's drain stops, on both sides, after this many rounds in a row whose POP got
+# only messages the drain had already got (and acked), as five quiet rounds end it (Lockstep's
+# stale_drain_rounds). A drain makes no such rounds unless an ack is lost: on v5.0 a queue id past
+# 127 (finding F9) redelivers the same messages in every round, 400 rounds of POPs over every queue
+# whose compared state grows each round (a 255-queue corpus run: 20 rounds 20 s, 120 rounds 450 s
+# without JaCoCo). On /work/corpus/cov only those runs make such rounds at all. A drain stopped
+# here is counted (``drains_cut``); neither side then checks the drain's liveness properties
+# (PopChecker#finish with drained False).
+STALE_DRAIN_ROUNDS = 5
 MAX_INSERTED_STEPS = 256  # pop_steps inserted to finish one POP: far above any POP's store reads
 # Actions after which virtual time has passed: PopLongPollingService checks its parked requests
 # every 20 ms, so the replay runs its timeout scan (``long_poll``) right after each of them.
@@ -165,10 +166,10 @@ def add_stop(stops: dict[str, int], seeds: dict[str, list[int]], why: str, sched
 
 def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Sequence[Schedule],
            progress: Callable[[str], None] = lambda _: None, adapt: bool = True,
-           drain_rounds: int = COVERAGE_DRAIN_ROUNDS) -> dict[str, Any]:
+           stale_drain_rounds: int = STALE_DRAIN_ROUNDS) -> dict[str, Any]:
     """Replay ``schedules`` on one lockstep JVM of ``release`` started with ``jvm_args``,
-    each ``Adapted`` to the harness's scope unless ``adapt`` is False, its drain bounded at
-    ``drain_rounds`` rounds on both sides. Coverage counts what Java ran whether or not it
+    each ``Adapted`` to the harness's scope unless ``adapt`` is False, its drain stopped on both
+    sides after ``stale_drain_rounds`` rounds in a row that got only messages it had got. Coverage counts what Java ran whether or not it
     agreed with the model; the verdicts (agrees / diverges / out of scope), the stops by class
     with their seeds and the adaptations are counted beside it."""
     from popverify.conformance.lockstep import LockstepClient, LockstepError
@@ -189,7 +190,8 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
         for i, schedule in enumerate(schedules):
             with applied(schedule.mutant):
                 # every Lockstep begins with the harness's init: one JVM serves the whole corpus
-                lockstep = Lockstep(profile, schedule.seed, schedule.config, client, drain_rounds=drain_rounds)
+                lockstep = Lockstep(profile, schedule.seed, schedule.config, client,
+                                    stale_drain_rounds=stale_drain_rounds)
                 plan = Adapted(schedule.actions, lockstep, schedule.config.consumers, LOCKSTEP_KINDS) \
                     if adapt else schedule.actions
                 verdict = lockstep.run(plan)
@@ -215,6 +217,7 @@ def replay(release: str, profile: str, jvm_args: Sequence[str], schedules: Seque
     return {"harness": "lockstep", "schedules": len(schedules), "traces": traces, "actions": actions,
             "actions_run": ran, "steps_compared": compared, "verdicts": dict(sorted(statuses.items())),
             "adapted": adapt, "pop_steps_inserted": inserted,
-            "dropped": dict(sorted(dropped.items())), "drain_rounds": drain_rounds, "drains_cut": cut,
+            "dropped": dict(sorted(dropped.items())), "stale_drain_rounds": stale_drain_rounds,
+            "drains_cut": cut,
             "long_polls_inserted": polls, "stops": dict(sorted(stops.items())),
             "stop_seeds": dict(sorted(stop_seeds.items())), "divergences": divergences}

@@ -119,7 +119,7 @@ def sources_line(profile: dict[str, Any]) -> str:
             parts.append(f"{name}: {source['schedules']} schedules incl. {source['traces']} traces ({verdicts}), "
                          f"{source['actions']} corpus actions, {source['actions_run']} run on both sides "
                          f"(incl. {source['pop_steps_inserted']} pop_steps inserted; {dropped}"
-                         + (f"; {source['drains_cut']} drains cut at {source['drain_rounds']} rounds"
+                         + (f"; {source['drains_cut']} drains cut after {source['stale_drain_rounds']} rounds of redeliveries"
                             if "drains_cut" in source else "") + ")")
     return f"{profile['profile']} (rocketmq {profile['release']}): " + "; ".join(parts)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from popverify.checker.expectations import expected
 from popverify.checker.properties import PROPERTIES
+from popverify.coverage.tables import stops_text
 from reference.common.profile import PROFILE_NAMES
 
 PROFILES = PROFILE_NAMES
@@ -194,6 +195,12 @@ def failures(summary: dict[str, Any]) -> list[str]:
         if name == "mutation":  # an optional extra of the report, not a technique
             continue
         failed.append(f"{name} did not run ({why})")
+    # the coverage of the report's folder (popverify coverage --out): a source that errored
+    # measured nothing, and its classes would read 0 % as if measured
+    for profile, measured in sorted((summary.get("coverage") or {}).get("profiles", {}).items()):
+        for source, ran in sorted(measured.get("sources", {}).items()):
+            if "error" in ran:
+                failed.append(f"coverage {profile} {source} error ({ran['error']})")
     return failed
 
 
@@ -448,9 +455,10 @@ def coverage_html(coverage: dict[str, Any] | None) -> str:
                            f"{len(source['checks'])} checks, {source['cases']} cases</li>")
             else:
                 verdicts = ", ".join(f"{n} {esc(s)}" for s, n in source.get("verdicts", {}).items())
+                stops = f"; stopped: {esc(stops_text(source))}" if source.get("stops") else ""
                 ran.append(f"<li>{esc(name)} (rocketmq {esc(profile['release'])}) {esc(source_name)}: {source['schedules']} "
                            f"schedules incl. {source.get('traces', 0)} traces ({verdicts}), {source['actions']} corpus "
-                           f"actions, {source['actions_run']} run on both sides</li>")
+                           f"actions, {source['actions_run']} run on both sides{stops}</li>")
     labels = [c["label"] for c in profiles[0][1].get("classes", [])]
     head = "".join(f"<th>{esc(n)} ({esc(p['release'])}) lines</th><th>{esc(n)} branches</th>"
                    f"<th>{esc(n)} branches in scope</th>" for n, p in profiles)

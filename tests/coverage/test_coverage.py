@@ -211,6 +211,17 @@ def test_verify_report_picks_up_coverage_json_of_its_folder(tmp_path: Path) -> N
     page = (tmp_path / "report.html").read_text()
     assert '<table id="coverage">' in page and "PopReviveService" in page and 'id="coverage-chart"' in page
     assert json.loads((tmp_path / "summary.json").read_text())["coverage"] == coverage
+    assert report.failures(summary) == []
+    # a source that errored (or a replay's stop classes) is shown, and the error fails the run
+    coverage["profiles"]["v5.0"]["sources"] = {
+        "lockstep": {"error": "the harness JVM died"},
+        "push": {"schedules": 2, "actions": 20, "actions_run": 12, "verdicts": {"agrees": 1, "diverges": 1},
+                 "stops": {"pull .response.code": 1}, "stop_seeds": {"pull .response.code": [94]}}}
+    (tmp_path / "coverage.json").write_text(json.dumps(coverage))
+    failing = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
+    report.attach_coverage(failing, tmp_path)
+    assert report.failures(failing) == ["coverage v5.0 lockstep error (the harness JVM died)"]
+    assert "stopped: pull .response.code ×1 (seeds 94)" in coverage_html(failing["coverage"])
     (tmp_path / "coverage.json").write_text("{not json")
     broken = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
     report.write(broken, tmp_path)
@@ -382,14 +393,29 @@ def test_sources_line_lists_dropped_kinds_and_reads_figures_recorded_before_them
     js.write_text(json.dumps({"jacoco": "0.8.12", "profiles": {"v5.5": old}}))
     stopped = {"stops": {"advance .response.code": 2}, "stop_seeds": {"advance .response.code": [12, 42]}}
     new = {"profile": "v5.0", "release": "5.0.0",
-           "sources": {"lockstep": {**lockstep, "dropped": {"stall": 4}, "drain_rounds": 120, "drains_cut": 1,
+           "sources": {"lockstep": {**lockstep, "dropped": {"stall": 4}, "stale_drain_rounds": 5, "drains_cut": 1,
                                     **stopped}},
            "classes": [{"label": "X", "side": "broker", "line": counter, "branch": counter,
                         "in_scope": {"line": counter, "branch": {"covered": 1, "total": 2, "percent": 50.0}}}]}
     tables.update_spec(md, js, {"jacoco": "0.8.12", "profiles": {"v5.0": new}}, "c")
     text = md.read_text()
-    assert "pop_steps inserted; dropped, no harness counterpart: stall ×4; 1 drains cut at 120 rounds)" in text
+    assert "pop_steps inserted; dropped, no harness counterpart: stall ×4; 1 drains cut after 5 rounds of redeliveries)" in text
     assert "- v5.0: advance .response.code ×2 (seeds 12, 42)" in text  # each stop class with its seeds
     assert "pop_steps inserted; 3 faults dropped)" in text
     # the in-scope column: measured for v5.0, not recorded for the older v5.5 figures
     assert "| X | broker | 25.0 % (1/4) | 25.0 % (1/4) | 50.0 % (1/2) | 25.0 % (1/4) | 25.0 % (1/4) | – |" in text
+
+
+def test_a_verify_folder_whose_coverage_errored_does_not_say_ok(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`popverify coverage --out` into a verify folder whose harness failed: the verify outcome
+    names that error instead of leaving it to the report's table."""
+    import popverify.tlc.runner
+
+    monkeypatch.setattr(popverify.tlc.runner, "models", lambda tier: [])  # verify's one cheap technique
+    coverage = {"jacoco": "0.8.12", "profiles": {"v5.5": {"release": "5.5.0", "classes": [],
+                                                          "sources": {"push": {"error": "no JaCoCo data"}}}}}
+    (tmp_path / "coverage.json").write_text(json.dumps(coverage))
+    assert main(["verify", "--out", str(tmp_path), "--skip", "stateful,z3,fuzz,conformance,trace"]) == 1
+    outcome = json.loads((tmp_path / "summary.json").read_text())["outcome"]
+    assert outcome.startswith("failed: ") and "coverage v5.5 push error (no JaCoCo data)" in outcome
