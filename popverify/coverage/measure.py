@@ -12,7 +12,7 @@ import attrs
 
 from popverify.coverage import jacoco, nonlive, scope
 from popverify.coverage.targets import RELEASES, TARGETS, Target
-from popverify.coverage.xmlreport import Counter, Measured, Report, method_at, parse
+from popverify.coverage.xmlreport import Counter, Measured, Report, line_methods, method_at, parse
 from popverify.tools import ToolError
 
 
@@ -26,10 +26,12 @@ class MissedLine:
     total: int  # branch outcomes of the line
 
 
-def missed_lines(report: Report, java_class: str, method: str | None,
-                 excluded: Sequence[scope.Excluded]) -> tuple[MissedLine, ...]:
+def missed_lines(report: Report, java_class: str, method: str | None, excluded: Sequence[scope.Excluded],
+                 owners: dict[int, str] | None = None) -> tuple[MissedLine, ...]:
     """The lines of ``java_class`` (of its ``method`` only, for a per-method row) outside the
-    ``excluded`` ranges where a branch outcome was never taken, by line number."""
+    ``excluded`` ranges where a branch outcome was never taken, by line number. ``owners``
+    (xmlreport.line_methods: each line's method from the class file) names the method; without
+    it a line goes to the method whose first line is the last at or above it."""
     source = report.source_of.get(java_class)
     if source is None:
         return ()
@@ -38,7 +40,10 @@ def missed_lines(report: Report, java_class: str, method: str | None,
     for nr, measured in sorted(report.lines.get(source, {}).items()):
         if not measured.branch.missed or any(e.first <= nr <= e.last for e in excluded):
             continue
-        owner = owner_of(nr)
+        if owners is not None:
+            owner = (java_class, owners[nr]) if nr in owners else None
+        else:
+            owner = owner_of(nr)
         if owner is None or owner[0] != java_class or (method is not None and owner[1] != method):
             continue  # another class of the file (an inner class is a row of its own), another method
         out.append(MissedLine(nr, owner[1], measured.branch.missed, measured.branch.total))
@@ -73,10 +78,12 @@ class Row:
 
 
 def rows(report: Report, targets: Sequence[Target] = TARGETS, release: str | None = None,
-         out_of_scope: Sequence[scope.Excluded] = scope.OUT_OF_SCOPE) -> list[Row]:
+         out_of_scope: Sequence[scope.Excluded] = scope.OUT_OF_SCOPE,
+         owners: dict[str, dict[int, str]] | None = None) -> list[Row]:
     """One row per target: the first of its classes the report knows (the release's jars had
     it), measured whole or for the target's method only, and in scope: without the lines
-    ``out_of_scope`` declares for ``release`` (none when ``release`` is None)."""
+    ``out_of_scope`` declares for ``release`` (none when ``release`` is None); with its in-scope
+    lines of missed branches, named by ``owners`` (per class, each line's method) if given."""
     out = []
     for target in targets:
         present = next((c for c in target.classes if c in report.classes), None)
@@ -91,10 +98,17 @@ def rows(report: Report, targets: Sequence[Target] = TARGETS, release: str | Non
         excluded = scope.for_target(target.label, release, out_of_scope) if release else ()
         kept = None if present is None or measured is None else \
             scope.in_scope(report, present, target.method, measured, excluded)
-        missed = missed_lines(report, present, target.method, excluded) if present is not None else ()
+        missed = () if present is None else \
+            missed_lines(report, present, target.method, excluded, None if owners is None else owners.get(present, {}))
         out.append(Row(target.label, target.side, present, target.method, measured, unreached, kept, len(excluded),
                        missed))
     return out
+
+
+def target_line_methods(report: Report, jars: Sequence[Path]) -> dict[str, dict[int, str]]:
+    """Each source line's method, per target class the report has (xmlreport.line_methods)."""
+    present = sorted({c for t in TARGETS for c in t.classes if c in report.classes})
+    return line_methods(jars, present)
 
 
 def measure_profile(profile: str, out: Path, cases: int, seed: int,
@@ -144,7 +158,8 @@ def measure_profile(profile: str, out: Path, cases: int, seed: int,
         if not exec_files:
             errors = "; ".join(f"{name}: {s['error']}" for name, s in sources.items() if "error" in s)
             raise ToolError(f"no harness ran for {profile}, nothing to measure ({errors or 'no source'})")
-        xml = jacoco.report_xml(exec_files, nonlive.classpath_jars(release), out / f"{release}.xml")
-        result["classes"] = [r.to_json() for r in rows(parse(xml), release=release)]
+        jars = nonlive.classpath_jars(release)
+        report = parse(jacoco.report_xml(exec_files, jars, out / f"{release}.xml"))
+        result["classes"] = [r.to_json() for r in rows(report, release=release, owners=target_line_methods(report, jars))]
     result["seconds"] = round(time.perf_counter() - start, 2)
     return result

@@ -6,13 +6,15 @@ in-scope figures subtract excluded lines with."""
 from __future__ import annotations
 
 import bisect
+import re
+import subprocess
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
-from popverify.tools import ToolError
+from popverify.tools import ToolError, java_executable, run_child
 
 
 @attrs.frozen
@@ -129,3 +131,46 @@ def parse(xml_path: Path) -> Report:
                     never.append((line, f"{key[1]}:{line}"))
             unreached[name] = tuple(label for _, label in sorted(never))
     return Report(classes, methods, unreached, source_of, lines, method_lines)
+
+
+# javap -l -p: a class header at column 0, a member at two spaces, its line table entries below it
+_JAVAP_CLASS = re.compile(r"^\S.*\b(?:class|interface|enum)\s+([\w.$]+)")
+_JAVAP_MEMBER = re.compile(r"^  \S.*?([\w.$]+)\((?:[^)]*)\)[^;]*;$|^  static \{\};$")
+_JAVAP_LINE = re.compile(r"^\s+line (\d+): \d+$")
+
+
+def line_methods(class_files: Sequence[Path], classes: Sequence[str]) -> dict[str, dict[int, str]]:
+    """For each of ``classes`` (JVM names) in the jars ``class_files``, the method each source
+    line is code of, from the class file's LineNumberTable (``javap -l -p``): exact where the
+    report's method first lines are not (an inline lambda's lines are its own method's, the
+    lines after it its enclosing method's). A line two methods share (a one-line lambda in its
+    caller's line) goes to the method with the fewest lines. A ToolError when javap fails."""
+    if not classes:
+        return {}
+    javap = str(Path(java_executable()).resolve().parent / "javap")
+    cmd = [javap, "-l", "-p", "-cp", ":".join(map(str, class_files)), *(c.replace("/", ".") for c in classes)]
+    try:
+        proc = run_child(cmd, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ToolError(f"javap failed on RocketMQ's classes: {err}") from err
+    if proc.returncode != 0:
+        raise ToolError(f"javap failed (exit {proc.returncode}): {(proc.stdout + proc.stderr)[-600:]}")
+    spans: dict[str, dict[str, set[int]]] = {}
+    cls = method = None
+    for text in proc.stdout.splitlines():
+        if (header := _JAVAP_CLASS.match(text)) is not None:
+            cls, method = header.group(1).replace(".", "/"), None
+            spans.setdefault(cls, {})
+        elif cls is not None and (member := _JAVAP_MEMBER.match(text)) is not None:
+            name = member.group(1) or "<clinit>"
+            method = "<init>" if name.replace(".", "/") == cls else name
+        elif cls is not None and method is not None and (entry := _JAVAP_LINE.match(text)) is not None:
+            spans[cls].setdefault(method, set()).add(int(entry.group(1)))
+    out: dict[str, dict[int, str]] = {}
+    for name, methods in spans.items():
+        owner: dict[int, str] = {}
+        # fewest lines last, so the innermost method of a shared line wins
+        for method, lines in sorted(methods.items(), key=lambda m: (-(max(m[1]) - min(m[1])), m[0])):
+            owner.update(dict.fromkeys(lines, method))
+        out[name] = owner
+    return out

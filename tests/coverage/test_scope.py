@@ -120,3 +120,16 @@ def test_missed_branches_are_the_in_scope_lines_of_the_row_with_their_method(tmp
     assert "## X$In (broker): in scope 0.0 % (0/2), 2 outcomes missed on 1 lines\n\nNever run." in text
     # the spec keeps the table, not the per-line lists
     assert all("missed_branches" not in c for c in tables._stable(profile)["classes"])
+
+
+def test_line_methods_come_from_the_class_files_line_tables() -> None:
+    """5.5.0 PopMessageProcessor#processRequest hands its answer to a one-line lambda at 493 and
+    goes on at 496: the lines after the lambda are processRequest's, not the lambda's (which
+    the methods' first lines alone would say)."""
+    from popverify.coverage.xmlreport import line_methods
+
+    cls = "org/apache/rocketmq/broker/processor/PopMessageProcessor"
+    owners = line_methods(nonlive.classpath_jars("5.5.0"), [cls, cls + "$QueueLockManager"])
+    assert owners[cls][493] == "lambda$processRequest$3" and owners[cls][516] == "processRequest"
+    assert owners[cls][116] == "<init>" and owners[cls][715] == "popMsgFromQueue"
+    assert 1106 not in owners[cls] and owners[cls + "$QueueLockManager"][1106] == "unLock"
