@@ -128,8 +128,9 @@ def stops_text(source: dict[str, Any]) -> str:
     """A replay's stops by class, each with its count and, where recorded, the seeds of its
     schedules (to replay one by one)."""
     seeds = source.get("stop_seeds", {})
-    return "; ".join(f"{why} ×{n}" + (f" (seeds {', '.join(map(str, seeds[why]))})" if why in seeds else "")
-                     for why, n in source["stops"].items())
+    def listed(why: str) -> str:
+        return f" (seed{'s' if len(seeds[why]) > 1 else ''} {', '.join(map(str, seeds[why]))})" if why in seeds else ""
+    return "; ".join(f"{why} ×{n}{listed(why)}" for why, n in source["stops"].items())
 
 
 def _stable(profile: dict[str, Any]) -> dict[str, Any]:
