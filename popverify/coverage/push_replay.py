@@ -20,8 +20,8 @@ from popverify.coverage.replay import (Schedule, add_stop, campaign_traces, load
 
 def load(corpus: Path, profile: str, limit: int, traces: Sequence[Path] = ()) -> list[Schedule]:
     """The push schedules of ``profile`` in ``corpus`` (at most ``limit`` runs, by seed, plus
-    the campaign's minimal push traces) and those among ``traces``; empty when the campaign
-    has no push runs (a POP-only corpus replays no push schedule)."""
+    the campaign's minimal push traces) and those among ``traces``; no runs when the campaign
+    has none (`popverify coverage` refuses --push-schedules > 0 on such a corpus first)."""
     from popverify.fuzz import store
 
     runs = load_corpus(corpus, profile, limit, "push") if store.load_rows(corpus, profile, "push") else []
