@@ -221,7 +221,7 @@ def test_verify_report_picks_up_coverage_json_of_its_folder(tmp_path: Path) -> N
     failing = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
     report.attach_coverage(failing, tmp_path)
     assert report.failures(failing) == ["coverage v5.0 lockstep error (the harness JVM died)"]
-    assert "stopped: pull .response.code ×1 (seeds 94)" in coverage_html(failing["coverage"])
+    assert "stopped: pull .response.code ×1 (seed 94)" in coverage_html(failing["coverage"])
     (tmp_path / "coverage.json").write_text("{not json")
     broken = {"environment": {}, "techniques": {}, "unavailable": {}, "outcome": "ok"}
     report.write(broken, tmp_path)
