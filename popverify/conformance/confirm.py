@@ -427,7 +427,8 @@ class Lockstep:
                     "reviveQueueNum": bc.revive_queue_num, "enablePopBufferMerge": config.enable_pop_buffer_merge,
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
-                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time,
+                    "popPollingSize": bc.pop_polling_size, "maxPopPollingSize": bc.max_pop_polling_size})
         # a woken long-polling POP re-runs on Java when the model's re-run has finished
         self._call({"op": "deferWoken"})
 

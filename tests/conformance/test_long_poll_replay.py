@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
+import attrs
 import pytest
 
 from lockstep_pool import Pool
@@ -229,3 +230,37 @@ def test_a_drain_ack_that_wakes_an_orphan_re_runs_it_on_both_sides(profile_clien
                                              Action("pop", (1, 0, False)), *[Action("pop_step", (1,))] * 3,
                                              *PARK], ORDERLY_DRAIN)
     assert verdict.status == "agrees", verdict.headline()
+
+
+# consumer 0's long-polling POP parks; consumer 1's, on the same key (queue 0) or on another
+# (-1), finds the polling map full: popPollingSize 0 (per key) or maxPopPollingSize 1 (in all)
+SMALL_POLLING = ScenarioConfig(queues=1, consumers=2, invisible_time=8000, max_msg_nums=4, drain=False,
+                               pop_polling_size=0, max_pop_polling_size=3)
+
+
+@pytest.mark.parametrize("queue,limits", [(0, {}), (-1, {"pop_polling_size": 1024, "max_pop_polling_size": 1})])
+def test_a_full_polling_map_answers_polling_full_on_both_sides(
+        profile_client: tuple[str, LockstepClient], queue: int, limits: dict[str, int]) -> None:
+    client = _v55_client(profile_client)
+    verdict, ls, _ = _replay("v5.5", client, [*PARK, Action("pop", (1, queue, True)), *[Action("pop_step", (1,))] * 3,
+                                              Action("produce", (0,)), Action("advance", (1000,))],
+                                attrs.evolve(SMALL_POLLING, **limits))
+    assert verdict.status == "agrees", verdict.headline()
+    assert "pop:POLLING_FULL:0" in ls.driver.coverage.points()
+    assert len(ls.driver.world.consumers[0].held) == len(ls.java_held[0]) == 1  # the parked one got m0
+
+
+def test_a_harness_left_at_the_default_limits_diverges(profile_client: tuple[str, LockstepClient],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # the limits reach Java through init: without them Java parks the second POP too
+    client = _v55_client(profile_client)
+    call = Lockstep._call
+
+    def without_limits(self: Lockstep, request: dict[str, object]) -> dict[str, object]:
+        if request.get("op") == "init":
+            request = {k: v for k, v in request.items() if k not in ("popPollingSize", "maxPopPollingSize")}
+        return call(self, request)
+    monkeypatch.setattr(Lockstep, "_call", without_limits)
+    verdict, _, _ = _replay("v5.5", client, [*PARK, Action("pop", (1, 0, True)), *[Action("pop_step", (1,))] * 3],
+                            SMALL_POLLING)
+    assert verdict.status == "diverges", verdict.headline()
