@@ -183,7 +183,7 @@ class ScenarioConfig:
           every other fault;
         - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary);
         - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
-          reach, pop_polling_size 0..1 and max_pop_polling_size 1..3 (POLLING_FULL).
+          reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -194,7 +194,8 @@ class ScenarioConfig:
         opt_faults = tuple(f for f in MODES[mode].opt_in(fault=True) if rng.next_int(10) < 3)
         polling: dict[str, int] = {}
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
-            polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": 1 + rng.next_int(3)}
+            # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
+            polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS, **polling)
 

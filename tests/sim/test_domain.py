@@ -166,8 +166,9 @@ def test_bias_hits_each_width_limit_as_often_as_the_ends() -> None:
 
 def test_the_swarm_draws_small_long_polling_limits_in_pop_configurations_only() -> None:
     pop = [swarm_config(seed, "pop") for seed in range(200)]
-    small = [c for c in pop if c.max_pop_polling_size <= 3]
+    small = [c for c in pop if c.max_pop_polling_size <= 2]
     assert 20 <= len(small) <= 80 and {c.pop_polling_size for c in small} == {0, 1}
+    assert {c.max_pop_polling_size for c in small} == {0, 1, 2}
     assert all(c.pop_polling_size == 1024 and c.max_pop_polling_size == 100_000 for c in pop if c not in small)
     assert all(swarm_config(seed, "push").max_pop_polling_size == 100_000 for seed in range(40))
     with pytest.raises(ValueError, match="pop_polling_size"):
