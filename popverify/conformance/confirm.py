@@ -75,12 +75,22 @@ INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
 ORDERLY_LOCK_WAITERS = frozenset({"ack", "change_invisible", "batch_ack", "ack_request", "change_invisible_request"})
 
 
+# A scan_stall does its scan at once and only then lets the time pass, which settles the POP in
+# flight (pop_driver.scan_stall): the model scans before the POP's queue visits, while the
+# replay sends Java the settled POP before the action's own requests (Lockstep#_dispatch). So
+# the POP answers first, on both sides (v5.5 corpus seed 1099512627786 of 26 November 2026:
+# `scan_stall .state.offsets`, the model's scan committed an offset Java's did not).
+SCANS_BEFORE_SETTLING = frozenset({"scan_stall"})
+
+
 def runs_inside(pending: "_Pending", action: Action, consumers: int) -> bool:
     """Whether ``action`` can be replayed while ``pending`` is in flight; otherwise the caller
     steps the POP to its end first (``pop_step`` actions of its consumer)."""
     if action.kind == "pop_step":
         return action.args[0] % consumers == pending.consumer
     if pending.request.get("order") and action.kind in ORDERLY_LOCK_WAITERS:
+        return False
+    if action.kind in SCANS_BEFORE_SETTLING:
         return False
     return pending.woken is None and action.kind not in INTERLEAVE_BARRIERS
 
@@ -434,7 +444,8 @@ class Lockstep:
                     "reviveQueueNum": bc.revive_queue_num, "enablePopBufferMerge": config.enable_pop_buffer_merge,
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
-                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time,
+                    "popPollingSize": bc.pop_polling_size, "maxPopPollingSize": bc.max_pop_polling_size})
         # a woken long-polling POP re-runs on Java when the model's re-run has finished
         self._call({"op": "deferWoken"})
 
@@ -582,9 +593,9 @@ class Lockstep:
             if pending is not None and pre["op"] is pending.op:
                 # the broker thread finishes the request; the client is gone (model: run_to_end)
                 self.pending = None
-                if not pending.op.done:
-                    raise OutOfScope(i, action, "crash of a consumer whose POP parked")
                 self._finish_pending(i, action, pending, collect=False)
+                # parked on both sides (compared as such): the broker still wakes and re-runs it
+                self.long_polls.orphan(pending.op)
                 return
             woken = self.long_polls.woken_for(pre["op"]) if pre["op"] is not None else None
             if woken is not None:  # its re-run ran to its end on the model (run_to_end)
@@ -968,6 +979,10 @@ class Lockstep:
                 held = self.java_held[c].pop(0)
                 self._immediate(step, act("ack"), {"code": code}, [self._ack_request(held)],
                                 lambda a, h=held: self._after_ack(step, h, a[0]))
+        # an orderly ack wakes the queue's parked POPs (orphans by now): the time passing next
+        # re-runs them on the model, so Java's re-runs must be known to _run_orphans by then
+        # (v5.5 corpus seed 42: a re-run the replay lost took the queue's batch on the model only)
+        self.long_polls.settle()
         d.world.pass_time(1000)
         self._run_orphans(step, act("advance"))
         self._immediate(step, act("advance"), {"now": d.clock.now()},

@@ -132,7 +132,8 @@ class Adapted:
                 continue
             for _ in range(MAX_INSERTED_STEPS):
                 pending = self.lockstep.pending
-                if pending is None or runs_inside(pending, action, self.consumers):
+                if pending is None or (runs_inside(pending, action, self.consumers)
+                                       and not self._reruns_woken(action)):
                     break
                 self.inserted += 1
                 yield self._ran(Action("pop_step", (pending.consumer,)))
@@ -140,6 +141,16 @@ class Adapted:
             if action.kind in TIME_PASSING and self.lockstep.long_polls.parked:
                 self.polls += 1
                 yield self._ran(Action("long_poll", ()))
+
+    def _reruns_woken(self, action: Action) -> bool:
+        """Whether ``action`` lets time pass while a woken long-polling POP waits for its re-run.
+        The model's PopWorld#_settle_requests then re-runs it (a woken request has no popTime,
+        so it is always settled) before the in-flight POP's remaining queue visits, and Java
+        cannot run a re-run inside another POP: the in-flight POP is stepped to its answer
+        first, on both sides (seen on v5.5 corpus seed 12: the re-run took the orderly queue's
+        message first on the model only)."""
+        polls = self.lockstep.long_polls
+        return action.kind in TIME_PASSING and bool(polls.woken or polls.orphans_woken)
 
     def _ran(self, action: Action) -> Action:
         self.ran.append(action)

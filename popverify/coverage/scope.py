@@ -38,6 +38,7 @@ REASONS: dict[str, str] = {
     "metrics": "Metrics, stats, logging-only branches",  # BrokerStatsManager, metrics managers
     "logging": "Metrics, stats, logging-only branches",  # blocks behind isEnablePopLog and the like
     "kv-path": "The newer POP path",  # popConsumerKVServiceEnable (off by default): PopConsumerService
+    "off-default": "Other 5.5.0 features off by default",  # priority topics, retry topic v2, ...
 }
 
 
@@ -64,6 +65,7 @@ def _x(label: str, release: str, reason: str, what: str, *ranges: tuple[int, int
 
 
 _PMP, _QLM = "PopMessageProcessor", "PopMessageProcessor$QueueLockManager"
+_PLP = "PopLongPollingService"  # 5.5.0 broker/longpolling; 5.0.0 PopMessageProcessor's inner class
 _ACK, _CIT = "AckMessageProcessor", "ChangeInvisibleTimeProcessor"
 _BUF, _REV, _PULL = "PopBufferMergeService", "PopReviveService", "PullMessageProcessor"
 _GET = "DefaultMessageStore#getMessage"
@@ -166,6 +168,27 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_GET, "5.5.0", "slave", "suggestPullingFromSlave", (1029, 1032)),
     *_x(_COM, "5.5.0", "unused", _UNUSED, (72, 87), (106, 139)),
     *_x(_COM, "5.5.0", "admin", _ADMIN, (140, 157), (327, 364), (371, 377)),
+    # The long-polling service's log-only and container branches (popreach, 26 November 2026),
+    # as the other classes': enablePopLog blocks, the log line of a key with more than 100
+    # parked requests (the loop's statistics pass), getServiceName in a broker container.
+    *_x(_PLP, "5.0.0", "logging", _POP_LOG + ", the log line of a key holding more than 100 requests",
+        (821, 823), (831, 833)),
+    *_x(_PLP, "5.0.0", "multi-broker", "getServiceName in a broker container", (727, 729)),
+    *_x(_PLP, "5.5.0", "logging", _POP_LOG + ", the log line of a key holding more than 100 requests",
+        (123, 125), (133, 135), (252, 254), (330, 332), (347, 349)),
+    *_x(_PLP, "5.5.0", "multi-broker", "getServiceName in a broker container", (87, 89)),
+    # 5.5.0 features a default broker never runs (popreach, 26 November 2026): the lines test
+    # only the feature's switch or run only with it on; the default side of each test is
+    # elsewhere (the plain needRetry comparison at 519, the retry topic v1 at 533-535 / 556-558).
+    *_x(_PMP, "5.5.0", "off-default", "priority POP: usePriorityMode (a PRIORITY topic's group with a priorityFactor)",
+        (516, 518), (524, 524)),
+    *_x(_PMP, "5.5.0", "off-default", "retry topic v2 (enableRetryTopicV2, default false): the v1 retry reads",
+        (521, 522), (528, 532), (551, 555)),
+    *_x(_PMP, "5.5.0", "off-default", "isPopShouldStop (enablePopMessageThreshold, default false) and its stop",
+        (715, 724), (887, 890)),
+    *_x(_ACK, "5.5.0", "off-default", "appendAckAsync (default false): the asynchronous ack put", (308, 318)),
+    *_x(_CIT, "5.5.0", "off-default", "appendCkAsync && appendAckAsync (default false): the asynchronous answer",
+        (81, 89), (419, 422)),
 )
 
 

@@ -115,7 +115,9 @@ class PopWorld:
         self.publish = publish
         self.coverage = coverage
         self.clock = VirtualClock()
-        broker_config = attrs.evolve(prof.broker, enable_pop_buffer_merge=config.enable_pop_buffer_merge)
+        broker_config = attrs.evolve(prof.broker, enable_pop_buffer_merge=config.enable_pop_buffer_merge,
+                                     pop_polling_size=config.pop_polling_size,
+                                     max_pop_polling_size=config.max_pop_polling_size)
         self.broker = Broker(broker_config, self.clock, JavaRandom(seed * 0x9E3779B1 + 1))
         self.broker.create_topic(TOPIC, config.queues)
         self.broker.create_group(GROUP)

@@ -90,6 +90,12 @@ class ScenarioConfig:
     # Orderly POP (issue 16): the POP consumers pop with order=true and ack what they hold in
     # offset order (popverify/sim/pop_driver.py); drawn by the swarm after every other field.
     pop_orderly: bool = False
+    # The long-polling limits of the broker (BrokerConfig popPollingSize: parked requests per
+    # polling key beyond which a POP answers POLLING_FULL; maxPopPollingSize: in all). The
+    # defaults are the releases' (1024, 100000), which no run of at most 64 consumers reaches;
+    # the swarm's late draw makes them small in some configurations (draw_domain).
+    pop_polling_size: int = 1024
+    max_pop_polling_size: int = 100_000
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
@@ -126,6 +132,8 @@ class ScenarioConfig:
             raise ValueError("consume_fail_percent must be in 0..100")
         if not 0 <= self.domain_bias <= 100:
             raise ValueError("domain_bias must be in 0..100")
+        if not 0 <= self.pop_polling_size <= 1024 or not 0 <= self.max_pop_polling_size <= 100_000:
+            raise ValueError("pop_polling_size must be in 0..1024 and max_pop_polling_size in 0..100000")
         bad = [a for a in self.actions if a not in POP_ACTIONS and a not in PUSH_ACTIONS and a not in OPT_IN]
         bad += [f for f in self.faults if f not in ALL_POP_FAULTS and f not in PUSH_FAULTS]
         if bad:
@@ -173,7 +181,9 @@ class ScenarioConfig:
           drawn together (Mode.groups: push's consume_begin and consume_end) on one coin;
         - each opt-in fault of the mode (retention's stages) kept with probability 0.3, as
           every other fault;
-        - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary).
+        - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary);
+        - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
+          reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -182,8 +192,12 @@ class ScenarioConfig:
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         opt = tuple(a for group in MODES[mode].groups(MODES[mode].opt_in()) if rng.next_boolean() for a in group)
         opt_faults = tuple(f for f in MODES[mode].opt_in(fault=True) if rng.next_int(10) < 3)
+        polling: dict[str, int] = {}
+        if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
+            # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
+            polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
-                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS)
+                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS, **polling)
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":
@@ -194,7 +208,9 @@ class ScenarioConfig:
 
 
 
-_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly")
+_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly", "pop_polling_size", "max_pop_polling_size")
+# One POP configuration in this many draws small long-polling limits (ScenarioConfig.draw_domain).
+SMALL_POLLING_ONE_IN = 4
 # One swarm configuration in this many pops orderly (ScenarioConfig.draw).
 POP_ORDERLY_ONE_IN = 4
 # The boundary bias of a fuzz campaign's swarm configurations (ScenarioConfig.draw_domain): a

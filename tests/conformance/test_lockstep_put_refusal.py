@@ -196,6 +196,33 @@ def test_a_model_ignoring_the_scan_time_diverges_at_the_stall(monkeypatch: pytes
     assert (verdict.model, verdict.java) == (True, False)
 
 
+# consumer 1's POP has taken its popTime when the stall comes: the model's stalled scan runs
+# before the POP's queue visit and would commit consumer 0's batch, Java's after it (the replay
+# sends the settled POP first); so the coverage replay answers the POP first (confirm.runs_inside)
+INFLIGHT_CONFIG = ScenarioConfig(queues=1, consumers=2, invisible_time=19_000, max_msg_nums=2, drain=False)
+STALL_IN_FLIGHT = [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("produce", 0), _a("pop", 1, 0, False),
+                   _a("scan_stall", 3000)]
+
+
+@needs_jdk
+@pytest.mark.parametrize("scans_first", [frozenset({"scan_stall"}), frozenset()], ids=["pop first", "scan first"])
+def test_a_stall_during_a_pop_in_flight_answers_the_pop_first(scans_first: frozenset[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from popverify.conformance import confirm
+    from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep
+    from popverify.coverage.replay import Adapted
+
+    monkeypatch.setattr(confirm, "SCANS_BEFORE_SETTLING", scans_first)
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        ls = Lockstep("v5.5", 7, INFLIGHT_CONFIG, client)
+        verdict = ls.run(Adapted(tuple(STALL_IN_FLIGHT), ls, 2, LOCKSTEP_KINDS))
+    if scans_first:
+        assert verdict.status == "agrees", verdict.to_json()
+    else:  # the replay without the rule: the model's early scan committed the first batch
+        assert verdict.status == "diverges" and verdict.action == ("scan_stall", 3000), verdict.to_json()
+        assert verdict.key == ".state.offsets.TopicTest@GID_popverify.0" and (verdict.model, verdict.java) == (2, 0)
+
+
 @pytest.mark.parametrize("argv", [["--cases", "0"], ["--steps", "501"], ["--profiles", "v9"]])
 def test_the_forced_put_failure_benchmark_refuses_bad_arguments_before_any_jvm(argv: list[str]) -> None:
     import subprocess

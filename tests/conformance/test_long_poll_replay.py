@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
+import attrs
 import pytest
 
 from lockstep_pool import Pool
@@ -170,3 +171,96 @@ def test_a_model_whose_revive_wakes_nothing_diverges(profile_client: tuple[str, 
     monkeypatch.setattr(Broker, "notify_retry_arriving", lambda *args: None)
     verdict, _, _ = _replay(profile, client, [*_revive_wake(-1), Action("advance", (1000,))], REVIVE_CONFIG)
     assert verdict.status == "diverges" and verdict.action[0] == "long_poll" and verdict.key == ".response.woken.length"
+
+
+TWO = ScenarioConfig(queues=1, consumers=2, invisible_time=8000, max_msg_nums=4, drain=False)
+# consumer 0's POP parks; consumer 1's POP takes its popTime, a put inside it wakes the parked
+# one, then time passes (v5.5 corpus seed 12, orderly there)
+WAKE_INSIDE = [Action("pop", (0, 0, True)), *[Action("pop_step", (0,))] * 3, Action("pop", (1, 0, False)),
+               Action("produce", (0,)), Action("advance", (1000,))]
+
+
+def _v55_client(profile_client: tuple[str, LockstepClient]) -> LockstepClient:
+    profile, client = profile_client
+    if profile != "v5.5":
+        pytest.skip("the replay's adaptation is release-independent: one release")
+    return client
+
+
+def test_a_pop_in_flight_answers_before_a_re_run_woken_inside_it(profile_client: tuple[str, LockstepClient]) -> None:
+    client = _v55_client(profile_client)
+    verdict, ls, plan = _replay("v5.5", client, WAKE_INSIDE, TWO)
+    assert verdict.status == "agrees", verdict.headline()
+    # consumer 1's POP is stepped to its answer before the advance (it gets the message on both
+    # sides); the woken re-run then finds nothing and parks again
+    kinds = [a.to_json() for a in plan.ran]
+    assert kinds.index(["pop_step", 1]) < kinds.index(["advance", 1000])
+    assert len(ls.driver.world.consumers[1].held) == len(ls.java_held[1]) == 1
+
+
+def test_without_that_order_the_model_re_runs_the_woken_pop_first_and_diverges(
+        profile_client: tuple[str, LockstepClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    client = _v55_client(profile_client)
+    monkeypatch.setattr(Adapted, "_reruns_woken", lambda self, action: False)
+    verdict, _, _ = _replay("v5.5", client, WAKE_INSIDE, TWO)
+    assert verdict.status == "diverges" and verdict.action[0] == "advance", verdict.headline()
+
+
+def test_a_consumer_crash_while_its_pop_parks_leaves_an_orphan_on_both_sides(
+        profile_client: tuple[str, LockstepClient]) -> None:
+    # the crash runs the POP to its park (model: run_to_end); Java's POP parks too, and the
+    # put's wake re-runs it on both sides when time passes (was "out of scope")
+    client = _v55_client(profile_client)
+    verdict, ls, _ = _replay("v5.5", client, [Action("pop", (0, 0, True)), Action("consumer_crash", (0,)),
+                                              Action("produce", (0,)), Action("advance", (1000,))])
+    assert verdict.status == "agrees", verdict.headline()
+    assert not ls.long_polls.orphans and not ls.long_polls.orphans_woken
+
+
+ORDERLY_DRAIN = ScenarioConfig(queues=1, consumers=2, invisible_time=8000, max_msg_nums=1, drain=True,
+                               pop_orderly=True)
+
+
+def test_a_drain_ack_that_wakes_an_orphan_re_runs_it_on_both_sides(profile_client: tuple[str, LockstepClient]) -> None:
+    # consumer 1 holds m0 of the orderly queue; consumer 0's POP parks behind it; the drain acks
+    # m0, which wakes the (now orphaned) POP: both re-run it, so both drain POPs see m1 taken
+    # (v5.5 corpus seed 42: the re-run was lost on Java, the drain POP got m1 there only)
+    client = _v55_client(profile_client)
+    verdict, _, _ = _replay("v5.5", client, [Action("produce", (0,)), Action("produce", (0,)),
+                                             Action("pop", (1, 0, False)), *[Action("pop_step", (1,))] * 3,
+                                             *PARK], ORDERLY_DRAIN)
+    assert verdict.status == "agrees", verdict.headline()
+
+
+# consumer 0's long-polling POP parks; consumer 1's, on the same key (queue 0) or on another
+# (-1), finds the polling map full: popPollingSize 0 (per key) or maxPopPollingSize 1 (in all)
+SMALL_POLLING = ScenarioConfig(queues=1, consumers=2, invisible_time=8000, max_msg_nums=4, drain=False,
+                               pop_polling_size=0, max_pop_polling_size=3)
+
+
+@pytest.mark.parametrize("queue,limits", [(0, {}), (-1, {"pop_polling_size": 1024, "max_pop_polling_size": 1})])
+def test_a_full_polling_map_answers_polling_full_on_both_sides(
+        profile_client: tuple[str, LockstepClient], queue: int, limits: dict[str, int]) -> None:
+    client = _v55_client(profile_client)
+    verdict, ls, _ = _replay("v5.5", client, [*PARK, Action("pop", (1, queue, True)), *[Action("pop_step", (1,))] * 3,
+                                              Action("produce", (0,)), Action("advance", (1000,))],
+                                attrs.evolve(SMALL_POLLING, **limits))
+    assert verdict.status == "agrees", verdict.headline()
+    assert "pop:POLLING_FULL:0" in ls.driver.coverage.points()
+    assert len(ls.driver.world.consumers[0].held) == len(ls.java_held[0]) == 1  # the parked one got m0
+
+
+def test_a_harness_left_at_the_default_limits_diverges(profile_client: tuple[str, LockstepClient],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # the limits reach Java through init: without them Java parks the second POP too
+    client = _v55_client(profile_client)
+    call = Lockstep._call
+
+    def without_limits(self: Lockstep, request: dict[str, object]) -> dict[str, object]:
+        if request.get("op") == "init":
+            request = {k: v for k, v in request.items() if k not in ("popPollingSize", "maxPopPollingSize")}
+        return call(self, request)
+    monkeypatch.setattr(Lockstep, "_call", without_limits)
+    verdict, _, _ = _replay("v5.5", client, [*PARK, Action("pop", (1, 0, True)), *[Action("pop_step", (1,))] * 3],
+                            SMALL_POLLING)
+    assert verdict.status == "diverges", verdict.headline()

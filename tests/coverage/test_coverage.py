@@ -307,6 +307,8 @@ def test_adapted_schedule_keeps_steps_inside_a_pop_drops_what_the_harness_cannot
 
     class LongPolls:
         parked: list[object] = []
+        woken: list[object] = []  # no woken re-run waits (Adapted._reruns_woken)
+        orphans_woken: list[object] = []
 
     class FakeLockstep:  # what Adapted reads of a replay: the POP in flight, the parked POPs
         pending: object | None = None

@@ -78,7 +78,8 @@ def test_start_offset_is_bounded() -> None:
 
 def test_late_draw_keeps_the_earlier_fields() -> None:
     """swarm_config draws the domain fields after every other field: what the earlier fields
-    were, they still are (only queues may be re-drawn, actions only extended)."""
+    were, they still are (only queues may be re-drawn, actions only extended; the long-polling
+    limits are domain fields too)."""
     for mode in ("pop", "push"):
         for seed in range(40):
             before = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)
@@ -87,7 +88,8 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
             assert after.faults[:len(before.faults)] == before.faults
             assert set(after.faults[len(before.faults):]) <= set(MODES[mode].opt_in(fault=True))
             assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
-                                faults=before.faults, domain_bias=0) == before
+                                faults=before.faults, domain_bias=0, pop_polling_size=before.pop_polling_size,
+                                max_pop_polling_size=before.max_pop_polling_size) == before
             assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
 
 
@@ -160,3 +162,17 @@ def test_bias_hits_each_width_limit_as_often_as_the_ends() -> None:
         assert set(counter) == set(edges), kind
         mean = sum(counter.values()) / len(edges)
         assert all(mean / 2 <= counter[e] <= mean * 2 for e in edges), (kind, counter)
+
+
+def test_the_swarm_draws_small_long_polling_limits_in_pop_configurations_only() -> None:
+    pop = [swarm_config(seed, "pop") for seed in range(200)]
+    small = [c for c in pop if c.max_pop_polling_size <= 2]
+    assert 20 <= len(small) <= 80 and {c.pop_polling_size for c in small} == {0, 1}
+    assert {c.max_pop_polling_size for c in small} == {0, 1, 2}
+    assert all(c.pop_polling_size == 1024 and c.max_pop_polling_size == 100_000 for c in pop if c not in small)
+    assert all(swarm_config(seed, "push").max_pop_polling_size == 100_000 for seed in range(40))
+    with pytest.raises(ValueError, match="pop_polling_size"):
+        ScenarioConfig(pop_polling_size=1025).validate()
+    # written only when drawn, so configurations of earlier campaigns keep their JSON
+    assert "pop_polling_size" not in ScenarioConfig().to_json()
+    assert ScenarioConfig.from_json(small[0].to_json()) == small[0]

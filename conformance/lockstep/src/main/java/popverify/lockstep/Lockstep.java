@@ -273,6 +273,8 @@ public final class Lockstep {
         final int popCkStayBufferTimeOut;
         final long reviveInterval;
         final long reviveScanTime;
+        final int popPollingSize;
+        final int maxPopPollingSize;
 
         Settings(JSONObject req) {
             queues = bounded(req, "queues", 4, 1, 1024);
@@ -285,6 +287,9 @@ public final class Lockstep {
             popCkStayBufferTimeOut = bounded(req, "popCkStayBufferTimeOut", 3_000, 0, 3_600_000);
             reviveInterval = boundedLong(req, "reviveInterval", 1000, 1, 3_600_000);
             reviveScanTime = boundedLong(req, "reviveScanTime", 10_000, 1, 3_600_000);
+            // the long-polling limits (ScenarioConfig.pop_polling_size / max_pop_polling_size)
+            popPollingSize = bounded(req, "popPollingSize", 1024, 0, 1024);
+            maxPopPollingSize = bounded(req, "maxPopPollingSize", 100_000, 0, 100_000);
         }
     }
 
@@ -330,6 +335,8 @@ public final class Lockstep {
             bc.setPopCkStayBufferTimeOut(s.popCkStayBufferTimeOut);
             bc.setReviveInterval(s.reviveInterval);
             bc.setReviveScanTime(s.reviveScanTime);
+            bc.setPopPollingSize(s.popPollingSize);
+            bc.setMaxPopPollingSize(s.maxPopPollingSize);
             MessageStoreConfig msc = new MessageStoreConfig();
             msc.setStorePathRootDir(dir.toString());
             msc.setStorePathCommitLog(dir.resolve("commitlog").toString());
@@ -442,6 +449,8 @@ public final class Lockstep {
             o.put("popCkStayBufferTimeOut", s.popCkStayBufferTimeOut);
             o.put("reviveInterval", s.reviveInterval);
             o.put("reviveScanTime", s.reviveScanTime);
+            o.put("popPollingSize", s.popPollingSize);
+            o.put("maxPopPollingSize", s.maxPopPollingSize);
             return o;
         }
 

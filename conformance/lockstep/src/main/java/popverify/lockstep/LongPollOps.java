@@ -3,9 +3,13 @@ package popverify.lockstep;
 import com.alibaba.fastjson.JSONArray;
 import com.alibaba.fastjson.JSONObject;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentSkipListSet;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.rocketmq.broker.longpolling.PopRequest;
 import org.apache.rocketmq.remoting.netty.RequestTask;
 import org.apache.rocketmq.remoting.protocol.RemotingCommand;
@@ -23,16 +27,18 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  *   Cleared by `init`.</li>
  *   <li>`runWoken` {opaque}: runs the queued re-run of that request; answers {ran, answers}:
  *   whether one was queued, and its POP answers (none when it parked again).</li>
- *   <li>`pollingTimeout` {}: one pass of the polling service's timeout scan (5.0.0
- *   PopMessageProcessor$PopLongPollingService#run, 5.5.0 PopLongPollingService#run): per
+ *   <li>`pollingTimeout` {}: the polling service's own loop (5.0.0
+ *   PopMessageProcessor$PopLongPollingService#run, 5.5.0 PopLongPollingService#run), run for
+ *   {@link #LOOP_PASSES} passes on the harness thread at the virtual time (ServiceLoops): per
  *   polling key, the parked requests in order while they are timed out (PopRequest#isTimeout),
- *   each taken out, totalPollingNum decremented, and woken (wakeUp). The service's own loop
- *   cannot be stepped: it waits 20 ms of wall time per pass and, when stopped, wakes every
- *   parked request.</li>
+ *   each taken out, totalPollingNum decremented, and woken (wakeUp); cleanUnusedResource when
+ *   due. Answers {woken: [opaque...]}.</li>
  * </ul>
  */
 public final class LongPollOps {
     private static boolean deferred;
+    /** Passes of the polling loop per `pollingTimeout`: its statistics run at the 100th (`i`). */
+    static final int LOOP_PASSES = 100;
 
     private LongPollOps() {
     }
@@ -46,7 +52,7 @@ public final class LongPollOps {
         deferred = false;
     }
 
-    static JSONObject handle(Lockstep.Broker b, String op, JSONObject req) throws Exception {
+    static JSONObject handle(Lockstep.Broker b, String op, JSONObject req) throws Throwable {
         JSONObject o = new JSONObject(true);
         switch (op) {
             case "deferWoken":
@@ -126,21 +132,30 @@ public final class LongPollOps {
         return (Map<String, ConcurrentSkipListSet<PopRequest>>) asMap.invoke(map);
     }
 
-    private static JSONArray timeoutScan(Object processor) throws Exception {
-        Object owner = owner(processor);
-        AtomicLong total = (AtomicLong) Reflect.get(owner, "totalPollingNum");
-        Method wakeUp = owner.getClass().getDeclaredMethod("wakeUp", PopRequest.class);
-        wakeUp.setAccessible(true);
-        JSONArray woken = new JSONArray();
+    /**
+     * {@link #LOOP_PASSES} passes of the polling service's own loop at the current virtual time
+     * (ServiceLoops: the wait is no wait, the loop ends before its shutdown tail). One pass wakes
+     * the timed-out requests; the later passes find none (nothing else moves at a fixed time), and
+     * the 100th runs the loop's statistics block (`i >= 100`: totalPollingNum set to the parked
+     * count, which the replay keeps equal to it). The first pass ever, and the first 5 minutes of
+     * virtual time after the last, run cleanUnusedResource. Answers the requests woken (parked
+     * before, gone after), in the map's order.
+     */
+    private static JSONArray timeoutScan(Object processor) throws Throwable {
+        Runnable service = (Runnable) Reflect.get(processor, "popLongPollingService");
+        List<PopRequest> before = new ArrayList<>();
         for (ConcurrentSkipListSet<PopRequest> queue : pollingMap(processor).values()) {
-            for (PopRequest first = queue.pollFirst(); first != null; first = queue.pollFirst()) {
-                if (!first.isTimeout()) {
-                    queue.add(first);
-                    break;
-                }
-                total.decrementAndGet();
-                woken.add(first.getRemotingCommand().getOpaque());
-                wakeUp.invoke(owner, first);
+            before.addAll(queue);
+        }
+        ServiceLoops.pass(service, LOOP_PASSES);
+        Set<PopRequest> after = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (ConcurrentSkipListSet<PopRequest> queue : pollingMap(processor).values()) {
+            after.addAll(queue);
+        }
+        JSONArray woken = new JSONArray();
+        for (PopRequest r : before) {
+            if (!after.contains(r)) {
+                woken.add(r.getRemotingCommand().getOpaque());
             }
         }
         return woken;

@@ -10,9 +10,11 @@ package popverify.lockstep;
  * {@code POP_LOGGER.error(..., e)} into {@link #error} (the pass's exception is kept and
  * rethrown to the request, as a direct call of the round's methods would throw it).
  *
- * <p>{@link #pass} lets the loop condition answer "not stopped" once, then ends the loop with
- * {@link End} at its second test, outside the loop's try: exactly one iteration runs, and the
- * shutdown tail after the loop does not.
+ * <p>{@link #pass} lets the loop condition answer "not stopped" once (n times), then ends the
+ * loop with {@link End} at its next test, outside the loop's try: exactly one (n) iteration(s)
+ * run, and the shutdown tail after the loop does not. The long-polling service's loop
+ * (PopLongPollingService#run, 5.0.0's inner class) tests its {@code stopped} field instead of
+ * isStopped(): {@link #stopped}.
  */
 public final class ServiceLoops {
     /** Thrown by the loop's second {@code isStopped()} test: the pass is over. */
@@ -24,6 +26,7 @@ public final class ServiceLoops {
 
     private static Object passing;
     private static int tests;
+    private static int passes;
     private static Throwable error;
 
     private ServiceLoops() {
@@ -31,7 +34,13 @@ public final class ServiceLoops {
 
     /** One iteration of {@code service}'s run() loop; rethrows the exception the loop caught. */
     static void pass(Runnable service) throws Throwable {
+        pass(service, 1);
+    }
+
+    /** {@code n} iterations of {@code service}'s run() loop at the same virtual time. */
+    static void pass(Runnable service, int n) throws Throwable {
         passing = service;
+        passes = n;
         tests = 0;
         error = null;
         try {
@@ -92,10 +101,18 @@ public final class ServiceLoops {
             // not under a pass (the harness never starts these threads): the real flag
             return (Boolean) service.getClass().getMethod("isStopped").invoke(service);
         }
-        if (++tests > 1) {
+        if (++tests > passes) {
             throw new End();
         }
         return false;
+    }
+
+    /** Replaces the long-polling loop's {@code this.stopped} read: as {@link #isStopped}. */
+    public static boolean stopped(Object service) throws Exception {
+        if (service != passing) {
+            return (Boolean) Reflect.get(service, "stopped");
+        }
+        return isStopped(service);
     }
 
     /** Replaces {@code waitForRunning(ms)} in the loops: no wait on the virtual clock. */

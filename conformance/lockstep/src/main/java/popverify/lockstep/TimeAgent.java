@@ -25,7 +25,8 @@ import net.bytebuddy.jar.asm.Opcodes;
  * receiver becomes the first argument: same stack shape); PopBufferMergeService#scan's last
  * clock read (its eclipse) becomes ScanStall.eclipseNow(); in the run() loops of
  * PopBufferMergeService and PopReviveService, isStopped, waitForRunning and the catch block's
- * logger error call become ServiceLoops' (one pass per request), and PopReviveService#run's
+ * logger error call become ServiceLoops' (one pass per request; in the long-polling service's
+ * run() the {@code stopped} field read too), and PopReviveService#run's
  * consumeReviveMessage / mergeAndRevive become LockstepAccess' (the round's offsets).
  *
  * <p>One ASM pass at class load with Byte Buddy's repackaged ASM (net.bytebuddy.jar.asm): every
@@ -51,6 +52,9 @@ public final class TimeAgent implements ClassFileTransformer {
     private static final String ACCESS = "org/apache/rocketmq/broker/processor/LockstepAccess";
     private static final String BRIDGE = "org/apache/rocketmq/broker/failover/EscapeBridge";
     private static final String MESSAGE_STORE = "org/apache/rocketmq/store/MessageStore";
+    /** The long-polling service's timeout loop: 5.5.0's class, 5.0.0's inner class. */
+    private static final String POLLING_55 = "org/apache/rocketmq/broker/longpolling/PopLongPollingService";
+    private static final String POLLING_50 = POP + "$PopLongPollingService";
     /** The consumption path's putting classes and the prefix of their PutRefusal methods. */
     private static final String[][] PUTTERS = {
         {"org/apache/rocketmq/broker/processor/PopBufferMergeService", "buffer"},
@@ -90,7 +94,8 @@ public final class TimeAgent implements ClassFileTransformer {
                     int eclipseSite = name.equals(MERGE) && m.equals("scan") && desc.equals("()V")
                         ? clockCalls(bytes, m, desc) - 1 : -1;
                     // the service threads' loops, run one pass per request (ServiceLoops)
-                    boolean loop = (name.equals(MERGE) || name.equals(REVIVE)) && m.equals("run") && desc.equals("()V");
+                    boolean loop = (name.equals(MERGE) || name.equals(REVIVE) || name.equals(POLLING_55)
+                        || name.equals(POLLING_50)) && m.equals("run") && desc.equals("()V");
                     Rewriter rewriter = new Rewriter(mv, noSleep, name, popTimeSite, putter(name), eclipseSite, loop,
                                                      changed);
                     if (name.equals(POP) && m.equals("popMsgFromQueue")) {
@@ -271,6 +276,18 @@ public final class TimeAgent implements ClassFileTransformer {
                 super.visitMethodInsn(Opcodes.INVOKESTATIC, HOOKS, "beforeUnlock", "()V", false);
             }
             super.visitMethodInsn(opcode, target, name, desc, itf);
+        }
+
+        /** In a service loop, the long-polling loop's {@code this.stopped} read (a field, not
+         * isStopped()) becomes ServiceLoops#stopped (receiver in, boolean out: same stack). */
+        @Override
+        public void visitFieldInsn(int opcode, String target, String name, String desc) {
+            if (loop && opcode == Opcodes.GETFIELD && "stopped".equals(name) && "Z".equals(desc)) {
+                changed[0] = true;
+                super.visitMethodInsn(Opcodes.INVOKESTATIC, LOOPS, "stopped", "(Ljava/lang/Object;)Z", false);
+                return;
+            }
+            super.visitFieldInsn(opcode, target, name, desc);
         }
 
         /** In a service loop: the call's static counterpart (receiver first), or false. */
