@@ -36,6 +36,7 @@ from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.config import applicable_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
 from reference.broker.pop_processor import PopOperation
@@ -59,6 +60,7 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
+    "revive_put_fail",
 }) | request_domain.KINDS | retention_replay.KINDS
 
 
@@ -427,7 +429,8 @@ class Lockstep:
                     "reviveQueueNum": bc.revive_queue_num, "enablePopBufferMerge": config.enable_pop_buffer_merge,
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
-                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time})
+                    "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time,
+                    "brokerOptions": list(applicable_options(bc, config.broker_options))})
         # a woken long-polling POP re-runs on Java when the model's re-run has finished
         self._call({"op": "deferWoken"})
 
@@ -837,6 +840,13 @@ class Lockstep:
             self.java_checker.on_fault("store_put_fail")
             return ({"pending": d.broker.put_faults.pending}, [put_refusal.arm_request(args[0])],
                     lambda a: {"pending": a[0].get("pending", a[0].get("error"))})
+        if kind == "revive_put_fail":
+            # PutRefusal's refusePuts, then one revive round (pop_driver.revive_put_fail)
+            self.java_checker.on_fault("store_put_fail")
+            qid = args[0] % d.broker.config.revive_queue_num
+            return ({"pending": args[1], **self._revive_obs(_model_revived(events))},
+                    [put_refusal.arm_request(args[1]), {"op": "revive", "qid": qid}],
+                    lambda a: {"pending": a[0].get("pending", a[0].get("error")), **self._after_revive(i, a[1])})
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.

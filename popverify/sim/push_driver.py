@@ -605,7 +605,7 @@ PUSH_COUNTERS: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]] = {
 
 PUSH_MODE = Mode("push", PUSH_MODE_ACTIONS, PushWorld, COUNTS, PUSH_COUNTERS,
                  ignores=("invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period",
-                          "pop_orderly"))
+                          "pop_orderly", "broker_options"))
 
 
 class PushDriver(Engine):

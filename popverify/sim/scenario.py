@@ -22,6 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
+from reference.broker.config import BROKER_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -90,6 +91,10 @@ class ScenarioConfig:
     # Orderly POP (issue 16): the POP consumers pop with order=true and ack what they hold in
     # offset order (popverify/sim/pop_driver.py); drawn by the swarm after every other field.
     pop_orderly: bool = False
+    # Broker options (issue 16): the non-default BrokerConfig booleans this run switches on, by
+    # Java name (reference/broker/config.py BROKER_OPTIONS; a release without one ignores it);
+    # POP only, drawn by the swarm last (draw_domain).
+    broker_options: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
@@ -130,6 +135,10 @@ class ScenarioConfig:
         bad += [f for f in self.faults if f not in ALL_POP_FAULTS and f not in PUSH_FAULTS]
         if bad:
             raise ValueError(f"unknown action or fault kinds: {bad}")
+        unknown = [o for o in self.broker_options if o not in BROKER_OPTIONS]
+        if unknown or len(set(self.broker_options)) != len(self.broker_options):
+            raise ValueError(f"broker_options must be distinct names of {', '.join(BROKER_OPTIONS)}, "
+                             f"got {list(self.broker_options)}")
 
     @classmethod
     def draw(cls, rng: JavaRandom, faults: Sequence[str] | None = None, mode: str = "pop") -> "ScenarioConfig":
@@ -173,7 +182,9 @@ class ScenarioConfig:
           drawn together (Mode.groups: push's consume_begin and consume_end) on one coin;
         - each opt-in fault of the mode (retention's stages) kept with probability 0.3, as
           every other fault;
-        - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary).
+        - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary);
+        - POP: each broker option (reference/broker/config.py BROKER_OPTIONS) on with probability
+          1/2, drawn last of all so every field above keeps its value.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -182,8 +193,10 @@ class ScenarioConfig:
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         opt = tuple(a for group in MODES[mode].groups(MODES[mode].opt_in()) if rng.next_boolean() for a in group)
         opt_faults = tuple(f for f in MODES[mode].opt_in(fault=True) if rng.next_int(10) < 3)
+        options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
-                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS)
+                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
+                            broker_options=options)
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":
@@ -194,7 +207,7 @@ class ScenarioConfig:
 
 
 
-_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly")
+_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly", "broker_options")
 # One swarm configuration in this many pops orderly (ScenarioConfig.draw).
 POP_ORDERLY_ONE_IN = 4
 # The boundary bias of a fuzz campaign's swarm configurations (ScenarioConfig.draw_domain): a

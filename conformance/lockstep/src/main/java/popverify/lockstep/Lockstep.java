@@ -273,6 +273,7 @@ public final class Lockstep {
         final int popCkStayBufferTimeOut;
         final long reviveInterval;
         final long reviveScanTime;
+        final List<String> brokerOptions;
 
         Settings(JSONObject req) {
             queues = bounded(req, "queues", 4, 1, 1024);
@@ -285,6 +286,7 @@ public final class Lockstep {
             popCkStayBufferTimeOut = bounded(req, "popCkStayBufferTimeOut", 3_000, 0, 3_600_000);
             reviveInterval = boundedLong(req, "reviveInterval", 1000, 1, 3_600_000);
             reviveScanTime = boundedLong(req, "reviveScanTime", 10_000, 1, 3_600_000);
+            brokerOptions = BrokerOptions.parse(req);
         }
     }
 
@@ -330,6 +332,7 @@ public final class Lockstep {
             bc.setPopCkStayBufferTimeOut(s.popCkStayBufferTimeOut);
             bc.setReviveInterval(s.reviveInterval);
             bc.setReviveScanTime(s.reviveScanTime);
+            BrokerOptions.apply(bc, s.brokerOptions);
             MessageStoreConfig msc = new MessageStoreConfig();
             msc.setStorePathRootDir(dir.toString());
             msc.setStorePathCommitLog(dir.resolve("commitlog").toString());
@@ -442,6 +445,7 @@ public final class Lockstep {
             o.put("popCkStayBufferTimeOut", s.popCkStayBufferTimeOut);
             o.put("reviveInterval", s.reviveInterval);
             o.put("reviveScanTime", s.reviveScanTime);
+            o.put("brokerOptions", s.brokerOptions);
             return o;
         }
 

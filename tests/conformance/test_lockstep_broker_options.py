@@ -1,0 +1,111 @@
+"""Broker options and the revive's own put failure on the real broker (spec/profiles.md "Broker
+options", spec/conformance.md "Store put failures and scan stalls"): a run's ``broker_options``
+reach the harness's BrokerConfig (BrokerOptions.java) and the model agrees with 5.5.0 step by
+step with each one on; a model that leaves an option off while Java has it on diverges where the
+option shows. ``revive_put_fail`` (refusePuts, then one revive round) agrees too, and a model
+that arms the refusal after the round diverges at that step."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import attrs
+import pytest
+
+from popverify.conformance.confirm import run_lockstep
+from popverify.conformance.lockstep import RELEASES, LockstepClient
+from popverify.sim import pop_driver
+from popverify.sim.scenario import Action, ScenarioConfig
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+# LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("shared_lockstep")
+
+
+def _a(kind: str, *args: Any) -> Action:
+    return Action(kind, tuple(args))
+
+
+def _pop(c: int, queue: int, steps: int) -> list[Action]:
+    return [_a("pop", c, queue, False), *[_a("pop_step", c) for _ in range(steps)]]
+
+
+_REVIVE_ALL = [_a("revive", q) for q in range(8)]
+# enablePopBatchAck: two acks merged into the buffered CK; the scan 11 s later (past
+# popCkStayBufferTime) stores the CK and the two bits as one BatchAckMsg (putBatchAckToStore),
+# which the revive then applies; the third message is revived alone.
+BATCH = ScenarioConfig(queues=1, consumers=1, invisible_time=30_000, max_msg_nums=4, enable_pop_buffer_merge=True,
+                       services_on_period=False, drain=True, broker_options=("enablePopBatchAck",))
+BATCH_SCHEDULE = [_a("produce", 0), _a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("ack", 0, 0),
+                  _a("ack", 0, 0), _a("advance", 11_000), _a("scan"), _a("advance", 20_000), _a("timer"),
+                  _a("advance", 2000), _a("timer"), *_REVIVE_ALL]
+# enableSkipLongAwaitingAck: m0's CK is revived and its revive offset committed; the late ack's
+# ACK message has no CK in the next round and is read 181 s after its deliver time: a mock CK
+# (mockCkForAck) at its offset, so the revive offset moves past it (without the option it stays).
+SKIP = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=1, enable_pop_buffer_merge=False,
+                      services_on_period=False, drain=True, broker_options=("enableSkipLongAwaitingAck",))
+SKIP_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("advance", 6000), _a("timer"), _a("advance", 3000),
+                 _a("timer"), *_REVIVE_ALL, _a("ack", 0, 0), _a("timer"), _a("advance", 181_000), _a("timer"),
+                 *_REVIVE_ALL]
+# revive_put_fail on 5.5.0: m0's retry put is refused and rePutCK writes its one-message CK
+REVIVE_FAIL = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=1,
+                             enable_pop_buffer_merge=False, services_on_period=False, drain=True,
+                             faults=("revive_put_fail",))
+REVIVE_FAIL_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("advance", 6000), _a("timer"), _a("advance", 3000),
+                        _a("timer"), _a("revive_put_fail", 0, 1), *_REVIVE_ALL]
+CASES = {"batch ack": (BATCH, BATCH_SCHEDULE), "skip long-awaiting ack": (SKIP, SKIP_SCHEDULE)}
+
+
+def test_each_option_changes_what_the_model_writes() -> None:
+    # the options are not no-ops: each schedule's final state differs with the option off
+    from popverify.conformance.confirm import model_state
+
+    for config, schedule in CASES.values():
+        states = []
+        for options in (config.broker_options, ()):
+            d = pop_driver.PopDriver("v5.5", 3, attrs.evolve(config, broker_options=options), True, True)
+            d.run(len(schedule), schedule)
+            states.append(model_state(d))
+        assert states[0]["revive"] != states[1]["revive"] or states[0]["reviveOffsets"] != states[1]["reviveOffsets"]
+
+
+def test_a_release_without_an_option_ignores_it() -> None:
+    d = pop_driver.PopDriver("v5.0", 3, SKIP, True, True)
+    assert not d.broker.config.enable_skip_long_awaiting_ack
+    assert pop_driver.PopDriver("v5.5", 3, SKIP, True, True).broker.config.enable_skip_long_awaiting_ack
+    with pytest.raises(ValueError, match="broker_options"):
+        attrs.evolve(SKIP, broker_options=("enableNothing",)).validate()
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_broker_options_agree_with_5_5_0(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, schedule = CASES[name]
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, config, schedule, client)
+        assert verdict.status == "agrees", verdict.to_json()
+        # the model without the option, Java with it (the init request still names it)
+        monkeypatch.setattr(pop_driver, "with_options", lambda broker_config, names: broker_config)
+        broken = run_lockstep("v5.5", 3, config, schedule, client)
+    assert broken.status == "diverges", broken.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_revive_put_fail_agrees_and_a_late_refusal_diverges(monkeypatch: pytest.MonkeyPatch) -> None:
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, REVIVE_FAIL, REVIVE_FAIL_SCHEDULE, client)
+        assert verdict.status == "agrees", verdict.to_json()
+        assert verdict.put_failures == ("revive_retry",)
+
+        def late(world: pop_driver.PopWorld, qid: int, count: int) -> bool:
+            return world.revive(qid) and world.store_put_fail(count)
+
+        monkeypatch.setattr(pop_driver.PopWorld, "revive_put_fail", late)
+        broken = run_lockstep("v5.5", 3, REVIVE_FAIL, REVIVE_FAIL_SCHEDULE, client)
+    at = REVIVE_FAIL_SCHEDULE.index(_a("revive_put_fail", 0, 1))
+    assert broken.status == "diverges" and broken.step == at, broken.to_json()
