@@ -841,12 +841,9 @@ class Lockstep:
             return ({"pending": d.broker.put_faults.pending}, [put_refusal.arm_request(args[0])],
                     lambda a: {"pending": a[0].get("pending", a[0].get("error"))})
         if kind == "revive_put_fail":
-            # PutRefusal's refusePuts, then one revive round (pop_driver.revive_put_fail)
-            self.java_checker.on_fault("store_put_fail")
-            qid = args[0] % d.broker.config.revive_queue_num
-            return ({"pending": args[1], **self._revive_obs(_model_revived(events))},
-                    [put_refusal.arm_request(args[1]), {"op": "revive", "qid": qid}],
-                    lambda a: {"pending": a[0].get("pending", a[0].get("error")), **self._after_revive(i, a[1])})
+            self.java_checker.on_fault("revive_put_fail")
+            return ({"retryPending": d.broker.put_faults.retry_pending}, [put_refusal.arm_retry_request(args[0])],
+                    lambda a: {"retryPending": a[0].get("retryPending", a[0].get("error"))})
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.

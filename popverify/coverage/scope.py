@@ -39,6 +39,7 @@ REASONS: dict[str, str] = {
     "metrics": "Metrics, stats, logging-only branches",  # BrokerStatsManager, metrics managers
     "logging": "Metrics, stats, logging-only branches",  # blocks behind isEnablePopLog and the like
     "kv-path": "The newer POP path",  # popConsumerKVServiceEnable (off by default): PopConsumerService
+    "proxy": "Slave, proxy, multi-broker",  # requests only the proxy sends (PEEK_MESSAGE, NOTIFICATION)
 }
 
 
@@ -88,6 +89,12 @@ _POP_METRICS = "PopMetricsManager calls"
 # probe, BrokerController#isSpecialServiceRunning, the runtime info's brokerActive)
 _ROLE = "revive services switched by a role change, and its probe"
 
+# PopBufferMergeService#cancelCkTimer: its one call (addAk) is commented out in both releases
+_CANCEL = "cancelCkTimer (its only call is commented out)"
+# PEEK_MESSAGE and NOTIFICATION (PeekMessageProcessor, NotificationProcessor): no client in 5.0.0's
+# client, common, remoting or broker jars sends either; NOTIFICATION is the proxy's (MQClientAPIExt)
+_PROXY_REQUESTS = "getLatestOffset(topic, group, queueId), called only by the proxy's PEEK_MESSAGE / NOTIFICATION"
+
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # -- rocketmq 5.0.0 ---------------------------------------------------------------------
     *_x(_PMP, "5.0.0", "logging", _POP_LOG, (185, 187), (247, 249), (618, 620), (642, 644)),
@@ -119,6 +126,12 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_GET, "5.0.0", "slave", "suggestPullingFromSlave", (834, 837)),
     *_x(_COM, "5.0.0", "unused", _UNUSED, (58, 72), (88, 120)),
     *_x(_COM, "5.0.0", "admin", _ADMIN, (121, 156), (251, 286), (293, 299)),
+    # revive (issue 16): the buffer's methods nothing on the consumption path calls
+    *_x(_BUF, "5.0.0", "unused", _CANCEL, (601, 620), (623, 625), (629, 630)),
+    *_x(_BUF, "5.0.0", "unused", "clearOffsetQueue (no caller in 5.0.0)", (533, 535)),
+    *_x(_BUF, "5.0.0", "proxy", _PROXY_REQUESTS, (177, 179)),
+    *_x(_BUF, "5.5.0", "unused", _CANCEL, (769, 788), (791, 793), (797, 798)),
+    *_x(_BUF, "5.5.0", "metrics", "getBufferedCKSize (PopMetricsManager's gauge only)", (369, 371)),
     # -- rocketmq 5.5.0 ---------------------------------------------------------------------
     *_x(_PMP, "5.5.0", "logging", _POP_LOG, (207, 210), (247, 249)),
     *_x(_PMP, "5.5.0", "metrics", _STATS + ", the messages-out metrics and the remoting metrics of a zero-copy transfer",

@@ -424,12 +424,14 @@ class PopWorld:
         self.publish(PutFailuresArmed(count))
         return True
 
-    def revive_put_fail(self, qid: int, count: int) -> bool:
-        """The store starts refusing puts (the next ``count``, 1..2) just as a revive round of
-        queue ``qid`` runs: its retry puts fail first (5.0.0: the round ends uncommitted; 5.5.0:
-        rePutCK). store_put_fail then revive, as one fault: the failure of a revive's own put,
-        which store_put_fail alone rarely reaches (a POP's CK or an ACK takes it first)."""
-        return self.store_put_fail(count) and self.revive(qid)
+    def revive_put_fail(self, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) retry puts of the revive, whenever they
+        come (5.0.0: the round ends uncommitted; 5.5.0: rePutCK). store_put_fail's refusal
+        meets a revive's re-send almost never: a POP's CK or an ACK takes it first."""
+        if not 1 <= count <= 2:
+            return False
+        self.broker.put_faults.arm_retry(count)
+        return True
 
     def scan_stall(self, ms: int) -> bool:
         """One PopBufferMergeService scan takes ``ms`` (1..5 s: GC pause, slow disk); past
@@ -555,8 +557,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 17 item 3's requests over the API's argument domain (opt-in: popverify/sim/request_domain.py)
     *REQUEST_DOMAIN_ACTIONS,
     # issue 16 (revive): a put failure at the revive's retry put (opt-in: the swarm's late draw)
-    fault("revive_put_fail", "revive_put_fail", (index("qid"), Arg("count", int, 1, 2)),
-          lambda rng, w: (rng.next_int(w.broker.config.revive_queue_num), 1 + rng.next_int(2)), opt_in=True),
+    fault("revive_put_fail", "revive_put_fail", (Arg("count", int, 1, 2),), lambda rng, w: (1 + rng.next_int(2),),
+          opt_in=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -666,6 +666,8 @@ public final class Lockstep {
                     return state();
                 case "refusePuts":
                     return PutRefusal.arm(req);
+                case "refuseRetryPuts":
+                    return PutRefusal.armRetry(req);
                 case "scanStall":
                     return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
                 case "settle":
