@@ -279,17 +279,26 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "order_info_queue_level": True,
         "send_back_checks_origin_topic": False,
         "revive_wakes_retry_queue_id": True,
-        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck"),
+        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync"),
     },
 }
 
 # Broker options: BrokerConfig booleans whose default is false that a run may switch on (the
 # swarm draws them late, popverify/sim/scenario.py ScenarioConfig.broker_options), by Java name ->
-# the BrokerConfig field above. The lockstep harness sets them by that name (setEnablePopBatchAck
-# ...). A release whose BrokerConfig lacks one (broker_options_known) ignores it.
-BROKER_OPTIONS: dict[str, str] = {
+# the BrokerConfig field above, or None for an option that changes nothing the model can see.
+# The lockstep harness sets them by that name (setEnablePopBatchAck ...). A release whose
+# BrokerConfig lacks one (broker_options_known) ignores it.
+BROKER_OPTIONS: dict[str, str | None] = {
     "enablePopBatchAck": "enable_pop_batch_ack",
     "enableSkipLongAwaitingAck": "enable_skip_long_awaiting_ack",
+    # 5.5.0 appendCkAsync / appendAckAsync: the buffer's CK and ACK puts (PopBufferMergeService
+    # #putCkToStore:620, #putAckToStore:682, #putBatchAckToStore:737), AckMessageProcessor:308 and
+    # ChangeInvisibleTimeProcessor:81 put through EscapeBridge#asyncPutMessageToSpecificQueue and
+    # handle the result in thenAccept; on one broker with asynchronous flush and no slave the
+    # store's future is complete when the put returns (CommitLog#handleDiskFlushAndHA), so the
+    # handling runs inside the put, as the model's synchronous put does.
+    "appendCkAsync": None,
+    "appendAckAsync": None,
 }
 
 
@@ -304,4 +313,5 @@ def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[st
 
 def with_options(config: BrokerConfig, names: tuple[str, ...]) -> BrokerConfig:
     """``config`` with the options of ``names`` this release has switched on."""
-    return attrs.evolve(config, **{BROKER_OPTIONS[n]: True for n in applicable_options(config, names)})
+    fields = (BROKER_OPTIONS[n] for n in applicable_options(config, names))
+    return attrs.evolve(config, **{f: True for f in fields if f is not None})

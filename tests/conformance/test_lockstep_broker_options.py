@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import pytest
 
-from popverify.conformance.confirm import run_lockstep
+from popverify.conformance.confirm import model_state, run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.sim import pop_driver
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -59,13 +59,14 @@ REVIVE_FAIL = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg
                              faults=("revive_put_fail",))
 REVIVE_FAIL_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("revive_put_fail", 1), _a("produce", 0),
                         _a("advance", 6000), _a("timer"), _a("advance", 3000), _a("timer"), *_REVIVE_ALL]
-CASES = {"batch ack": (BATCH, BATCH_SCHEDULE), "skip long-awaiting ack": (SKIP, SKIP_SCHEDULE)}
+CASES = {"batch ack": (BATCH, BATCH_SCHEDULE), "skip long-awaiting ack": (SKIP, SKIP_SCHEDULE),
+         # and with the asynchronous puts (AckMessageProcessor, the buffer) on Java
+         "async puts": (attrs.evolve(BATCH, broker_options=("enablePopBatchAck", "appendCkAsync", "appendAckAsync")),
+                        BATCH_SCHEDULE)}
 
 
 def test_each_option_changes_what_the_model_writes() -> None:
     # the options are not no-ops: each schedule's final state differs with the option off
-    from popverify.conformance.confirm import model_state
-
     for config, schedule in CASES.values():
         states = []
         for options in (config.broker_options, ()):
@@ -73,6 +74,17 @@ def test_each_option_changes_what_the_model_writes() -> None:
             d.run(len(schedule), schedule)
             states.append(model_state(d))
         assert states[0]["revive"] != states[1]["revive"] or states[0]["reviveOffsets"] != states[1]["reviveOffsets"]
+
+
+def test_the_async_put_options_change_nothing_the_model_sees() -> None:
+    # appendCkAsync / appendAckAsync: the store's future completes inside the put (one broker,
+    # asynchronous flush), so the model's run is byte for byte the run without them
+    config, schedule = CASES["batch ack"]
+    runs = [pop_driver.PopDriver("v5.5", 3, attrs.evolve(config, broker_options=options), True, True)
+            for options in (config.broker_options, config.broker_options + ("appendCkAsync", "appendAckAsync"))]
+    for d in runs:
+        d.run(len(schedule), schedule)
+    assert model_state(runs[0]) == model_state(runs[1]) and runs[0].counts == runs[1].counts
 
 
 def test_a_release_without_an_option_ignores_it() -> None:
