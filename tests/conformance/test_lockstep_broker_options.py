@@ -8,32 +8,18 @@ revive round."""
 
 from __future__ import annotations
 
-import shutil
-from typing import Any
-
 import attrs
 import pytest
 
 from popverify.conformance.confirm import model_state, run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.sim import pop_driver
-from popverify.sim.scenario import Action, ScenarioConfig
+from popverify.sim.scenario import ScenarioConfig
 from reference.broker import put_failure
-
-needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
-                               reason="the lockstep harness needs a JDK and Maven")
+from tests.conformance.test_lockstep_put_refusal import _a, _pop, needs_jdk
 
 # LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("shared_lockstep")
-
-
-def _a(kind: str, *args: Any) -> Action:
-    return Action(kind, tuple(args))
-
-
-def _pop(c: int, queue: int, steps: int) -> list[Action]:
-    return [_a("pop", c, queue, False), *[_a("pop_step", c) for _ in range(steps)]]
-
 
 _REVIVE_ALL = [_a("revive", q) for q in range(8)]
 # enablePopBatchAck: two acks merged into the buffered CK; the scan 11 s later (past
