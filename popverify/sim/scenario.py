@@ -101,7 +101,7 @@ class ScenarioConfig:
         only when off their default, so earlier configurations and traces keep their bytes."""
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items()}
         for name in _LATER_FIELDS:
-            if out[name] == attrs.fields_dict(ScenarioConfig)[name].default:
+            if getattr(self, name) == attrs.fields_dict(ScenarioConfig)[name].default:
                 del out[name]
         return out
 
