@@ -111,3 +111,29 @@ def test_revive_put_fail_agrees_and_a_model_ignoring_it_diverges(profile: str, m
         broken = run_lockstep(profile, 3, REVIVE_FAIL, REVIVE_FAIL_SCHEDULE, client)
     assert broken.status == "diverges" and broken.step >= REVIVE_FAIL_SCHEDULE.index(_a("revive", 0)), \
         broken.to_json()
+
+
+# The mock CK replaces a CK read after its ACK (5.5.0 PopReviveService#consumeReviveMessage:466
+# `map.putAll(mockPointMap)`): a changeInvisibleTime of an expired handle puts the old handle's
+# ACK, due at once, into the revive queue while the old CK still waits in the timer; read over
+# 3 minutes after its deliver time the ACK becomes a mock, which then replaces the CK read later
+# in the same round, and the CK's other message is never revived (spec/findings/README.md,
+# candidate "mock CK"). Shrunk from a v5.5 run (seed 3, clock_jump and restart faults).
+MOCK = ScenarioConfig(queues=2, consumers=2, invisible_time=3000, max_msg_nums=4, enable_pop_buffer_merge=False,
+                      actions=("produce", "pop", "pop_step", "ack", "change_invisible", "batch_ack", "advance",
+                               "scan", "timer", "revive", "flush", "long_poll", "consumer_crash"),
+                      faults=("clock_jump", "restart"), broker_options=("enableSkipLongAwaitingAck",))
+MOCK_SCHEDULE = [_a("pop", 0, 1, True), _a("produce", 1), _a("produce", 1), _a("clock_jump", 95627),
+                 _a("change_invisible", 0, 11, 19000), _a("consumer_crash", 0), _a("clock_jump", 94710)]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_mock_ck_loses_a_message_on_5_5_0() -> None:
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, MOCK, MOCK_SCHEDULE, client)
+        assert verdict.status == "agrees" and verdict.java_violations == ("ALO-2",), verdict.to_json()
+        assert verdict.finding == "reproduced on rocketmq-broker 5.5.0", verdict.to_json()
+        # the default (option off): the orphan ACK is skipped, the CK revives both messages
+        default = run_lockstep("v5.5", 3, attrs.evolve(MOCK, broker_options=()), MOCK_SCHEDULE, client)
+    assert default.status == "agrees" and "ALO-2" not in default.java_violations, default.to_json()
