@@ -20,7 +20,7 @@ class Property:
 
 
 # The faults that make the store refuse puts (popverify/sim/pop_driver.py): store_put_fail, and
-# revive_put_fail (the same refusal armed as a revive round runs).
+# revive_put_fail (the revive's next retry puts refused whenever they come).
 PUT_FAILURES: frozenset[str] = frozenset({"store_put_fail", "revive_put_fail"})
 
 PROPERTIES: dict[str, Property] = {p.pid: p for p in (

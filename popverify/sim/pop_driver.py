@@ -557,8 +557,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 17 item 3's requests over the API's argument domain (opt-in: popverify/sim/request_domain.py)
     *REQUEST_DOMAIN_ACTIONS,
     # issue 16 (revive): a put failure at the revive's retry put (opt-in: the swarm's late draw)
-    fault("revive_put_fail", "revive_put_fail", (Arg("count", int, 1, 2, value=False),), lambda rng, w: (1 + rng.next_int(2),),
-          opt_in=True),
+    fault("revive_put_fail", "revive_put_fail", (Arg("count", int, 1, 2, value=False),),
+          lambda rng, w: (1 + rng.next_int(2),), opt_in=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").
