@@ -19,20 +19,24 @@ class Property:
     excluded_faults: frozenset[str] = frozenset()
 
 
+# The faults that make the store refuse puts (popverify/sim/pop_driver.py): store_put_fail, and
+# revive_put_fail (the revive's next retry puts refused whenever they come).
+PUT_FAILURES: frozenset[str] = frozenset({"store_put_fail", "revive_put_fail"})
+
 PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("ALO-1", "every stored, unexpired message of a live topic is eventually delivered"),
     Property("ALO-2", "every such message is eventually acked when consumers ack everything"),
-    # store_put_fail: a refused ACK put is answered SUCCESS and lost (spec/broker.md)
+    # PUT_FAILURES: a refused ACK put is answered SUCCESS and lost (spec/broker.md)
     Property("NSR-1", "a message acked before its invisibility deadline is not delivered again",
-             frozenset({"restart", "delete_recreate", "store_put_fail"})),
+             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
     Property("INV-1", "a popped message is not delivered again before its (possibly changed) invisible time",
-             frozenset({"restart", "delete_recreate", "store_put_fail"})),
+             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
     Property("OFF-1", "a committed offset never passes a message neither acked, revived nor under a live checkpoint",
              frozenset({"delete_recreate"})),
     Property("OFF-2", "committed offsets never move backwards",
              frozenset({"restart", "delete_recreate"})),
     Property("CKM-1", "revive re-sends only messages not acked before their deadline",
-             frozenset({"restart", "delete_recreate", "store_put_fail"})),
+             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
     Property("ALO-3", "push: every stored, unexpired message is eventually consumed, across consumer crash, "
                       "restart and rebalance"),
     Property("OFF-3", "push: a committed offset (broker or client) never passes a message neither consumed nor "
@@ -51,8 +55,8 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
                       "offset", frozenset({"expire", "expire_commit_log", "clean_consume_queue"})),
     Property("RED-1", "bounded redelivery: a message delivered n+1 times had n earlier deliveries abandoned (deadline "
                       "reached without a clean ack); consumers that ack in time see it once",
-             # store_put_fail: a refused ACK put is answered SUCCESS and lost, as for NSR-1
-             frozenset({"restart", "delete_recreate", "store_put_fail"})),
+             # PUT_FAILURES: a refused ACK put is answered SUCCESS and lost, as for NSR-1
+             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
     Property("RED-2", "a redelivered copy carries reconsumeTimes one more than the copy it was made from (0 in the "
                       "consumed topic); push copies past maxReconsumeTimes go to the DLQ"),
     Property("PSH-2", "push: a pull is suspended only while its queue has no message at or after its offset, and "

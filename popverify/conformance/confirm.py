@@ -36,6 +36,7 @@ from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.config import applicable_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
 from reference.broker.pop_processor import PopOperation
@@ -59,6 +60,7 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
+    "revive_put_fail",
 }) | request_domain.KINDS | retention_replay.KINDS
 
 
@@ -445,7 +447,8 @@ class Lockstep:
                     "popCkStayBufferTime": bc.pop_ck_stay_buffer_time,
                     "popCkStayBufferTimeOut": bc.pop_ck_stay_buffer_time_out,
                     "reviveInterval": bc.revive_interval, "reviveScanTime": bc.revive_scan_time,
-                    "popPollingSize": bc.pop_polling_size, "maxPopPollingSize": bc.max_pop_polling_size})
+                    "popPollingSize": bc.pop_polling_size, "maxPopPollingSize": bc.max_pop_polling_size,
+                    "brokerOptions": list(applicable_options(bc, config.broker_options))})
         # a woken long-polling POP re-runs on Java when the model's re-run has finished
         self._call({"op": "deferWoken"})
 
@@ -855,6 +858,10 @@ class Lockstep:
             self.java_checker.on_fault("store_put_fail")
             return ({"pending": d.broker.put_faults.pending}, [put_refusal.arm_request(args[0])],
                     lambda a: {"pending": a[0].get("pending", a[0].get("error"))})
+        if kind == "revive_put_fail":
+            self.java_checker.on_fault("revive_put_fail")
+            return ({"retryPending": d.broker.put_faults.retry_pending}, [put_refusal.arm_retry_request(args[0])],
+                    lambda a: {"retryPending": a[0].get("retryPending", a[0].get("error"))})
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.

@@ -25,15 +25,16 @@ REVIVE_ERROR = "revive error"
 
 def model_refusals(broker: Broker) -> dict[str, Any]:
     """The model's ``putRefusals`` state entry."""
-    return {"pending": broker.put_faults.pending, "failed": list(broker.put_faults.failed)}
+    f = broker.put_faults
+    return {"pending": f.pending, "retryPending": f.retry_pending, "failed": list(f.failed)}
 
 
 def java_refusals(state: dict[str, Any]) -> dict[str, Any]:
     """The harness state's ``putRefusals`` in model_refusals' form (absent: an old harness)."""
     r = state.get("putRefusals")
     if not isinstance(r, dict):
-        return {"pending": "<absent>", "failed": "<absent>"}
-    return {"pending": r.get("pending"), "failed": list(r.get("failed") or [])}
+        return {"pending": "<absent>", "retryPending": "<absent>", "failed": "<absent>"}
+    return {"pending": r.get("pending"), "retryPending": r.get("retryPending"), "failed": list(r.get("failed") or [])}
 
 
 def revive_threw(broker: Broker, failed_before: int) -> bool:
@@ -51,3 +52,8 @@ def java_revive_threw(answer: dict[str, Any]) -> bool:
 def arm_request(count: int) -> dict[str, Any]:
     """The harness request of a ``store_put_fail`` step."""
     return {"op": "refusePuts", "count": count}
+
+
+def arm_retry_request(count: int) -> dict[str, Any]:
+    """The harness request of a ``revive_put_fail`` step."""
+    return {"op": "refuseRetryPuts", "count": count}

@@ -39,6 +39,7 @@ REASONS: dict[str, str] = {
     "logging": "Metrics, stats, logging-only branches",  # blocks behind isEnablePopLog and the like
     "kv-path": "The newer POP path",  # popConsumerKVServiceEnable (off by default): PopConsumerService
     "off-default": "Other 5.5.0 features off by default",  # priority topics, retry topic v2, ...
+    "proxy": "Slave, proxy, multi-broker",  # requests only the proxy sends (PEEK_MESSAGE, NOTIFICATION)
 }
 
 
@@ -89,6 +90,12 @@ _POP_METRICS = "PopMetricsManager calls"
 # probe, BrokerController#isSpecialServiceRunning, the runtime info's brokerActive)
 _ROLE = "revive services switched by a role change, and its probe"
 
+# PopBufferMergeService#cancelCkTimer: its one call (addAk) is commented out in both releases
+_CANCEL = "cancelCkTimer (its only call is commented out)"
+# PEEK_MESSAGE and NOTIFICATION (PeekMessageProcessor, NotificationProcessor): no client in 5.0.0's
+# client, common, remoting or broker jars sends either; NOTIFICATION is the proxy's (MQClientAPIExt)
+_PROXY_REQUESTS = "getLatestOffset(topic, group, queueId), called only by the proxy's PEEK_MESSAGE / NOTIFICATION"
+
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # -- rocketmq 5.0.0 ---------------------------------------------------------------------
     *_x(_PMP, "5.0.0", "logging", _POP_LOG, (185, 187), (247, 249), (618, 620), (642, 644)),
@@ -120,6 +127,12 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_GET, "5.0.0", "slave", "suggestPullingFromSlave", (834, 837)),
     *_x(_COM, "5.0.0", "unused", _UNUSED, (58, 72), (88, 120)),
     *_x(_COM, "5.0.0", "admin", _ADMIN, (121, 156), (251, 286), (293, 299)),
+    # revive (issue 16): the buffer's methods nothing on the consumption path calls
+    *_x(_BUF, "5.0.0", "unused", _CANCEL, (601, 620), (623, 625), (629, 630)),
+    *_x(_BUF, "5.0.0", "unused", "clearOffsetQueue (no caller in 5.0.0)", (533, 535)),
+    *_x(_BUF, "5.0.0", "proxy", _PROXY_REQUESTS, (177, 179)),
+    *_x(_BUF, "5.5.0", "unused", _CANCEL, (769, 788), (791, 793), (797, 798)),
+    *_x(_BUF, "5.5.0", "metrics", "getBufferedCKSize (PopMetricsManager's gauge only)", (369, 371)),
     # -- rocketmq 5.5.0 ---------------------------------------------------------------------
     *_x(_PMP, "5.5.0", "logging", _POP_LOG, (207, 210), (247, 249)),
     *_x(_PMP, "5.5.0", "metrics", _STATS + ", the messages-out metrics and the remoting metrics of a zero-copy transfer",
@@ -186,9 +199,8 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (521, 522), (528, 532), (551, 555)),
     *_x(_PMP, "5.5.0", "off-default", "isPopShouldStop (enablePopMessageThreshold, default false) and its stop",
         (715, 724), (887, 890)),
-    *_x(_ACK, "5.5.0", "off-default", "appendAckAsync (default false): the asynchronous ack put", (308, 318)),
-    *_x(_CIT, "5.5.0", "off-default", "appendCkAsync && appendAckAsync (default false): the asynchronous answer",
-        (81, 89), (419, 422)),
+    # (appendAckAsync / appendCkAsync are not here: the swarm draws them as broker options,
+    # reference/broker/config.py BROKER_OPTIONS, so their code counts)
 )
 
 

@@ -36,6 +36,7 @@ from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerC
                                   pop_checker_subscriber)
 from popverify.sim.retention import CLEAN_CONSUME_QUEUE, EXPIRE, EXPIRE_COMMIT_LOG
 from reference.broker.broker import Broker
+from reference.broker.config import with_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
@@ -115,9 +116,10 @@ class PopWorld:
         self.publish = publish
         self.coverage = coverage
         self.clock = VirtualClock()
-        broker_config = attrs.evolve(prof.broker, enable_pop_buffer_merge=config.enable_pop_buffer_merge,
-                                     pop_polling_size=config.pop_polling_size,
-                                     max_pop_polling_size=config.max_pop_polling_size)
+        broker_config = with_options(attrs.evolve(prof.broker, enable_pop_buffer_merge=config.enable_pop_buffer_merge,
+                                                  pop_polling_size=config.pop_polling_size,
+                                                  max_pop_polling_size=config.max_pop_polling_size),
+                                     config.broker_options)
         self.broker = Broker(broker_config, self.clock, JavaRandom(seed * 0x9E3779B1 + 1))
         self.broker.create_topic(TOPIC, config.queues)
         self.broker.create_group(GROUP)
@@ -424,6 +426,15 @@ class PopWorld:
         self.publish(PutFailuresArmed(count))
         return True
 
+    def revive_put_fail(self, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) retry puts of the revive, whenever they
+        come (5.0.0: the round ends uncommitted; 5.5.0: rePutCK). store_put_fail's refusal
+        meets a revive's re-send almost never: a POP's CK or an ACK takes it first."""
+        if not 1 <= count <= 2:
+            return False
+        self.broker.put_faults.arm_retry(count)
+        return True
+
     def scan_stall(self, ms: int) -> bool:
         """One PopBufferMergeService scan takes ``ms`` (1..5 s: GC pause, slow disk); past
         popCkStayBufferTimeOut - 1000 ms the buffer stops serving until it is empty. The scan's
@@ -547,6 +558,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     PRODUCE_SIZED,
     # issue 17 item 3's requests over the API's argument domain (opt-in: popverify/sim/request_domain.py)
     *REQUEST_DOMAIN_ACTIONS,
+    # issue 16 (revive): a put failure at the revive's retry put (opt-in: the swarm's late draw)
+    fault("revive_put_fail", "revive_put_fail", (Arg("count", int, 1, 2, value=False),),
+          lambda rng, w: (1 + rng.next_int(2),), opt_in=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -605,7 +605,7 @@ PUSH_COUNTERS: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]] = {
 
 PUSH_MODE = Mode("push", PUSH_MODE_ACTIONS, PushWorld, COUNTS, PUSH_COUNTERS,
                  ignores=("invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period",
-                          "pop_orderly", "pop_polling_size", "max_pop_polling_size"))
+                          "pop_orderly", "pop_polling_size", "max_pop_polling_size", "broker_options"))
 
 
 class PushDriver(Engine):

@@ -22,6 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
+from reference.broker.config import BROKER_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -96,13 +97,17 @@ class ScenarioConfig:
     # the swarm's late draw makes them small in some configurations (draw_domain).
     pop_polling_size: int = 1024
     max_pop_polling_size: int = 100_000
+    # Broker options (issue 16): the non-default BrokerConfig booleans this run switches on, by
+    # Java name (reference/broker/config.py BROKER_OPTIONS; a release without one ignores it);
+    # POP only, drawn by the swarm last (draw_domain).
+    broker_options: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
         only when off their default, so earlier configurations and traces keep their bytes."""
         out = {k: list(v) if isinstance(v, tuple) else v for k, v in attrs.asdict(self).items()}
         for name in _LATER_FIELDS:
-            if out[name] == attrs.fields_dict(ScenarioConfig)[name].default:
+            if getattr(self, name) == attrs.fields_dict(ScenarioConfig)[name].default:
                 del out[name]
         return out
 
@@ -138,6 +143,10 @@ class ScenarioConfig:
         bad += [f for f in self.faults if f not in ALL_POP_FAULTS and f not in PUSH_FAULTS]
         if bad:
             raise ValueError(f"unknown action or fault kinds: {bad}")
+        unknown = [o for o in self.broker_options if o not in BROKER_OPTIONS]
+        if unknown or len(set(self.broker_options)) != len(self.broker_options):
+            raise ValueError(f"broker_options must be distinct names of {', '.join(BROKER_OPTIONS)}, "
+                             f"got {list(self.broker_options)}")
 
     @classmethod
     def draw(cls, rng: JavaRandom, faults: Sequence[str] | None = None, mode: str = "pop") -> "ScenarioConfig":
@@ -184,6 +193,8 @@ class ScenarioConfig:
         - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary);
         - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
           reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
+        - POP: each broker option (reference/broker/config.py BROKER_OPTIONS) on with probability
+          1/2, drawn last of all so every field above keeps its value.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -196,8 +207,10 @@ class ScenarioConfig:
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
+        options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
-                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS, **polling)
+                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
+                            broker_options=options, **polling)
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":
@@ -208,7 +221,8 @@ class ScenarioConfig:
 
 
 
-_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly", "pop_polling_size", "max_pop_polling_size")
+_LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly", "pop_polling_size", "max_pop_polling_size",
+                 "broker_options")
 # One POP configuration in this many draws small long-polling limits (ScenarioConfig.draw_domain).
 SMALL_POLLING_ONE_IN = 4
 # One swarm configuration in this many pops orderly (ScenarioConfig.draw).

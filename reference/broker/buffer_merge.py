@@ -22,7 +22,7 @@ import attrs
 
 from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint, ck_queue_id, get_bit, set_bit
 from reference.broker.config import BrokerConfig
-from reference.broker.keys import ACK_TAG, build_ck_merge_key, build_lock_key
+from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, build_ck_merge_key, build_lock_key
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.queue_lock import QueueLockManager
 from reference.common.clock import wall_clock_ms
@@ -260,8 +260,14 @@ class PopBufferMergeService:
                     self._put_ck_to_store(w)
                 if not w.ck_stored:
                     continue
-                for i in range(point.num):
-                    if get_bit(w.bits, i) and not get_bit(w.to_store_bits, i):
+                unstored = [i for i in range(point.num) if get_bit(w.bits, i) and not get_bit(w.to_store_bits, i)]
+                if self._cfg.enable_pop_batch_ack:
+                    # 5.5.0 scan:298-311: the acked bits not yet stored as one BatchAckMsg
+                    if unstored and self._put_batch_ack_to_store(w, unstored):
+                        for i in unstored:
+                            w.to_store_bits = set_bit(w.to_store_bits, i)
+                else:
+                    for i in unstored:
                         # a failed put leaves the bit for the next scan (putAckToStore false)
                         if self._put_ack_to_store(w, i):
                             w.to_store_bits = set_bit(w.to_store_bits, i)
@@ -375,6 +381,18 @@ class PopBufferMergeService:
         return self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=self._ack_json(ack).encode(),
                                            tags=ACK_TAG, deliver_time_ms=point.revive_time, born_timestamp=self._now()),
                                 "buffer_ack")
+
+    def _put_batch_ack_to_store(self, w: PopCheckPointWrapper, indexes: list[int]) -> bool:
+        """putBatchAckToStore (5.5.0 PopBufferMergeService:712-748): one BATCH_ACK_TAG message
+        listing the offsets of ``indexes``, delivered at the CK's revive time; no brokerName
+        and ackOffset 0 (a bare ``new BatchAckMsg()``), unlike putAckToStore's AckMsg. False when
+        the store refused it: handleBatchAckPutMessageResult:750-767 then marks no bit."""
+        point = w.ck
+        batch = BatchAckMsg(tuple(point.ack_offset_by_index(i) for i in indexes), point.start_offset,
+                            point.cid or "", point.topic or "", point.queue_id, point.pop_time)
+        return self._put_revive(MessageExt(topic="", queue_id=w.revive_queue_id, body=batch.to_json().encode(),
+                                           tags=BATCH_ACK_TAG, deliver_time_ms=point.revive_time,
+                                           born_timestamp=self._now()), "buffer_ack")
 
     def live_wrappers(self) -> list[PopCheckPointWrapper]:
         """Buffered CKs (inspection; do not mutate)."""

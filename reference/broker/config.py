@@ -226,6 +226,20 @@ class BrokerConfig:
     # the POPs of all queues, then those parked on the origin topic's queue whose id is the retry
     # message's queue id (True). Found by covpop; lockstep agrees on both releases.
     revive_wakes_retry_queue_id: bool = False
+    # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
+    # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
+    # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has none of them).
+    broker_options_known: tuple[str, ...] = ()
+    # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
+    # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
+    enable_pop_batch_ack: bool = False
+    # BrokerConfig#enableSkipLongAwaitingAck (5.5.0, default false): PopReviveService#
+    # consumeReviveMessage lets an ACK without its CK in the round move endTime, and one read
+    # more than reviveAckWaitMs after its deliver time becomes a mock CK (mockCkForAck:470).
+    enable_skip_long_awaiting_ack: bool = False
+    # BrokerConfig#reviveAckWaitMs (5.5.0: 3 minutes)
+    revive_ack_wait_ms: int = 3 * 60 * 1000
+    # --- end issue 16 (revive) switches ---
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -265,5 +279,39 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "order_info_queue_level": True,
         "send_back_checks_origin_topic": False,
         "revive_wakes_retry_queue_id": True,
+        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync"),
     },
 }
+
+# Broker options: BrokerConfig booleans whose default is false that a run may switch on (the
+# swarm draws them late, popverify/sim/scenario.py ScenarioConfig.broker_options), by Java name ->
+# the BrokerConfig field above, or None for an option that changes nothing the model can see.
+# The lockstep harness sets them by that name (setEnablePopBatchAck ...). A release whose
+# BrokerConfig lacks one (broker_options_known) ignores it.
+BROKER_OPTIONS: dict[str, str | None] = {
+    "enablePopBatchAck": "enable_pop_batch_ack",
+    "enableSkipLongAwaitingAck": "enable_skip_long_awaiting_ack",
+    # 5.5.0 appendCkAsync / appendAckAsync: the buffer's CK and ACK puts (PopBufferMergeService
+    # #putCkToStore:620, #putAckToStore:682, #putBatchAckToStore:737), AckMessageProcessor:308 and
+    # ChangeInvisibleTimeProcessor:81 put through EscapeBridge#asyncPutMessageToSpecificQueue and
+    # handle the result in thenAccept; on one broker with asynchronous flush and no slave the
+    # store's future is complete when the put returns (CommitLog#handleDiskFlushAndHA), so the
+    # handling runs inside the put, as the model's synchronous put does.
+    "appendCkAsync": None,
+    "appendAckAsync": None,
+}
+
+
+def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The options of ``names`` this release has, in BROKER_OPTIONS order; ValueError naming an
+    unknown one."""
+    unknown = [n for n in names if n not in BROKER_OPTIONS]
+    if unknown:
+        raise ValueError(f"unknown broker options {unknown}; known: {', '.join(BROKER_OPTIONS)}")
+    return tuple(n for n in BROKER_OPTIONS if n in names and n in config.broker_options_known)
+
+
+def with_options(config: BrokerConfig, names: tuple[str, ...]) -> BrokerConfig:
+    """``config`` with the options of ``names`` this release has switched on."""
+    fields = (BROKER_OPTIONS[n] for n in applicable_options(config, names))
+    return attrs.evolve(config, **{f: True for f in fields if f is not None})

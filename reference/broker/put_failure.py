@@ -22,7 +22,11 @@ puts (spec/broker.md, "Store put failures"):
   ends without committing the revive offset; 5.5.0 re-puts a one-message CK (rePutCK, whose
   own put -- ``reput_ck`` -- is not checked).
 
-Which puts fail is data the driver sets (``arm``); the model draws nothing here.
+Besides, ``arm_retry`` refuses the next N revive retry puts whenever they come (the
+``revive_put_fail`` fault): a revive re-sends only after a CK's invisible time has passed
+un-acked, which a put failure armed at a random step almost never meets.
+
+Which puts fail is data the driver sets (``arm``, ``arm_retry``); the model draws nothing here.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class StorePutFaults:
 
     pending: int = 0
     failed: list[str] = attrs.Factory(list)
+    retry_pending: int = 0  # revive retry puts still to refuse (arm_retry)
 
     def arm(self, count: int) -> None:
         """The next ``count`` puts (1..MAX_PENDING_FAILURES) fail; replaces what was pending."""
@@ -48,10 +53,22 @@ class StorePutFaults:
             raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
         self.pending = count
 
+    def arm_retry(self, count: int) -> None:
+        """The next ``count`` (1..MAX_PENDING_FAILURES) revive retry puts fail, whenever they
+        come; replaces what was armed so."""
+        if not 1 <= count <= MAX_PENDING_FAILURES:
+            raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
+        self.retry_pending = count
+
     def take(self, site: str) -> bool:
-        """Whether the put at ``site`` fails (one pending failure is used up if so)."""
+        """Whether the put at ``site`` fails (one pending failure is used up if so: a revive
+        retry put takes one of ``arm_retry``'s first)."""
         if site not in PUT_SITES:
             raise ValueError(f"unknown put site {site!r}")
+        if site == "revive_retry" and self.retry_pending > 0:
+            self.retry_pending -= 1
+            self.failed.append(site)
+            return True
         if self.pending <= 0:
             return False
         self.pending -= 1

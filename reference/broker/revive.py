@@ -137,6 +137,7 @@ class PopReviveService:
         obj.old_offset = old_offset
         offset = old_offset + 1
         first_rt = 0
+        mock_points: dict[str, PopCheckPoint] = {}  # mockPointMap (5.5.0, enableSkipLongAwaitingAck)
         while True:
             if not self.should_run:
                 break
@@ -165,33 +166,46 @@ class PopReviveService:
                     point.revive_offset = m.queue_offset
                     if first_rt == 0:
                         first_rt = point.revive_time
-                elif m.tags == ACK_TAG:
-                    ack = AckMsg.from_json(m.body.decode())
+                elif m.tags in (ACK_TAG, BATCH_ACK_TAG):
+                    # 5.5.0 consumeReviveMessage: a BatchAckMsg sets each listed offset's bit
+                    ack = AckMsg.from_json(m.body.decode()) if m.tags == ACK_TAG else \
+                        BatchAckMsg.from_json(m.body.decode())
                     point = obj.map.get(ack.merge_key)
                     if point is None:
                         # an ACK whose CK this round has not read: `continue` (5.0.0:333-335,
-                        # 5.5.0:413-416 with enableSkipLongAwaitingAck false, the default), so
-                        # its deliver time does not move endTime (lockstep with restart: the
-                        # orphan ACK of a CK lost in the buffer; spec/conformance.md)
-                        continue
-                    index = point.index_of_ack(ack.ack_offset)
-                    if index > -1:
-                        point.bit_map = set_bit(point.bit_map, index)
-                elif m.tags == BATCH_ACK_TAG:
-                    # 5.5.0 consumeReviveMessage: a BatchAckMsg sets each listed offset's bit
-                    batch = BatchAckMsg.from_json(m.body.decode())
-                    point = obj.map.get(batch.merge_key)
-                    if point is None:
-                        continue  # as a single ACK (5.5.0:440-443)
-                    for ack_offset in batch.ack_offset_list:
-                        index = point.index_of_ack(ack_offset)
-                        if index > -1:
-                            point.bit_map = set_bit(point.bit_map, index)
+                        # 5.5.0:413-416 and 440-443 with enableSkipLongAwaitingAck false, the
+                        # default), so its deliver time does not move endTime (lockstep with
+                        # restart: the orphan ACK of a CK lost in the buffer; spec/conformance.md)
+                        if not self._cfg.enable_skip_long_awaiting_ack:
+                            continue
+                        if self._mock_ck_for_ack(m, ack, mock_points, now) and first_rt == 0:
+                            first_rt = mock_points[ack.merge_key].revive_time
+                    else:
+                        offsets = ack.ack_offset_list if isinstance(ack, BatchAckMsg) else (ack.ack_offset,)
+                        for ack_offset in offsets:
+                            index = point.index_of_ack(ack_offset)
+                            if index > -1:
+                                point.bit_map = set_bit(point.bit_map, index)
                 deliver_time = m.deliver_time_ms
                 if end_time is None or deliver_time > end_time:
                     end_time = deliver_time
             offset += len(msgs)
+        obj.map.update(mock_points)  # `consumeReviveObj.map.putAll(mockPointMap)`: a mock replaces a CK of its key
         obj.end_time = 0 if end_time is None else end_time
+
+    def _mock_ck_for_ack(self, m: MessageExt, ack: AckMsg | BatchAckMsg, mock_points: dict[str, PopCheckPoint],
+                         now: int) -> bool:
+        """mockCkForAck (5.5.0 PopReviveService:470-483): an ACK read more than reviveAckWaitMs
+        after its deliver time, its CK not found, becomes an empty CK (createMockCkForAck:485-497:
+        num 0, invisibleTime 0, so its revive time is the ACK's popTime) at the ACK's revive
+        offset; mergeAndRevive then moves the revive offset past it as past any CK."""
+        if now - m.deliver_time_ms <= self._cfg.revive_ack_wait_ms:
+            return False
+        mock_points[ack.merge_key] = PopCheckPoint(start_offset=ack.start_offset, pop_time=ack.pop_time,
+                                                   queue_id=ack.queue_id, cid=ack.consumer_group, topic=ack.topic,
+                                                   num=0, bit_map=0, revive_offset=m.queue_offset,
+                                                   broker_name=ack.broker_name)
+        return True
 
     def merge_and_revive(self, obj: ConsumeReviveObj) -> None:
         """mergeAndRevive: revive CKs whose revive time is > 2 s behind endTime; commit offset."""

@@ -38,6 +38,18 @@ def test_arming_is_bounded_and_sites_are_known():
     assert faults.failed == ["ack", "buffer_ck"] and faults.pending == 0
 
 
+def test_retry_arming_waits_for_the_revive_retry_put():
+    faults = StorePutFaults()
+    with pytest.raises(ValueError):
+        faults.arm_retry(9)
+    faults.arm_retry(1)
+    faults.arm(1)
+    # other sites take the general arming only; the retry put takes its own first
+    assert [faults.take("buffer_ck"), faults.take("ack"), faults.take("revive_retry"),
+            faults.take("revive_retry")] == [True, False, True, False]
+    assert faults.failed == ["buffer_ck", "revive_retry"] and faults.retry_pending == 0
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_pop_ck_put_failure_is_retried_by_the_scan_and_holds_the_offset(profile):
     # PopBufferMergeService#putCkToStore fails: the just-offset wrapper stays unstored, the

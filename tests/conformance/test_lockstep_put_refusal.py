@@ -73,9 +73,10 @@ def _model_failed(profile: str, config: ScenarioConfig, schedule: list[Action]) 
 
 def test_the_replay_helpers_map_refusals_and_the_500_revive_throw() -> None:
     assert put_refusal.arm_request(2) == {"op": "refusePuts", "count": 2}
-    assert put_refusal.java_refusals({}) == {"pending": "<absent>", "failed": "<absent>"}
-    assert put_refusal.java_refusals({"putRefusals": {"pending": 1, "failed": ["ack"]}}) == \
-        {"pending": 1, "failed": ["ack"]}
+    assert put_refusal.arm_retry_request(1) == {"op": "refuseRetryPuts", "count": 1}
+    assert put_refusal.java_refusals({}) == {"pending": "<absent>", "retryPending": "<absent>", "failed": "<absent>"}
+    assert put_refusal.java_refusals({"putRefusals": {"pending": 1, "retryPending": 0, "failed": ["ack"]}}) == \
+        {"pending": 1, "retryPending": 0, "failed": ["ack"]}
     assert put_refusal.java_revive_threw({"error": "Exception: reviveQueueId=0,revive error ,msg is :x"})
     assert not put_refusal.java_revive_threw({"error": "IllegalStateException: no broker"})
     assert not put_refusal.java_revive_threw({"revived": []})
@@ -134,13 +135,17 @@ def test_refuse_puts_is_bounded() -> None:
         for bad in (0, 9, -1):
             status, value = client.call({"op": "refusePuts", "count": bad})
             assert status == "error" and "count must be in 1..8" in value, (bad, value)
-        assert client.ok({"op": "refusePuts", "count": 2}) == {"pending": 2, "failed": []}
+        for bad in (0, 9):
+            status, value = client.call({"op": "refuseRetryPuts", "count": bad})
+            assert status == "error" and "count must be in 1..8" in value, (bad, value)
+        assert client.ok({"op": "refuseRetryPuts", "count": 1}) == {"pending": 0, "retryPending": 1, "failed": []}
+        assert client.ok({"op": "refusePuts", "count": 2}) == {"pending": 2, "retryPending": 1, "failed": []}
         # producer puts are never refused
         assert client.ok({"op": "put", "queueId": 0, "uniqKey": "u0"})["status"] == "PUT_OK"
-        assert client.ok({"op": "state"})["putRefusals"] == {"pending": 2, "failed": []}
+        assert client.ok({"op": "state"})["putRefusals"] == {"pending": 2, "retryPending": 1, "failed": []}
         # a new broker starts with nothing pending
         client.ok({"op": "reset"})
-        assert client.ok({"op": "state"})["putRefusals"] == {"pending": 0, "failed": []}
+        assert client.ok({"op": "state"})["putRefusals"] == {"pending": 0, "retryPending": 0, "failed": []}
 
 
 @needs_jdk

@@ -82,11 +82,13 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     """The rows of a default campaign's first round (seeds 0.., each under its default swarm
     configuration: the domain draw is on) reach every boundary of the chosen dimensions --
     opt-in kinds (produce_sized) included, which no configuration listed before the draw."""
-    rows = [run_row("v5.5", "pop", seed, 150, None, 0) for seed in range(30)]
+    # (40 seeds: the opt-in fault revive_put_fail, listed by some configurations since, moved
+    # the draws so that 30 seeds left body_size's 255 unreached)
+    rows = [run_row("v5.5", "pop", seed, 150, None, 0) for seed in range(40)]
     table = {r["dimension"]: r for r in domain_rows("pop", rows)}
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
-    # and the table is not trivially full: 30 short runs leave the widest queue count unreached
+    # and the table is not trivially full: 40 short runs leave the widest queue count unreached
     assert table["pop.config.queues"]["unreached"] == [1024]
 
 

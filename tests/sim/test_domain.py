@@ -14,6 +14,7 @@ from popverify.sim.engine import Engine
 from popverify.sim.pop_driver import POP_MODE, TOPIC
 from popverify.sim.scenario import (CAMPAIGN_DOMAIN_BIAS, MODES, POP_ACTIONS, PUSH_ACTIONS, Action, ScenarioConfig,
                                     run_scenario)
+from reference.broker.config import BROKER_OPTIONS
 from reference.common.message import MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH
 from reference.common.javalang import JavaRandom
 
@@ -89,8 +90,10 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
             assert set(after.faults[len(before.faults):]) <= set(MODES[mode].opt_in(fault=True))
             assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
                                 faults=before.faults, domain_bias=0, pop_polling_size=before.pop_polling_size,
-                                max_pop_polling_size=before.max_pop_polling_size) == before
+                                max_pop_polling_size=before.max_pop_polling_size, broker_options=()) == before
             assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
+            # broker options: POP only, drawn last (spec/profiles.md "Broker options")
+            assert set(after.broker_options) <= set(BROKER_OPTIONS) and (mode == "pop" or not after.broker_options)
 
 
 def test_swarm_reaches_every_boundary_of_the_config_dimensions() -> None:

@@ -35,7 +35,8 @@ def test_swarm_draw_keeps_every_earlier_field_and_draws_the_fault_in_about_30_pe
 def test_the_older_fault_list_is_unchanged_for_its_users() -> None:
     # verify's campaign and mutation runs, simulate --faults all of earlier versions, use FAULTS
     assert FAULTS == ("restart", "expire", "delete_recreate", "clock_jump", "stall")
-    assert ALL_POP_FAULTS == FAULTS + ("store_put_fail", "scan_stall", "expire_commit_log", "clean_consume_queue")
+    assert ALL_POP_FAULTS == FAULTS + ("store_put_fail", "scan_stall", "expire_commit_log", "clean_consume_queue",
+                                       "revive_put_fail")
 
 
 def test_explicit_faults_are_taken_as_given() -> None:
@@ -68,6 +69,24 @@ def test_out_of_range_arming_is_a_no_op() -> None:
 def test_properties_excluding_the_fault() -> None:
     excluding = {pid for pid, p in PROPERTIES.items() if "store_put_fail" in p.excluded_faults}
     assert excluding == {"NSR-1", "INV-1", "CKM-1", "RED-1"}  # a refused ACK put is lost; ALO still holds to it
+    assert excluding == {pid for pid, p in PROPERTIES.items() if "revive_put_fail" in p.excluded_faults}
+
+
+def test_revive_put_fail_waits_for_a_revive_retry_and_reaches_re_put_ck() -> None:
+    # armed at a random step, the refusal meets the revive's re-send (the drain's at the latest)
+    reached = {"v5.0": 0, "v5.5": 0}
+    for profile in reached:
+        for seed in range(6):
+            config = ScenarioConfig(queues=1, consumers=1, invisible_time=3000, faults=("revive_put_fail",))
+            driver = PopDriver(profile, seed, config, True, False)
+            driver.run(120, None)
+            reached[profile] += driver.broker.put_faults.failed.count("revive_retry")
+            if profile == "v5.5":
+                assert len(sum((s.re_put_cks for s in driver.broker.revive_services), [])) == \
+                    driver.broker.put_faults.failed.count("revive_retry")
+    assert reached["v5.0"] > 0 and reached["v5.5"] > 0
+    driver = PopDriver("v5.0", 1, ScenarioConfig(faults=("revive_put_fail",)), True, False)
+    assert driver.world.revive_put_fail(3) is False and driver.broker.put_faults.retry_pending == 0
 
 
 def test_scan_stall_is_drawn_bounded_and_stops_serving() -> None:

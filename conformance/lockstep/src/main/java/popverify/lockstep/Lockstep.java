@@ -275,6 +275,7 @@ public final class Lockstep {
         final long reviveScanTime;
         final int popPollingSize;
         final int maxPopPollingSize;
+        final List<String> brokerOptions;
 
         Settings(JSONObject req) {
             queues = bounded(req, "queues", 4, 1, 1024);
@@ -290,6 +291,7 @@ public final class Lockstep {
             // the long-polling limits (ScenarioConfig.pop_polling_size / max_pop_polling_size)
             popPollingSize = bounded(req, "popPollingSize", 1024, 0, 1024);
             maxPopPollingSize = bounded(req, "maxPopPollingSize", 100_000, 0, 100_000);
+            brokerOptions = BrokerOptions.parse(req);
         }
     }
 
@@ -337,6 +339,7 @@ public final class Lockstep {
             bc.setReviveScanTime(s.reviveScanTime);
             bc.setPopPollingSize(s.popPollingSize);
             bc.setMaxPopPollingSize(s.maxPopPollingSize);
+            BrokerOptions.apply(bc, s.brokerOptions);
             MessageStoreConfig msc = new MessageStoreConfig();
             msc.setStorePathRootDir(dir.toString());
             msc.setStorePathCommitLog(dir.resolve("commitlog").toString());
@@ -451,6 +454,7 @@ public final class Lockstep {
             o.put("reviveScanTime", s.reviveScanTime);
             o.put("popPollingSize", s.popPollingSize);
             o.put("maxPopPollingSize", s.maxPopPollingSize);
+            o.put("brokerOptions", s.brokerOptions);
             return o;
         }
 
@@ -671,6 +675,8 @@ public final class Lockstep {
                     return state();
                 case "refusePuts":
                     return PutRefusal.arm(req);
+                case "refuseRetryPuts":
+                    return PutRefusal.armRetry(req);
                 case "scanStall":
                     return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
                 case "settle":

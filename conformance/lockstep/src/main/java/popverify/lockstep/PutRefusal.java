@@ -33,6 +33,8 @@ public final class PutRefusal {
     static final int MAX_PENDING = 8;
 
     private static int pending;
+    /** Revive retry puts still to refuse, whenever they come (`refuseRetryPuts`). */
+    private static int retryPending;
     private static final List<String> FAILED = new ArrayList<>();
 
     private PutRefusal() {
@@ -42,6 +44,7 @@ public final class PutRefusal {
      * (the model's StorePutFaults lives with the store, which a restart keeps). */
     static synchronized void clear() {
         pending = 0;
+        retryPending = 0;
         FAILED.clear();
     }
 
@@ -52,16 +55,29 @@ public final class PutRefusal {
         return state();
     }
 
-    /** {pending, failed: [site, ...]} (also part of the `state` answer). */
+    /** `refuseRetryPuts` {count: 1..8}: the next ``count`` revive retry puts fail whenever they
+     * come (put_failure.py StorePutFaults#arm_retry; the `revive_put_fail` fault). */
+    static synchronized JSONObject armRetry(JSONObject req) {
+        retryPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
+        return state();
+    }
+
+    /** {pending, retryPending, failed: [site, ...]} (also part of the `state` answer). */
     static synchronized JSONObject state() {
         JSONObject o = new JSONObject(true);
         o.put("pending", pending);
+        o.put("retryPending", retryPending);
         o.put("failed", new JSONArray(new ArrayList<Object>(FAILED)));
         return o;
     }
 
     /** Whether this put fails (one pending failure used up, the site recorded). */
     private static synchronized boolean take(String site) {
+        if ("revive_retry".equals(site) && retryPending > 0) {
+            retryPending--;
+            FAILED.add(site);
+            return true;
+        }
         if (pending <= 0) {
             return false;
         }

@@ -1,0 +1,59 @@
+package popverify.lockstep;
+
+import com.alibaba.fastjson.JSONArray;
+import com.alibaba.fastjson.JSONObject;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.apache.rocketmq.common.BrokerConfig;
+
+/**
+ * Broker options (the init request's {@code brokerOptions}; spec/profiles.md "Broker options"):
+ * BrokerConfig booleans, false by default, that a run switches on by their Java name
+ * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
+ * ({@code setEnablePopBatchAck(true)} ...). A name the release's BrokerConfig has no boolean
+ * setter for is refused: the model sends only the options the release has.
+ */
+final class BrokerOptions {
+    /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
+    static final int MAX_OPTIONS = 16;
+
+    private BrokerOptions() {
+    }
+
+    /** The option names of an init request (none when absent). */
+    static List<String> parse(JSONObject req) {
+        JSONArray names = req.getJSONArray("brokerOptions");
+        if (names == null) {
+            return Collections.emptyList();
+        }
+        if (names.size() > MAX_OPTIONS) {
+            throw new IllegalArgumentException("brokerOptions: at most " + MAX_OPTIONS + " names");
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.getString(i);
+            if (name == null || name.isEmpty() || !Character.isLowerCase(name.charAt(0))) {
+                throw new IllegalArgumentException("brokerOptions: not a BrokerConfig property name: " + name);
+            }
+            out.add(name);
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    /** Switches every named option on. */
+    static void apply(BrokerConfig bc, List<String> names) {
+        for (String name : names) {
+            String setter = "set" + Character.toUpperCase(name.charAt(0)) + name.substring(1);
+            try {
+                Method m = BrokerConfig.class.getMethod(setter, boolean.class);
+                m.invoke(bc, true);
+            } catch (NoSuchMethodException e) {
+                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean " + name);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("brokerOptions: " + setter + " failed", e);
+            }
+        }
+    }
+}
