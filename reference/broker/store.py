@@ -94,8 +94,8 @@ class GetMessageResult:
 
     @property
     def buffer_total_size(self) -> int:
-        """getBufferTotalSize (body bytes in the model)."""
-        return sum(m.size for m in self.messages)
+        """getBufferTotalSize: the stored sizes of the messages read."""
+        return sum(m.stored_size for m in self.messages)
 
 
 @attrs.define(slots=True)
@@ -123,6 +123,13 @@ CQ_FILE_UNITS = 30_000
 # MessageStoreConfig#destroyMapedFileIntervalForcibly (1000 * 120, both releases): how long a
 # shut-down commit-log file a reader still holds survives retention's destroy calls.
 DESTROY_MAPPED_FILE_INTERVAL_FORCIBLY_MS = 120_000
+# MessageStoreConfig#maxTransferBytesOnMessageInMemory / maxTransferCountOnMessageInMemory (both
+# releases): what one getMessage hands out of messages still in memory. A message is "in memory"
+# while the commit log grew less than accessMessageInMemoryMaxRatio (40 %) of the machine's RAM
+# past it (estimateInMemByCommitOffset / checkInDiskByCommitOffset): always so for the model's
+# runs (the lockstep harness sets the ratio to 100 so that no machine differs).
+MAX_TRANSFER_BYTES_IN_MEMORY = 256 * 1024
+MAX_TRANSFER_COUNT_IN_MEMORY = 32
 
 
 class MessageStore:
@@ -562,7 +569,10 @@ class MessageStore:
             if next_begin - offset > max_filter_count:
                 break
             # isTheBatchFull (count and size limits once something was read; sizePy of the unit)
-            if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + unit.size > max_pull_size):
+            size_py = unit.stored_size
+            if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + size_py > max_pull_size
+                              or total + size_py > MAX_TRANSFER_BYTES_IN_MEMORY
+                              or len(result.messages) > MAX_TRANSFER_COUNT_IN_MEMORY - 1):
                 break
             if total >= max_pull_size and total > 0:
                 break
@@ -582,7 +592,7 @@ class MessageStore:
                 continue
             result.messages.append(msg.copy())
             result.queue_offsets.append(unit.queue_offset)
-            total += max(unit.size, 1)  # an empty body still counts as read for isTheBatchFull
+            total += size_py
             result.status = GetMessageStatus.FOUND
             if len(result.messages) >= max_msg_nums:
                 # Java checks this at the top of the next iteration; breaking here changes
