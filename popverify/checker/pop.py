@@ -139,7 +139,7 @@ class PopChecker:
         """An ack of the handle whose invisibility ends at ``deadline``; code is the response."""
         if not self.enabled or code != 0:
             return
-        self.orderly.ack(uniq)
+        self.orderly.ack(uniq, now)
         rec = self.messages.get(uniq)
         if rec is None:
             return

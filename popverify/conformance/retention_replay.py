@@ -24,7 +24,7 @@ Plan = tuple[dict[str, Any], list[dict[str, Any]], Callable[[list[dict[str, Any]
 def pre(driver: Any, action: Action) -> dict[str, Any]:
     """What the step will ask Java, read from the model before it applies the step."""
     store = driver.broker.store
-    out: dict[str, Any] = {"first_file": store.first_commit_log_file(), "cleaned": store.last_cleaned_file()}
+    out: dict[str, Any] = {"oldest_file": store.oldest_commit_log_file(), "cleaned": store.last_cleaned_file()}
     if action.kind == "expire":
         out["files"] = expire_files(driver.world, action.args[0], action.args[1])
     elif action.kind == "expire_commit_log":
@@ -56,7 +56,7 @@ def plan(driver: Any, java_checker: PopChecker, action: Action, before: dict[str
                                                                    "queues": queues}],
                 lambda a: _error(a[0]) or _error(a[1]) or {"delete": a[0]["code"], "create": a[1]["code"]})
     _excuse(java_checker, driver.events)
-    deleted = store.first_commit_log_file() - before["first_file"]
+    deleted = store.oldest_commit_log_file() - before["oldest_file"]  # destroyed, not only shut down
     requests: list[dict[str, Any]] = []
     model_obs: dict[str, Any] = {}
     if kind in ("expire", "expire_commit_log") and before["files"]:

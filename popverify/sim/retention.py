@@ -98,8 +98,9 @@ def _expire(world: Any, queue_id: int, count: int) -> bool:
         return False
     first, readable = store.first_commit_log_file(), _readable(world)
     deleted = broker.delete_commit_log_files(files) if files > 0 else 0
+    shut_down = store.first_commit_log_file() != first  # a held file shut down, not deleted
     cleaned = broker.clean_consume_queues()
-    if not deleted and not cleaned:
+    if not deleted and not shut_down and not cleaned:
         return False
     _publish(world, first, readable)
     return True
@@ -109,7 +110,7 @@ def _expire_commit_log(world: Any, count: int) -> bool:
     """The commit-log stage alone: the ``count`` oldest files."""
     store = world.broker.store
     first, readable = store.first_commit_log_file(), _readable(world)
-    if not world.broker.delete_commit_log_files(count):
+    if not world.broker.delete_commit_log_files(count) and store.first_commit_log_file() == first:
         return False
     _publish(world, first, readable)
     return True

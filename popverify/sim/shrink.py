@@ -28,9 +28,20 @@ def shrink(profile: str, mode: str, seed: int, config: ScenarioConfig, schedule:
     not (unless ``max_runs`` ran out first). ValueError if the input does not violate it.
     """
     current = list(schedule)
-    if violates(profile, mode, seed, config, current, property_id, mutant, keep) is None:
+    first = violates(profile, mode, seed, config, current, property_id, mutant, keep)
+    if first is None:
         raise ValueError(f"the schedule does not violate {property_id}")
     runs = 1
+    # The run is deterministic: up to the step where the property first failed, the prefix
+    # runs exactly as the whole schedule did, so it fails there too (its drain then follows
+    # sooner). Kept only if it also keeps ``keep`` (a signature can hinge on later steps).
+    # A violation found in the final drain (step == len) leaves nothing to cut.
+    step = min(v.step for v in first.violations if v.property_id == property_id)
+    if step + 1 < len(current):
+        runs += 1
+        prefix = current[:step + 1]
+        if violates(profile, mode, seed, config, prefix, property_id, mutant, keep) is not None:
+            current = prefix
     chunk = max(1, len(current) // 2)
     while chunk >= 1 and runs < max_runs:
         removed = False

@@ -45,6 +45,9 @@ class PopOperation:
         # popMsgFromQueue calls so far (queue visits, retry queues included), reset by a wake-up
         self.visits = 0
         self._held_lock: str | None = None
+        # commit-log files of the messages read so far: held until the response is built
+        # (getMessageResult.release() in readGetMessageResult, both releases)
+        self._held_files: list[int] = []
         self._gen: Iterator[None] | None = self._process_request()
 
     @property
@@ -97,12 +100,32 @@ class PopOperation:
         if self._held_lock is not None:
             self.broker.queue_locks.unlock(self._held_lock)
             self._held_lock = None
+        self._held_files.clear()  # the JVM is gone; the store's recovery drops every hold
         self._gen = None
         self.parked = False
 
     # -- processRequest ---------------------------------------------------------------------
     def _finish(self, code: int, **fields: object) -> None:
         self.result = PopResult(code, **fields)  # type: ignore[arg-type]
+        for f in self._held_files:
+            self.broker.store.release_file(f)
+        self._held_files.clear()
+
+    def _hold(self, r: GetMessageResult, is_retry: bool, keep: bool = True) -> None:
+        """The read's mapped buffers stay held by this POP: popMsgFromQueue adds them to the
+        response's getMessageResult (5.0.0:552-556, 5.5.0:843-846), released when the response
+        is built. 5.5.0 re-encodes a retry message into a heap buffer and releases the mapped
+        one at once (popResponseReturnActualRetryTopic false, 5.5.0:847-850). ``keep`` False:
+        never released (5.5.0's return on a refused CK, 5.5.0:818-819, drops the result
+        without releasing it; only destroyMapedFileIntervalForcibly frees its files)."""
+        b = self.broker
+        if is_retry and b.config.pop_retry_answers_request_topic:
+            return
+        for m in r.messages:
+            f = b.store.file_of(m)
+            b.store.hold_file(f)
+            if keep:
+                self._held_files.append(f)
 
     def _process_request(self) -> Iterator[None]:
         b, req, cfg = self.broker, self.request, self.broker.config
@@ -289,6 +312,7 @@ class PopOperation:
                 # 5.5.0 popMsgFromQueue: `return atomicRestNum.get() + result.getMessageCount()`
                 # before the messages join the response (a merge-key conflict).
                 rest[0] = rest[0] + len(r.messages)
+                self._hold(r, is_retry, keep=False)
                 return
             build_start_offset_info(start_info, is_retry, queue_id, offset)
             build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
@@ -308,6 +332,7 @@ class PopOperation:
                     m = copy.copy(m)
                     m.topic = req.topic
                 messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
+            self._hold(r, is_retry)
         elif r.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
                           GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \
                 and r.next_begin_offset > -1:
@@ -335,6 +360,7 @@ class PopOperation:
             # the finally). The client finds no msgOffsetInfo for them (spec/broker.md).
             for m in r.messages:
                 messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, ""))
+            self._hold(r, is_retry)
             return
         b.offsets.commit_offset(req.client, req.group, topic, queue_id, offset)
         self._order_counts.extend(c.encode() for c in counts)
@@ -344,6 +370,7 @@ class PopOperation:
             handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic, b.config.broker_name,
                                       queue_id, m.queue_offset)
             messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
+        self._hold(r, is_retry)
 
     def _get_pop_offset(self, topic: str, queue_id: int, init: bool, lock_key: str) -> int:
         """getPopOffset: committed offset (or the init-mode start), raised to the buffer's latest."""

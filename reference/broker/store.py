@@ -94,8 +94,8 @@ class GetMessageResult:
 
     @property
     def buffer_total_size(self) -> int:
-        """getBufferTotalSize (body bytes in the model)."""
-        return sum(m.size for m in self.messages)
+        """getBufferTotalSize: the stored sizes of the messages read."""
+        return sum(m.stored_size for m in self.messages)
 
 
 @attrs.define(slots=True)
@@ -120,6 +120,16 @@ MessageFilter = Callable[[MessageExt], bool] | None
 # ConsumeQueue units per file in the lockstep harness (Setup: mappedFileSizeConsumeQueue
 # 30000 * 20 bytes; Java's default is 300000 units).
 CQ_FILE_UNITS = 30_000
+# MessageStoreConfig#destroyMapedFileIntervalForcibly (1000 * 120, both releases): how long a
+# shut-down commit-log file a reader still holds survives retention's destroy calls.
+DESTROY_MAPPED_FILE_INTERVAL_FORCIBLY_MS = 120_000
+# MessageStoreConfig#maxTransferBytesOnMessageInMemory / maxTransferCountOnMessageInMemory (both
+# releases): what one getMessage hands out of messages still in memory. A message is "in memory"
+# while the commit log grew less than accessMessageInMemoryMaxRatio (40 %) of the machine's RAM
+# past it (estimateInMemByCommitOffset / checkInDiskByCommitOffset): always so for the model's
+# runs (the lockstep harness sets the ratio to 100 so that no machine differs).
+MAX_TRANSFER_BYTES_IN_MEMORY = 256 * 1024
+MAX_TRANSFER_COUNT_IN_MEMORY = 32
 
 
 class MessageStore:
@@ -150,7 +160,13 @@ class MessageStore:
         self._file_of: dict[int, int] = {}
         self._cur_file = 0
         self._cur_used = False
+        # _min_file is the oldest *available* file (reads, CommitLog#getMinOffset); files
+        # _listed_min.._min_file-1 were shut down by a refused destroy but are still listed
+        # (MappedFileQueue's first files): a reader held them (see delete_commit_log_files).
         self._min_file = 0
+        self._listed_min = 0
+        self._holds: dict[int, int] = {}  # file -> readers holding it (ReferenceResource#hold)
+        self._shut_down_at: dict[int, int] = {}  # file -> firstShutdownTimestamp
         self._last_physical_min_file = 0  # CleanConsumeQueueService#lastPhysicalMinOffset
         self._phy0: MessageExt | None = None
         self._wrote = False
@@ -213,13 +229,36 @@ class MessageStore:
         return True
 
     def commit_log_files(self) -> int:
-        """How many commit-log files exist (MappedFileQueue#getMappedFiles().size())."""
-        last = self._cur_file if self._cur_used else self._cur_file - 1
-        return max(0, last - self._min_file + 1)
+        """How many commit-log files exist (MappedFileQueue#getMappedFiles().size()), shut-down
+        ones still listed included."""
+        return max(0, self._last_file() - self._listed_min + 1)
+
+    def _last_file(self) -> int:
+        return self._cur_file if self._cur_used else self._cur_file - 1
 
     def first_commit_log_file(self) -> int:
-        """Index of the oldest commit-log file still there."""
+        """Index of the oldest commit-log file still readable (CommitLog#getMinOffset: the
+        next file's start when the first is shut down)."""
         return self._min_file
+
+    def oldest_commit_log_file(self) -> int:
+        """Index of the oldest commit-log file still listed (readable or shut down)."""
+        return self._listed_min
+
+    def hold_file(self, file: int) -> None:
+        """A reader keeps the bytes it selected from ``file`` until it releases them
+        (MappedFile#selectMappedBuffer's hold(); an in-flight POP's read results)."""
+        self._holds[file] = self._holds.get(file, 0) + 1
+
+    def release_file(self, file: int) -> None:
+        """SelectMappedBufferResult#release of a hold_file."""
+        n = self._holds.get(file, 0) - 1
+        if n < 0:
+            raise ValueError(f"commit-log file {file} released more often than held")
+        if n:
+            self._holds[file] = n
+        else:
+            del self._holds[file]
 
     def last_cleaned_file(self) -> int:
         """The first commit-log file as the consume-queue stage last saw it
@@ -266,15 +305,35 @@ class MessageStore:
         unit = self.unit_at(topic, queue_id, offset)
         if unit is None:
             raise ValueError(f"no unit at {topic}/{queue_id} offset {offset}")
-        return max(0, self.file_of(unit) - self._min_file + 1)
+        return max(0, self.file_of(unit) - self._listed_min + 1)
 
     def delete_commit_log_files(self, count: int) -> int:
         """MappedFileQueue#deleteExpiredFileByTime with cleanImmediately and deleteFileBatchMax
         ``count``: the oldest files go, never the newest (``mfsLength = mfs.length - 1``).
-        Returns how many were deleted."""
-        n = max(0, min(count, self.commit_log_files() - 1))
-        self._min_file += n
-        return n
+        Returns how many were deleted.
+
+        Each goes by MappedFile#destroy(intervalForcibly), which first shuts the file down
+        (ReferenceResource#shutdown: unavailable, firstShutdownTimestamp = now) and deletes it
+        only once no reader holds it (isCleanupOver); a refused destroy ends the loop
+        (``else break``). A held file so stays listed but unreadable (hold() fails: reads see
+        MESSAGE_WAS_REMOVING; getMinOffset skips it) until a later call finds it released, or
+        until intervalForcibly (destroyMapedFileIntervalForcibly, 120 s) after its shutdown,
+        when shutdown forces the reference count down and the file goes while still held.
+        Same code in 5.0.0 and 5.5.0 (MappedFileQueue#deleteExpiredFileByTime, ReferenceResource)."""
+        deleted = 0
+        while deleted < count and self._listed_min < self._last_file():
+            f = self._listed_min
+            if f in self._holds:
+                shut_before = f in self._shut_down_at
+                first = self._shut_down_at.setdefault(f, self._now())
+                self._min_file = max(self._min_file, f + 1)
+                if not shut_before or self._now() - first < DESTROY_MAPPED_FILE_INTERVAL_FORCIBLY_MS:
+                    break
+            self._shut_down_at.pop(f, None)
+            self._listed_min = f + 1
+            self._min_file = max(self._min_file, f + 1)
+            deleted += 1
+        return deleted
 
     def clean_consume_queues(self) -> bool:
         """CleanConsumeQueueService#deleteExpiredFiles: when the commit log's min offset passed
@@ -298,6 +357,11 @@ class MessageStore:
 
         ``redispatch`` (5.5.0): CommitLog#recoverNormally first dispatches the recovered
         messages past every consume queue's last position again (``_redispatch``)."""
+        # A shut-down file that was never destroyed is still on disk: MappedFileQueue#load maps
+        # it again (only MappedFile#destroy deletes the file), so it is readable again.
+        self._min_file = self._listed_min
+        self._holds.clear()
+        self._shut_down_at.clear()
         if redispatch:
             self._redispatch()
         for cq in self._queues.values():
@@ -375,7 +439,7 @@ class MessageStore:
             # the same history for the commit log: the files that held those messages are gone
             # (the oldest kept file is the first this store writes), and the consume-queue
             # cleaner has not run since (lastPhysicalMinOffset 0); no message sits at position 0
-            self._cur_file = self._min_file = 1
+            self._cur_file = self._min_file = self._listed_min = 1
             self._wrote = True
 
     def delete_topic(self, topic: str) -> None:
@@ -468,8 +532,8 @@ class MessageStore:
         """The first message of the first commit-log file still there, None without one:
         what CommitLog#getMessage reads at position 0 once its file is gone
         (findMappedFileByOffset(offset, returnFirstOnNotFound = offset == 0))."""
-        if self.commit_log_files() == 0:
-            return None
+        if self.commit_log_files() == 0 or self._listed_min < self._min_file:
+            return None  # the first listed file is shut down: its hold() fails
         return next((m for m in self._commit_log.values() if self._file_of[m.commit_log_offset] == self._min_file),
                     None)
 
@@ -505,7 +569,10 @@ class MessageStore:
             if next_begin - offset > max_filter_count:
                 break
             # isTheBatchFull (count and size limits once something was read; sizePy of the unit)
-            if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + unit.size > max_pull_size):
+            size_py = unit.stored_size
+            if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + size_py > max_pull_size
+                              or total + size_py > MAX_TRANSFER_BYTES_IN_MEMORY
+                              or len(result.messages) > MAX_TRANSFER_COUNT_IN_MEMORY - 1):
                 break
             if total >= max_pull_size and total > 0:
                 break
@@ -525,7 +592,7 @@ class MessageStore:
                 continue
             result.messages.append(msg.copy())
             result.queue_offsets.append(unit.queue_offset)
-            total += max(unit.size, 1)  # an empty body still counts as read for isTheBatchFull
+            total += size_py
             result.status = GetMessageStatus.FOUND
             if len(result.messages) >= max_msg_nums:
                 # Java checks this at the top of the next iteration; breaking here changes

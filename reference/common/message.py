@@ -28,6 +28,11 @@ MAX_MESSAGE_SIZE = 4 * 1024 * 1024
 MAX_PROPERTIES_LENGTH = 32767
 
 
+# MessageExtEncoder#calMsgLength with IPv4 born and store hosts (5.0.0 and 5.5.0): the fixed
+# fields of a stored record, around its body, topic and properties string.
+STORED_RECORD_OVERHEAD = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8 + 4 + 1 + 2
+
+
 def properties_length(properties: dict[str, str]) -> int:
     """Length of MessageDecoder#messageProperties2String(properties): name, value and two
     separators per property (the CRC32 reservation is off by default)."""
@@ -59,8 +64,16 @@ class MessageExt:
 
     @property
     def size(self) -> int:
-        """Stored size; the model counts body bytes only."""
+        """Body bytes (what ProcessQueue's msgSize and the model's callers weigh)."""
         return len(self.body)
+
+    @property
+    def stored_size(self) -> int:
+        """The stored record's length, the consume-queue unit's sizePy (calMsgLength): the
+        properties string carries the tags as TAGS (Message#setTags)."""
+        tags = len("TAGS") + len(self.tags) + 2 if self.tags else 0
+        return STORED_RECORD_OVERHEAD + len(self.body) + len(self.topic.encode()) + \
+            properties_length(self.properties) + tags
 
     @property
     def uniq_key(self) -> str | None:

@@ -1,5 +1,7 @@
 import itertools
 
+import pytest
+
 from reference.broker.store import GetMessageStatus as S
 from reference.broker.store import MessageStore, get_message_status, next_offset_correction
 from reference.common.clock import VirtualClock
@@ -180,3 +182,31 @@ def test_restart_corrects_min_offsets_and_rearms_the_cleaner():
     s.recover()
     assert s.get_min_offset_in_queue("T", 0) == 2
     assert s.clean_consume_queues()  # lastPhysicalMinOffset 0 again
+
+
+def test_a_held_file_is_shut_down_then_deleted_when_released_or_forced():
+    """MappedFile#destroy: a held file is shut down (unreadable, still listed) and ends the
+    deletion; released, the next call deletes it; still held, only a call 120 s after its
+    shutdown (destroyMapedFileIntervalForcibly) does."""
+    clock = VirtualClock()
+    s = MessageStore(clock.now)
+    for i in range(4):
+        s.roll_commit_log()
+        s.put_message(MessageExt("T", 0, body=b"m%d" % i))
+    s.hold_file(0)
+    assert s.delete_commit_log_files(3) == 0
+    assert (s.commit_log_files(), s.first_commit_log_file(), s.oldest_commit_log_file()) == (4, 1, 0)
+    assert s.get_message("G", "T", 0, 0, 1).queue_offsets == [1]  # m0's file is shut down: skipped
+    assert s.delete_commit_log_files(3) == 0  # still held, before the forcible interval
+    clock.advance(120_000)
+    assert s.delete_commit_log_files(1) == 1 and s.oldest_commit_log_file() == 1  # forced
+    s.hold_file(1)
+    assert s.delete_commit_log_files(3) == 0 and s.first_commit_log_file() == 2
+    s.release_file(1)
+    assert s.delete_commit_log_files(3) == 2 and s.commit_log_files() == 1  # never the newest
+
+
+def test_releasing_an_unheld_file_is_an_error():
+    s = store_with(2)
+    with pytest.raises(ValueError, match="released more often than held"):
+        s.release_file(0)

@@ -98,9 +98,25 @@ def test_the_block_ends_at_the_earliest_release_bound() -> None:
     check.deliver(100, "c0", "m0", "T", 0, 0, 100, 10_000)
     check.change_invisible("m0", 500)  # 5.5.0 makes it visible again sooner
     assert check.deliver(600, "c1", "m0", "T", 0, 0, 600, 10_000) is None
-    check.ack("m0")
+    check.ack("m0", 650)
     assert check.deliver(700, "c0", "m0", "T", 0, 0, 700, 10_000) is None
     assert check.deliver(700, "c1", "m5", "T", 1, 5, 700, 10_000) is None  # another queue
+
+
+def test_an_ack_racing_the_redelivery_counts_for_the_new_batch() -> None:
+    """A stale handle's ack answered between a POP's read (its popTime) and its response: 5.0.0
+    set the bit on the new batch's order info, so the next message may be served; an ack
+    before the new batch's popTime cannot have been taken as its own."""
+    check = OrderlyBlockCheck()
+    check.deliver(100, "c0", "m0", "T", 0, 0, 100, 1_000)
+    check.ack("m0", 2_000)  # the first handle, while the re-delivering POP (popTime 2_000) is in flight
+    assert check.deliver(2_001, "c0", "m0", "T", 0, 0, 2_000, 1_000) is None
+    assert check.deliver(2_002, "c1", "m1", "T", 0, 1, 2_002, 1_000) is None
+    check = OrderlyBlockCheck()
+    check.deliver(100, "c0", "m0", "T", 0, 0, 100, 1_000)
+    check.ack("m0", 1_999)
+    check.deliver(2_001, "c0", "m0", "T", 0, 0, 2_000, 1_000)
+    assert check.deliver(2_002, "c1", "m1", "T", 0, 1, 2_002, 1_000) is not None
 
 
 def test_an_orderly_consumer_acks_a_queue_in_offset_order() -> None:

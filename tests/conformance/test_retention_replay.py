@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
+import attrs
 import pytest
 
 from lockstep_pool import Pool
@@ -79,6 +80,7 @@ def test_a_model_that_deletes_the_newest_file_is_caught(client: LockstepClient,
     def delete_all(self: MessageStore, count: int) -> int:
         n = max(0, min(count, self.commit_log_files()))
         self._min_file += n
+        self._listed_min += n
         return n
     monkeypatch.setattr(MessageStore, "delete_commit_log_files", delete_all)
     schedule = [Action("produce", (0,)), Action("produce", (0,)), Action("expire_commit_log", (5,))]
@@ -113,3 +115,48 @@ def test_position_zero_read_of_another_queue(client: LockstepClient, monkeypatch
     else:
         assert v.status == "diverges" and v.action == ("pop_step", 0), v.to_json()
         assert v.key == ".response.messages[0].handle.brokerName", v.to_json()  # the model's full handle
+
+
+# Three messages, one commit-log file each; a POP reads all three and, before it answers,
+# the commit-log stage asks for three files; after the answer, for one more.
+HELD = [Action("produce", (0,))] * 3 + [Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                                        Action("expire_commit_log", (3,)), Action("pop_step", (0,)),
+                                        Action("expire_commit_log", (1,))]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_file_an_in_flight_pop_holds_is_shut_down_not_deleted(client: LockstepClient,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """MappedFile#destroy refuses a file whose bytes the POP still holds (its read results are
+    released when the response is built) and deleteExpiredFileByTime stops there: nothing is
+    deleted inside the POP, the shut-down file goes at the next call. A model without the
+    holds deletes two files inside the POP and is caught there."""
+    v = run_lockstep("v5.0", 0, STAGED, HELD, client)
+    assert v.status == "agrees", v.to_json()
+    monkeypatch.setattr(PopOperation, "_hold", lambda self, r, is_retry, keep=True: None)
+    v = run_lockstep("v5.0", 0, STAGED, HELD, client)
+    assert v.status == "diverges" and v.key == ".response.deleted" and (v.model, v.java) == (2, 0), v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_shut_down_file_is_read_again_after_a_restart(client: LockstepClient,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only MappedFile#destroy deletes the file on disk: a restart maps the shut-down file again
+    (MappedFileQueue#load) and the next POP reads its message; a model that keeps it unreadable
+    answers offset 1 where Java answers 0."""
+    config = attrs.evolve(STAGED, faults=(*STAGED.faults, "restart"))
+    schedule = HELD[:-1] + [Action("restart", ())] + _pop() + [Action("expire_commit_log", (1,))]
+    v = run_lockstep("v5.0", 0, config, schedule, client)
+    assert v.status == "agrees", v.to_json()
+    recover = MessageStore.recover
+
+    def recover_keeping_shut_down(self: MessageStore, redispatch: bool = False) -> None:
+        first = self._min_file
+        recover(self, redispatch)
+        self._min_file = first
+    monkeypatch.setattr(MessageStore, "recover", recover_keeping_shut_down)
+    v = run_lockstep("v5.0", 0, config, schedule, client)
+    assert v.status == "diverges" and v.key == ".response.messages[0].handle.queueOffset", v.to_json()
+    assert (v.model, v.java) == ("1", "0"), v.to_json()

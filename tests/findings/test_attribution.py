@@ -49,8 +49,8 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # default after pop_orderly (it changes every seed's run): before it, seeds 11, 52, 152, 230, 4 and 22.
 KNOWN_RUNS = [
     ("v5.0", "pop", 23, 400, "ALO-2/F1"),
-    ("v5.0", "pop", 40, 400, "CKM-1/F2"),
-    ("v5.0", "pop", 14, 400, "ALO-2/F3"),
+    ("v5.0", "pop", 49, 400, "CKM-1/F2"),
+    ("v5.0", "pop", 75, 400, "ALO-2/F3"),
     ("v5.5", "pop", 39, 400, "CKM-1/F4"),
     ("v5.0", "pop", 22, 400, "ALO-1/F7"),
     ("v5.5", "push", 2, 300, "ALO-3/F5"),
@@ -73,7 +73,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     are not re-run (their removal gives this same run). The signatures are those of the full
     attribution -- explained, several at once, and jointly explained (the joint search skipped too;
     v5.5 seed 15 was four unexplained signatures until F11 and F17 were registered)."""
-    cases = [("v5.0", 1, ("ALO-1/F1", "ALO-2/F3")), ("v5.0", 14, ("ALO-2/F3",)),
+    cases = [("v5.0", 52, ("ALO-2/F3", "CKM-1/F2", "NSR-1/F2", "RED-1/F2")), ("v5.0", 75, ("ALO-2/F3",)),
              ("v5.5", 15, ("CKM-1/F17", "INV-1/F11", "NSR-1/F17", "RED-1/F11&F17"))]
     for profile, seed, keys in cases:
         config = swarm_config(seed)
@@ -85,7 +85,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
         assert tuple(s.key for s in full) == keys
         assert attribute(result, consulted=read) == full
         assert set(read) & set(present(profile, "pop")) < set(present(profile, "pop")), read  # some were skipped
-        if seed == 1:
+        if seed == 52:
             # the comparison can fail: with its reads unnoted, the run loses its explanations
             assert attribute(result, consulted=()) != full
 

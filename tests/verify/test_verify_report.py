@@ -13,7 +13,7 @@ import pytest
 from popverify.cli import main
 from popverify.tools import run_child
 from popverify.sim.shrink import shrink
-from popverify.sim.scenario import ScenarioConfig, run_scenario
+from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 
 
 def _verify(out: Path, *extra: str, skip: str = "stateful,z3,tlc,conformance,trace", runs: int = 9,
@@ -124,3 +124,18 @@ def test_tlc_cells_are_per_profile_and_show_the_v50_counterexample(tmp_path: Pat
     assert matrix["OFF-1"]["tlc/v5.5"]["state"] == "model-checked"
     assert matrix["OFF-1"]["tlc/v5.0"]["state"] == "expected"      # F1, found by TLC
     assert matrix["ALLOC-2"]["tlc/v5.0"]["state"] == matrix["ALLOC-2"]["tlc/v5.5"]["state"] == "model-checked"
+
+
+def test_shrink_first_cuts_the_schedule_after_the_first_failing_step() -> None:
+    """A violation found at step k reproduces on the schedule's first k + 1 steps (the run is
+    deterministic up to there): with two runs allowed, shrink returns exactly that prefix.
+    F9's trace fails RED-1 at its step 10 of 13; five more steps are appended."""
+    from popverify.findings.finding_traces import FINDING_TRACES
+
+    t = FINDING_TRACES["F9"]
+    schedule = tuple(t.schedule) + (Action("advance", (1,)),) * 5
+    found = run_scenario("v5.0", 0, 0, mode=t.mode, config=t.config, schedule=schedule)
+    step = min(v.step for v in found.violations if v.property_id == "RED-1")
+    assert step + 1 < len(schedule)
+    minimal = shrink("v5.0", t.mode, 0, t.config, schedule, "RED-1", max_runs=2)
+    assert minimal == schedule[:step + 1]

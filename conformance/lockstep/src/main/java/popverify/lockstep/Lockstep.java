@@ -343,8 +343,7 @@ public final class Lockstep {
             MessageStoreConfig msc = new MessageStoreConfig();
             msc.setStorePathRootDir(dir.toString());
             msc.setStorePathCommitLog(dir.resolve("commitlog").toString());
-            // Small mapped files: the schedules write kilobytes, not gigabytes.
-            msc.setMappedFileSizeCommitLog(16 * 1024 * 1024);
+            // (the mapped file sizes are Setup#build's)
             msc.setMappedFileSizeConsumeQueue(30_000 * 20);
             msc.setTimerWheelEnable(true);
             // HAService would listen on 10912 (BrokerStartup sets listenPort + 1); an ephemeral
@@ -706,6 +705,12 @@ public final class Lockstep {
             String tags = req.getString("tags");
             if (tags != null) {
                 msg.setTags(tags);
+            }
+            JSONObject props = req.getJSONObject("properties");
+            if (props != null) {  // produce_sized: a user property of any length
+                for (String k : props.keySet()) {
+                    org.apache.rocketmq.common.message.MessageAccessor.putProperty(msg, k, props.getString(k));
+                }
             }
             org.apache.rocketmq.common.message.MessageAccessor.putProperty(msg, MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX, uniq);
             msg.setPropertiesString(MessageDecoder.messageProperties2String(msg.getProperties()));

@@ -93,13 +93,17 @@ final class RetentionOps {
             if (rest < END_FILE_MIN_BLANK_LENGTH) {
                 throw new IllegalStateException("commit log file has " + rest + " bytes left");
             }
-            byte[] blank = new byte[rest];
-            ByteBuffer bb = ByteBuffer.wrap(blank);
+            // doAppend writes only the record's 8-byte header and counts the whole rest as
+            // written (wroteBytes = maxBlank); the bytes after it are never read.
+            byte[] header = new byte[END_FILE_MIN_BLANK_LENGTH];
+            ByteBuffer bb = ByteBuffer.wrap(header);
             bb.putInt(rest);
             bb.putInt(CommitLog.BLANK_MAGIC_CODE);
-            if (!last.appendMessage(blank)) {
+            if (!last.appendMessage(header)) {
                 throw new IllegalStateException("appending the END_OF_FILE record failed");
             }
+            last.setWrotePosition(last.getFileSize());
+            last.setCommittedPosition(last.getFileSize());
             rolled = true;
         }
         b.settleStore();

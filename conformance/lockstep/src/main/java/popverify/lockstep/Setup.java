@@ -18,13 +18,21 @@ final class Setup {
     }
 
     static MessageStore build(BrokerController c, MessageStoreConfig msc, String version, long now) throws Exception {
-        // Commit-log files of 1 MB: retention deletes whole files, and the replay ends a file
+        // Commit-log files of 8 MB: retention deletes whole files, and the replay ends a file
         // before each producer put (RetentionOps rollCommitLog), so a file holds one produced
         // message and what the broker writes until the next one (CKs, ACKs, timer and retry
-        // copies: a few hundred bytes each). The consume queue keeps 30000 units a file, more
+        // copies: a few hundred bytes each). 8 MB holds the largest message the broker takes
+        // (a maxMessageSize body, 4 MB, and Short.MAX_VALUE of properties: produce_sized) after
+        // a roll, as a default 1 GB file does; a roll writes only the END_OF_FILE header, so the
+        // rest of a file is never written. The consume queue keeps 30000 units a file, more
         // than any schedule writes to one queue, so its files are never deleted (only the
         // newest is kept by deleteExpiredFileByOffset) and retention moves min offsets only.
-        msc.setMappedFileSizeCommitLog(1024 * 1024);
+        msc.setMappedFileSizeCommitLog(8 * 1024 * 1024);
+        // getMessage hands out at most 256 KB / 32 messages of what is "in memory", 64 KB / 8 of
+        // what is not: in memory while the commit log grew less than this ratio of the machine's
+        // RAM past the message (DefaultMessageStore#isTheBatchFull). 100 %: a run's few GB of
+        // (mostly unwritten) files are in memory on any machine with more RAM, as in the model.
+        msc.setAccessMessageInMemoryMaxRatio(100);
         msc.setMappedFileSizeConsumeQueue(30_000 * 20);
         if (version.startsWith("5.0.")) {
             return build500(c, msc, now);
