@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F18 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F19 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -36,6 +36,8 @@ class Finding:
     # at least one; ``config_flag`` a ScenarioConfig bool that must be on.
     needs: tuple[tuple[str, ...], ...] = ()
     config_flag: str | None = None
+    # a broker option (ScenarioConfig.broker_options) the run must switch on
+    broker_option: str | None = None
     # the switch's value that is the Java behaviour (False for a release switch whose False is
     # the defect, F15); removing the cause sets the other value
     defect: bool = True
@@ -43,6 +45,8 @@ class Finding:
     def can_change(self, result: Any) -> bool:
         """Whether flipping the switch can change ``result``'s run (a necessary condition)."""
         if self.config_flag is not None and not getattr(result.config, self.config_flag):
+            return False
+        if self.broker_option is not None and self.broker_option not in result.config.broker_options:
             return False
         kinds = {a.kind for a in result.schedule}
         return all(any(k in kinds for k in group) for group in self.needs)
@@ -87,6 +91,9 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "broker", "revive_takes_next_message", ("pop",), needs=(("expire", "expire_commit_log"),)),
     Finding("F18", "a non-orderly POP re-reads the batch an orderly POP of the same group still holds", "broker",
             "concurrent_pop_ignores_orderly_hold", ("pop",), needs=(("pop_request",),), config_flag="pop_orderly"),
+    Finding("F19", "v5.5 with enableSkipLongAwaitingAck: a mock CK for an early ACK replaces its real CK, whose messages "
+            "are never revived", "broker", "mock_ck_replaces_read_ck", ("pop",),
+            broker_option="enableSkipLongAwaitingAck"),
 )}
 
 

@@ -1,4 +1,4 @@
-"""The minimal schedule of every confirmed finding (F1..F18), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F19), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -207,6 +207,17 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                  (_a("produce", 0), *_pop(0, 0, 3), _a("pop_request", 1, 0, 4, 33_694)),
                  "verify's v5.0 seed 21 (CKM-1/INV-1/RED-1 unexplained; triage2's sweep seeds 108, 125), "
                  "sequential and on one queue"),
+    # enableSkipLongAwaitingAck on (5.5.0; 5.0.0 has no such option and holds): a
+    # changeInvisibleTime of an expired handle puts its ACK, due at once, while the old CK still
+    # waits in the timer; over 3 minutes later the round reads the ACK first, mocks a CK for it,
+    # and the mock replaces the real CK read after it: the second message is never revived
+    FindingTrace("F19", "ALO-2", "pop",
+                 ScenarioConfig(queues=2, consumers=2, invisible_time=3000, max_msg_nums=4,
+                                enable_pop_buffer_merge=False, actions=_SWARM_ACTIONS, faults=("clock_jump", "restart"),
+                                broker_options=("enableSkipLongAwaitingAck",)),
+                 (_a("pop", 0, 1, True), _a("produce", 1), _a("produce", 1), _a("clock_jump", 95_627),
+                  _a("change_invisible", 0, 11, 19_000), _a("consumer_crash", 0), _a("clock_jump", 94_710)),
+                 "a v5.5 swarm run with the broker option drawn (revive helper, seed 3), shrunk"),
 )}
 
 
@@ -229,6 +240,7 @@ JAVA_LINES: dict[str, str] = {
     "F16": "PopBufferMergeService#scanGarbage (5.0.0:181-212, the 5-minute drop :204-206; 5.5.0:188-218, :211-213) removes a topic@group@queue commit-offset queue whose time (the popTime, 5.0.0:378 setTime) is 5 minutes old with its uncommitted entries; PopMessageProcessor#getPopOffset then starts at the committed offset and pops the still-invisible messages again (spec/findings/F16.md)",
     "F17": "PopReviveService#reviveMsgFromCk reads the CK's message through EscapeBridge#getMessage (5.0.0:259-272; 5.5.0 #getMessageAsync:305-324) = messageStore.getMessage(offset, 1) and takes list.get(0) with no queue-offset check; DefaultMessageStore#getMessage skips a unit whose commit-log file retention deleted and answers the next one, which #reviveRetry puts into %RETRY%group_topic (spec/findings/F17.md)",
     "F18": "PopMessageProcessor#popMsgFromQueue asks ConsumerOrderInfoManager#checkBlock only `if (isOrder)` (5.0.0:482; 5.5.0:739-740); an orderly POP commits its batch's start offset and writes no CK (5.0.0:524-528; 5.5.0:817), so #getPopOffset of a non-orderly POP of the group starts at the held batch and reads it again (spec/findings/F18.md)",
+    "F19": "PopReviveService#consumeReviveMessage 5.5.0:412-419 (enableSkipLongAwaitingAck) makes a mock CK (mockCkForAck:470-483, createMockCkForAck:485-497: num 0) for an ACK whose CK the round has not read and that is older than reviveAckWaitMs, and after the scan `consumeReviveObj.map.putAll(mockPointMap)` (:466) replaces a real CK of that merge key read later in the round; mergeAndRevive revives nothing for it and commits past it. 5.0.0 has no such option (spec/findings/F19.md)",
     "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 

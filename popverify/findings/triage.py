@@ -93,6 +93,9 @@ EXPLANATIONS: dict[str, str] = {
            "#popMsgFromQueue `isOrder && checkBlock`), and an orderly POP commits the batch's start offset and writes "
            "no CK: a non-orderly POP of the same group (a group switched from concurrent to orderly, or a client of "
            "the other kind) reads the held batch again before its invisible time ends (spec/findings/F18.md).",
+    "F19": "With enableSkipLongAwaitingAck (5.5.0, off by default) a revive round turns an ACK read before its CK "
+           "into a mock CK and then `map.putAll(mockPointMap)` replaces the real CK read later in the round: the CK's "
+           "un-acked messages are never revived (spec/findings/F19.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

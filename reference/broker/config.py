@@ -133,6 +133,13 @@ class BrokerConfig:
     # concurrent to orderly, or a client of the other kind) reads the held batch again. False: a
     # non-orderly POP skips a queue whose orderly batch is not fully acked.
     concurrent_pop_ignores_orderly_hold: bool = True
+    # mechanism switch for F19: with enableSkipLongAwaitingAck (5.5.0, off by default) a revive
+    # round makes a mock CK for an ACK whose CK it has not read and, after the scan,
+    # `consumeReviveObj.map.putAll(mockPointMap)` (PopReviveService#consumeReviveMessage
+    # 5.5.0:466) replaces a real CK of the same key read later in that round: its un-acked
+    # messages are never revived. False: a mock does not replace a CK the round read (and
+    # 5.0.0, which has no mock CK: the switch is on in v5.5 only).
+    mock_ck_replaces_read_ck: bool = False
     # --- H2: RocketMQ 5.5.0 switches (v5.5 follows 5.5.0; Java lines in spec/profiles.md) ---
     # ChangeInvisibleTimeProcessor: 5.0.0 rejects offset > maxOffset, 5.5.0 offset >= maxOffset.
     change_invisible_max_offset_exclusive: bool = False
@@ -279,6 +286,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "order_info_queue_level": True,
         "send_back_checks_origin_topic": False,
         "revive_wakes_retry_queue_id": True,
+        "mock_ck_replaces_read_ck": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync"),
     },
 }

@@ -190,7 +190,9 @@ class PopReviveService:
                 if end_time is None or deliver_time > end_time:
                     end_time = deliver_time
             offset += len(msgs)
-        obj.map.update(mock_points)  # `consumeReviveObj.map.putAll(mockPointMap)`: a mock replaces a CK of its key
+        # `consumeReviveObj.map.putAll(mockPointMap)`: a mock replaces a CK of its key (F19)
+        obj.map.update(mock_points if self._cfg.mock_ck_replaces_read_ck else
+                       {k: v for k, v in mock_points.items() if k not in obj.map})
         obj.end_time = 0 if end_time is None else end_time
 
     def _mock_ck_for_ack(self, m: MessageExt, ack: AckMsg | BatchAckMsg, mock_points: dict[str, PopCheckPoint],

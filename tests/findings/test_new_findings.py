@@ -57,6 +57,20 @@ def test_f15_is_50s_alone() -> None:
     assert _run("F15", "v5.5").violations == ()
 
 
+def test_f19_is_55s_with_its_broker_option() -> None:
+    """5.5.0 with enableSkipLongAwaitingAck: the mock CK of an early ACK replaces its real CK and
+    the second message is never revived (ALO-2; F2's accepted changeInvisibleTime of an expired
+    handle is what puts the ACK first, so either switch clears it); the option off, or v5.0
+    (no such option), revive both."""
+    assert {s.key for s in attribute(_run("F19", "v5.5"))} == {"ALO-2/F2+F19"}
+    with removed(["F19"]):
+        assert "ALO-2" not in {v.property_id for v in _run("F19", "v5.5").violations}
+    t = FINDING_TRACES["F19"]
+    off = run_scenario("v5.5", SEED, 0, config=attrs.evolve(t.config, broker_options=()), schedule=t.schedule)
+    assert "ALO-2" not in {v.property_id for v in off.violations}
+    assert "ALO-2" not in {v.property_id for v in _run("F19", "v5.0").violations}
+
+
 def test_verify_v55_seed_10_is_f10_alone() -> None:
     """verify's campaign run of seed 10 (250 steps) before the input domain was drawn by default
     (its swarm configuration without draw_domain): ALO-1 was unexplained; F10 explains all of it
