@@ -26,6 +26,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
+from popverify.sim.admin import ADMIN_ACTIONS
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.domain import start_queues
@@ -107,6 +108,7 @@ class PopWorld:
     """A fresh broker with the consumed topic and group, its POP consumers and the checker."""
 
     topic = TOPIC
+    group = GROUP
 
     def __init__(self, profile: str, seed: int, config: "ScenarioConfig", check: bool,
                  publish: Callable[[Event], None], coverage: Coverage) -> None:
@@ -545,6 +547,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     PRODUCE_SIZED,
     # issue 17 item 3's requests over the API's argument domain (opt-in: popverify/sim/request_domain.py)
     *REQUEST_DOMAIN_ACTIONS,
+    # an admin's group deletion and offset reset (opt-in: popverify/sim/admin.py)
+    *ADMIN_ACTIONS,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").
