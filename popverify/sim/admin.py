@@ -46,10 +46,8 @@ def _reset_offset(world: Any, queue_id: int, to: int) -> bool:
     before = broker.committed_offset(group, topic, qid)
     code = broker.reset_offset(topic, group, qid, offset)
     world.coverage.add(f"reset_offset:{rc.NAMES.get(code, code)}:{'back' if offset < before else 'forward'}")
-    if code != rc.SUCCESS:
-        return False
-    world.publish(OffsetReset(qid, offset, before))
-    return True
+    world.publish(OffsetReset(qid, offset, before, code))
+    return code == rc.SUCCESS
 
 
 # weight 1 each (an admin's request is rare beside the consumers' traffic)

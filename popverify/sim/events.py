@@ -20,6 +20,7 @@ import attrs
 
 from popverify.checker.pop import PopChecker
 from popverify.checker.push import PushChecker
+from reference.common import response_code as rc
 
 
 def ghost(default: Any = attrs.NOTHING) -> Any:
@@ -238,13 +239,15 @@ class GroupDeleted(Event):
 
 @attrs.frozen
 class OffsetReset(Event):
-    """An admin reset queue ``queue`` of the consumed group to ``offset``; ``before`` is the
-    committed offset it replaced (-1: none) (popverify/sim/admin.py)."""
+    """An admin asked to reset queue ``queue`` of the consumed group to ``offset``; ``code`` is
+    the broker's answer, ``before`` the committed offset a reset replaced (-1: none)
+    (popverify/sim/admin.py)."""
 
     TYPE: ClassVar[str] = "reset_offset"
     queue: int
     offset: int
     before: int
+    code: int
 
 
 @attrs.frozen
@@ -441,7 +444,7 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
             checker.on_delete_topic()
         elif isinstance(event, GroupDeleted):
             checker.on_delete_group(event.clean_offset)
-        elif isinstance(event, OffsetReset):
+        elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
             checker.on_reset_offset(event.queue, event.offset, event.before)
         elif isinstance(event, FaultInjected):
             checker.on_fault(event.kind)
