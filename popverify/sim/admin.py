@@ -12,7 +12,8 @@
 Both are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
 checker which obligations the admin took away (spec/properties.md "Admin requests"). Opt-in
 (ActionSpec.opt_in): the configurations tests/sim/test_engine_digests.py pins keep their runs;
-the swarm's late draw lists them.
+the swarm's late draw lists them, after the opt-in faults (``late``), so the configurations
+drawn before keep their faults.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _reset_offset(world: Any, queue_id: int, to: int) -> bool:
 
 # weight 1 each (an admin's request is rare beside the consumers' traffic)
 DELETE_GROUP = opt_in("delete_group", 1, _delete_group, (flag("clean_offset"),),
-                      lambda rng, w: (rng.next_boolean(),))
+                      lambda rng, w: (rng.next_boolean(),), late=True)
 RESET_OFFSET = opt_in("reset_offset", 1, _reset_offset, (index("queue_id"), index("to")),
-                      lambda rng, w: (rng.next_int(w.config.queues), rng.next_int(JAVA_INT_MAX)))
+                      lambda rng, w: (rng.next_int(w.config.queues), rng.next_int(JAVA_INT_MAX)), late=True)
 ADMIN_ACTIONS = (DELETE_GROUP, RESET_OFFSET)

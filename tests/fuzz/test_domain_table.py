@@ -72,8 +72,9 @@ def test_the_verify_report_shows_each_campaigns_domain_table() -> None:
     assert 'id="domain-pop-v5.5"' in page and "pop.config.start_offset" in page and "reached every boundary" in page
 
 
-# Dimensions a default campaign reaches every boundary of within 30 runs of 150 steps (the
-# whole table needs ~1000 runs: spec/fuzzing.md "The input domain", measured per profile).
+# Dimensions a default campaign reaches every boundary of within 40 runs of 150 steps (the
+# whole table needs ~1000 runs: spec/fuzzing.md "The input domain", measured per profile; 30
+# runs sufficed before the admin kinds joined the late draw, which moved produce_sized's 255).
 CHOSEN = ("pop.advance.ms", "pop.pop.long_poll", "pop.produce_sized.body_size", "pop.produce_sized.property_size",
           "pop.store_put_fail.count")
 
@@ -82,11 +83,11 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     """The rows of a default campaign's first round (seeds 0.., each under its default swarm
     configuration: the domain draw is on) reach every boundary of the chosen dimensions --
     opt-in kinds (produce_sized) included, which no configuration listed before the draw."""
-    rows = [run_row("v5.5", "pop", seed, 150, None, 0) for seed in range(30)]
+    rows = [run_row("v5.5", "pop", seed, 150, None, 0) for seed in range(40)]
     table = {r["dimension"]: r for r in domain_rows("pop", rows)}
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
-    # and the table is not trivially full: 30 short runs leave the widest queue count unreached
+    # and the table is not trivially full: 40 short runs leave the widest queue count unreached
     assert table["pop.config.queues"]["unreached"] == [1024]
 
 
