@@ -171,6 +171,8 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # by PopConsumerService (popConsumerKVServiceEnable) and resetOffsetInner's KV branch
     *_x(_COM, "5.5.0", "kv-path", "pull offsets: commitPullOffset, queryPullOffset, clearPullOffset",
         (222, 229), (268, 287)),
+    # 5.0.0 ConsumerOrderInfoManager#get and #getConsumeCount: no caller in the release's jars
+    *_x("ConsumerOrderInfoManager", "5.0.0", "unused", "get, getConsumeCount: no caller in the release", (183, 197)),
 )
 
 
