@@ -283,6 +283,11 @@ class PopChecker:
         self._reset_spans.clear()
         self.incarnation += 1
 
+    def _skip(self, queue_id: int, below: int) -> None:
+        """The messages of ``queue_id`` below ``below`` not yet delivered are skipped on purpose."""
+        self.excused.update(u for (q, o), u in self.by_offset.items()
+                            if q == queue_id and o < below and self.messages[u].deliveries == 0)
+
     def _credit(self, queue_id: int | None, from_offset: int) -> None:
         """Each message (of ``queue_id``; None: every queue) at or above ``from_offset`` may be
         re-read once on purpose."""
@@ -314,8 +319,7 @@ class PopChecker:
         if not self.enabled:
             return
         self.orderly.forget()  # 5.5.0 resetPopOffset clears the queue's order info (clearBlock)
-        self.excused.update(u for (q, o), u in self.by_offset.items()
-                            if q == queue_id and o < offset and self.messages[u].deliveries == 0)
+        self._skip(queue_id, offset)
         self._credit(queue_id, offset)
         self._reset_floor[queue_id] = offset
         self._reset_spans.setdefault(queue_id, []).append((min(before, offset), max(before, offset)))
@@ -336,8 +340,7 @@ class PopChecker:
             if self._fresh_queues is not None and before == -1 and qid not in self._fresh_queues:
                 # the group's first commit on the queue after its deletion: where it starts anew
                 self._fresh_queues.add(qid)
-                self.excused.update(u for (q, o), u in self.by_offset.items()
-                                    if q == qid and o < now_commit and self.messages[u].deliveries == 0)
+                self._skip(qid, now_commit)
                 self._credit(qid, now_commit)
             if now_commit < before and any(lo <= now_commit <= hi for lo, hi in self._reset_spans.get(qid, ())):
                 continue  # an admin's reset taking effect (on_reset_offset)
