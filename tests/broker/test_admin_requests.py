@@ -109,3 +109,13 @@ def test_delete_group_and_its_auto_creation() -> None:
     strict = make_broker("v5.0", queues=1, auto_create_subscription_group=False)
     strict.delete_group("G", clean_offset=True)
     assert strict.pop(PopRequest("T", "G")).result.code == rc.SUBSCRIPTION_GROUP_NOT_EXIST
+
+
+def test_v55_orderly_ack_commits_nothing_while_a_reset_is_pending() -> None:
+    b = make_broker("v5.5", queues=1)
+    fill(b, 3)
+    got = b.pop(PopRequest("T", "G", queue_id=0, max_msg_nums=3, invisible_time=60000, order=True)).result
+    assert b.reset_offset("T", "G", 0, 2) == rc.SUCCESS
+    for m in got.messages:  # AckMessageProcessor#ackOrderly:421: hasOffsetReset → no commit
+        assert b.ack("G", "T", 0, m.queue_offset, m.extra_info) == rc.SUCCESS
+    assert b.offsets.offsets()[("G", "T", 0)] == 2 and b.offsets.has_offset_reset("T", "G", 0)
