@@ -35,6 +35,11 @@ class MessageRecord:
     deliver_epoch: int = -1     # restart epoch of the latest delivery
     # RED-1: every delivery's current deadline and whether a clean ack ended it.
     handles: list["Handle"] = attrs.Factory(list)
+    # deliveries an admin's reset or group deletion re-reads on purpose (spec/properties.md
+    # "Admin requests"): each lets one delivery start the message's history afresh
+    reread_credits: int = 0
+    # CKs of deliveries before such a re-read, not cleanly acked: each may still revive (CKM-1)
+    stale_cks: int = 0
 
 
 @attrs.define
@@ -69,6 +74,14 @@ class PopChecker:
     _delivered_rt: dict[tuple[str, int, int], int] = attrs.Factory(dict)
     _red1_reported: set[str] = attrs.Factory(set)
     orderly: OrderlyBlockCheck = attrs.Factory(OrderlyBlockCheck)  # POP-ORD-1
+    # An admin's offset resets (spec/properties.md "Admin requests"): per queue, the spans of
+    # offsets a reset crossed (a later move back into one is the reset taking effect, OFF-2)
+    _reset_spans: dict[int, list[tuple[int, int]]] = attrs.Factory(dict)
+    # after a deletion with its offsets: queues whose first commit is still to come (the group
+    # starts anew there: the undelivered messages below it are skipped deliberately)
+    _fresh_queues: set[int] | None = None
+    # per queue, the latest reset's offset: messages stored later below it are skipped too
+    _reset_floor: dict[int, int] = attrs.Factory(dict)
 
     def _fail(self, pid: str, message: str, step: int) -> None:
         if self.faults_seen & PROPERTIES[pid].excluded_faults:
@@ -87,6 +100,8 @@ class PopChecker:
             return
         self.messages[uniq] = MessageRecord(queue_id, offset, self.incarnation)
         self.by_offset[(queue_id, offset)] = uniq
+        if offset < self._reset_floor.get(queue_id, 0):
+            self.excused.add(uniq)  # stored below an admin's reset of its queue (on_reset_offset)
 
     def on_deliver(self, step: int, now: int, uniq: str, deadline: int,
                    position: tuple[str, int, int] | None = None, reconsume_times: int | None = None,
@@ -104,6 +119,11 @@ class PopChecker:
         rec = self.messages.get(uniq)
         if rec is None:
             return  # a message of a deleted incarnation's key space: nothing to hold it to
+        if rec.reread_credits and self._bounded(rec, now):
+            rec.reread_credits -= 1  # an admin's deliberate re-read: the history starts afresh
+            rec.stale_cks += sum(1 for h in rec.handles if not h.clean)
+            rec.clean_ack_epoch = rec.deliver_epoch = -1
+            rec.handles.clear()
         if not orderly:
             self._check_bounded_redelivery(step, now, uniq, rec)
         rec.handles.append(Handle(deadline))
@@ -170,6 +190,12 @@ class PopChecker:
             return rec.handles[-1] if rec.handles else None
         return next((h for h in rec.handles if h.deadline == deadline and not h.clean), None)
 
+    def _bounded(self, rec: MessageRecord, now: int) -> bool:
+        """Whether a delivery of ``rec`` at ``now`` would meet NSR-1, INV-1 or RED-1's bound."""
+        abandoned = sum(1 for h in rec.handles if not h.clean and h.deadline <= now)
+        return rec.clean_ack_epoch == self.epoch or len(rec.handles) > abandoned or \
+            (rec.deliver_epoch == self.epoch and now < rec.visible_at)
+
     def _check_bounded_redelivery(self, step: int, now: int, uniq: str, rec: MessageRecord) -> None:
         """RED-1: the n-th redelivery of a message needs n earlier deliveries of it abandoned
         (deadline reached with no clean ack): consumers that ack in time see it once."""
@@ -220,6 +246,12 @@ class PopChecker:
         if rec is None:
             return
         rec.revived += 1
+        if rec.stale_cks:
+            rec.stale_cks -= 1  # the CK of a delivery before an admin's re-read (on_deliver) ...
+            rec.reread_credits += 1  # ... whose retry copy is delivered once more
+            return
+        if rec.reread_credits:
+            return  # the CK of a re-read whose response was lost; its retry copy takes the credit
         if rec.clean_ack_epoch == self.epoch and key not in self.excused:
             self._fail("CKM-1", f"revive re-sent message {key} (queue {queue_id} offset {offset}) "
                                 f"that was acked before its deadline", step)
@@ -247,7 +279,51 @@ class PopChecker:
         self.orderly.forget()
         self.by_offset.clear()
         self._last_commits.clear()
+        self._reset_floor.clear()
+        self._reset_spans.clear()
         self.incarnation += 1
+
+    def _skip(self, queue_id: int, below: int) -> None:
+        """The messages of ``queue_id`` below ``below`` not yet delivered are skipped on purpose."""
+        self.excused.update(u for (q, o), u in self.by_offset.items()
+                            if q == queue_id and o < below and self.messages[u].deliveries == 0)
+
+    def _credit(self, queue_id: int | None, from_offset: int) -> None:
+        """Each message (of ``queue_id``; None: every queue) at or above ``from_offset`` may be
+        re-read once on purpose."""
+        for (qid, off), uniq in self.by_offset.items():
+            if (queue_id is None or qid == queue_id) and off >= from_offset:
+                self.messages[uniq].reread_credits += 1
+
+    def on_delete_group(self, clean_offset: bool) -> None:
+        """The consumed group was deleted. Any deletion may re-read what was stored (the order
+        info and the merge buffer's commit queues of a missing group are dropped by their
+        clean-ups); with ``clean_offset`` the group's offsets are gone, so what it has not acked
+        may be skipped (ALO, OFF-1 excused) and each queue starts anew at its next commit."""
+        if not self.enabled:
+            return
+        self.orderly.forget()
+        self._credit(None, 0)
+        if clean_offset:
+            self.excused.update(u for u, rec in self.messages.items() if not rec.acked)
+            self._last_commits.clear()
+            self._fresh_queues = set()
+
+    def on_reset_offset(self, queue_id: int, offset: int, before: int) -> None:
+        """An admin reset ``queue_id`` from committed offset ``before`` to ``offset``: the
+        messages below it not yet delivered, and those stored later below it, may be skipped
+        (ALO, OFF-1 excused); those at or above it may be re-read once; a later move of the
+        committed offset back into the span the reset crossed is the reset taking effect (OFF-2;
+        5.5.0 commits it at the queue's next POP, 5.0.0's in-flight POPs may commit their older
+        offsets over it)."""
+        if not self.enabled:
+            return
+        self.orderly.forget()  # 5.5.0 resetPopOffset clears the queue's order info (clearBlock)
+        self._skip(queue_id, offset)
+        self._credit(queue_id, offset)
+        self._reset_floor[queue_id] = offset
+        self._reset_spans.setdefault(queue_id, []).append((min(before, offset), max(before, offset)))
+        self._last_commits[queue_id] = offset
 
     # -- state -------------------------------------------------------------------------------
     def check_offsets(self, step: int, broker: "Broker", queues: int) -> None:
@@ -261,6 +337,13 @@ class PopChecker:
             if now_commit == before:
                 continue
             self._last_commits[qid] = now_commit
+            if self._fresh_queues is not None and before == -1 and qid not in self._fresh_queues:
+                # the group's first commit on the queue after its deletion: where it starts anew
+                self._fresh_queues.add(qid)
+                self._skip(qid, now_commit)
+                self._credit(qid, now_commit)
+            if now_commit < before and any(lo <= now_commit <= hi for lo, hi in self._reset_spans.get(qid, ())):
+                continue  # an admin's reset taking effect (on_reset_offset)
             if now_commit < before:
                 self._fail("OFF-2", f"committed offset of queue {qid} moved back from {before} to {now_commit}", step)
                 continue

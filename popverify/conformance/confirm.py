@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.pop import PopChecker
-from popverify.conformance import long_poll_replay, put_refusal, request_domain, retention_replay
+from popverify.conformance import admin_replay, long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim.events import PopAnswered, PopParked
@@ -61,7 +61,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail",
-}) | request_domain.KINDS | retention_replay.KINDS
+}) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 
 
 # What the harness cannot run inside an in-flight POP: a second POP (PopMessageProcessor is not
@@ -876,6 +876,8 @@ class Lockstep:
             return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
+        if kind in admin_replay.KINDS:
+            return admin_replay.plan(d, self.java_checker, action)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")
 
     def _long_poll_plan(self) -> tuple[dict[str, Any], list[dict[str, Any]],

@@ -201,6 +201,12 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (715, 724), (887, 890)),
     # (appendAckAsync / appendCkAsync are not here: the swarm draws them as broker options,
     # reference/broker/config.py BROKER_OPTIONS, so their code counts)
+    # -- admin (group deletion, offset reset): 5.5.0's pull-offset table is read and written only
+    # by PopConsumerService (popConsumerKVServiceEnable) and resetOffsetInner's KV branch
+    *_x(_COM, "5.5.0", "kv-path", "pull offsets: commitPullOffset, queryPullOffset, clearPullOffset",
+        (222, 229), (268, 287)),
+    # 5.0.0 ConsumerOrderInfoManager#get and #getConsumeCount: no caller in the release's jars
+    *_x("ConsumerOrderInfoManager", "5.0.0", "unused", "get, getConsumeCount: no caller in the release", (183, 197)),
 )
 
 

@@ -123,6 +123,9 @@ class ActionSpec:
     # An opt-in kind that swarm draws decide together with the earlier kind named here (one coin
     # for both, both or neither: Mode.groups): consume_end with consume_begin, whose batch it ends.
     drawn_with: str = ""
+    # An opt-in kind whose swarm coin comes after the opt-in faults' (it came after them: the
+    # configurations drawn before keep their faults; ScenarioConfig.draw_domain)
+    late: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -144,10 +147,11 @@ class ActionSpec:
 
 
 def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-           drawn_with: str = "") -> ActionSpec:
+           drawn_with: str = "", late: bool = False) -> ActionSpec:
     """An opt-in action: run only when the configuration lists it (``drawn_with``: listed or
-    left out together with that earlier opt-in kind)."""
-    return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with)
+    left out together with that earlier opt-in kind; ``late``: its swarm coin after the opt-in
+    faults')."""
+    return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with, late=late)
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,

@@ -20,6 +20,7 @@ import attrs
 
 from popverify.checker.pop import PopChecker
 from popverify.checker.push import PushChecker
+from reference.common import response_code as rc
 
 
 def ghost(default: Any = attrs.NOTHING) -> Any:
@@ -228,6 +229,28 @@ class TopicRecreated(Event):
 
 
 @attrs.frozen
+class GroupDeleted(Event):
+    """An admin deleted the consumed group (DELETE_SUBSCRIPTIONGROUP), its offsets too when
+    ``clean_offset`` (popverify/sim/admin.py)."""
+
+    TYPE: ClassVar[str] = "delete_group"
+    clean_offset: bool
+
+
+@attrs.frozen
+class OffsetReset(Event):
+    """An admin asked to reset queue ``queue`` of the consumed group to ``offset``; ``code`` is
+    the broker's answer, ``before`` the committed offset a reset replaced (-1: none)
+    (popverify/sim/admin.py)."""
+
+    TYPE: ClassVar[str] = "reset_offset"
+    queue: int
+    offset: int
+    before: int
+    code: int
+
+
+@attrs.frozen
 class Stalled(Event):
     """The broker thread serving a consumer's request stalled ``ms`` (GC pause, slow disk)."""
 
@@ -419,6 +442,10 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
             checker.on_retention_lost(event.uniqs)
         elif isinstance(event, TopicRecreated):
             checker.on_delete_topic()
+        elif isinstance(event, GroupDeleted):
+            checker.on_delete_group(event.clean_offset)
+        elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
+            checker.on_reset_offset(event.queue, event.offset, event.before)
         elif isinstance(event, FaultInjected):
             checker.on_fault(event.kind)
     return on_event

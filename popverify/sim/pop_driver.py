@@ -26,6 +26,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
+from popverify.sim.admin import ADMIN_ACTIONS
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.domain import start_queues
@@ -108,6 +109,7 @@ class PopWorld:
     """A fresh broker with the consumed topic and group, its POP consumers and the checker."""
 
     topic = TOPIC
+    group = GROUP
 
     def __init__(self, profile: str, seed: int, config: "ScenarioConfig", check: bool,
                  publish: Callable[[Event], None], coverage: Coverage) -> None:
@@ -561,6 +563,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 16 (revive): a put failure at the revive's retry put (opt-in: the swarm's late draw)
     fault("revive_put_fail", "revive_put_fail", (Arg("count", int, 1, 2, value=False),),
           lambda rng, w: (1 + rng.next_int(2),), opt_in=True),
+    # an admin's group deletion and offset reset (opt-in: popverify/sim/admin.py)
+    *ADMIN_ACTIONS,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -189,7 +189,8 @@ class ScenarioConfig:
         - each opt-in action of the mode (produce_sized, ...) kept with probability 1/2, kinds
           drawn together (Mode.groups: push's consume_begin and consume_end) on one coin;
         - each opt-in fault of the mode (retention's stages) kept with probability 0.3, as
-          every other fault;
+          every other fault; then each ``late`` opt-in action (an admin's requests) with
+          probability 1/2;
         - domain_bias: CAMPAIGN_DOMAIN_BIAS % (each drawn value argument replaced by a boundary);
         - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
           reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
@@ -201,8 +202,13 @@ class ScenarioConfig:
         # PopCheckPoint.queueId; tests/sim/test_domain.py) and costs 15-30 s here
         queues = boundary_draw(rng, dims["queues"]) if rng.next_int(WIDE_QUEUES_ONE_IN) == 0 else self.queues
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
-        opt = tuple(a for group in MODES[mode].groups(MODES[mode].opt_in()) if rng.next_boolean() for a in group)
-        opt_faults = tuple(f for f in MODES[mode].opt_in(fault=True) if rng.next_int(10) < 3)
+        the_mode = MODES[mode]
+        kinds = the_mode.opt_in()
+        early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late)
+        opt = tuple(a for group in early if rng.next_boolean() for a in group)
+        opt_faults = tuple(f for f in the_mode.opt_in(fault=True) if rng.next_int(10) < 3)
+        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late)
+        opt += tuple(a for group in late if rng.next_boolean() for a in group)
         polling: dict[str, int] = {}
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)

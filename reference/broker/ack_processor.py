@@ -106,7 +106,9 @@ def ack_orderly(broker: "BrokerContext", group: str, topic: str, queue_id: int, 
         return rc.SUCCESS  # F12's cause removed (switch off): a handle of the deleted topic commits nothing
     next_offset = broker.order_info.commit_and_next(topic, group, queue_id, offset, pop_time)
     if next_offset > -1:
-        broker.offsets.commit_offset("ackOrderly", group, topic, queue_id, next_offset)
+        # 5.5.0 ackOrderly:421 commits only while no admin reset of the queue is pending
+        if not (broker.config.server_side_reset_offset and broker.offsets.has_offset_reset(topic, group, queue_id)):
+            broker.offsets.commit_offset("ackOrderly", group, topic, queue_id, next_offset)
         if not broker.config.order_info_queue_level or \
                 not broker.order_info.check_block(None, topic, group, queue_id, invisible_time):
             broker.pop_polling.notify_message_arriving(topic, group, queue_id)

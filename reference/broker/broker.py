@@ -96,7 +96,8 @@ class Broker:
                                   position_zero_reads_first_file=cfg.position_zero_reads_first_file)
         self.store.put_listeners.append(self._on_put)
         self.timer = TimerService(self.store, cfg.timer_precision_ms)
-        self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now())
+        self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now(),
+                                             use_server_side_reset=cfg.server_side_reset_offset)
         # Persisted like the offsets (a ConfigManager), so it survives restarts as a snapshot.
         self.order_info = make_order_info_manager(cfg.order_info_queue_level, clock.now, self.topics.get,
                                                   self.groups.__contains__)
@@ -121,12 +122,14 @@ class Broker:
         self.buffer_merge = PopBufferMergeService(self.config, self.clock.now, self.offsets, self.queue_locks,
                                                   self.put_ck_message, self.put_revive_message, self.ack_json,
                                                   topic_exists=self.topics.__contains__,
-                                                  group_exists=self.groups.__contains__)
+                                                  group_exists=self.groups.__contains__,
+                                                  find_group=self.find_group if self.config.buffer_scan_finds_group
+                                                  else None)
         self.pop_polling = PopLongPollingService(self)
         self._ops: list[PopOperation] = []
         self.revive_services = [
             PopReviveService(qid, self.revive_topic, self.config, self.clock.now, self.store, self.timer, self.offsets,
-                             self._normal_topic_exists, self.groups.__contains__, self._ensure_retry_topic,
+                             self._normal_topic_exists, self.find_group, self._ensure_retry_topic,
                              put_faults=self.put_faults, put_ck=self.put_ck_message,
                              retry_arrived=self.notify_retry_arriving)
             for qid in range(self.config.revive_queue_num)
@@ -147,6 +150,48 @@ class Broker:
         if not group:
             return rc.SYSTEM_ERROR
         self.groups.add(group)
+        return rc.SUCCESS
+
+    def find_group(self, group: str) -> bool:
+        """SubscriptionGroupManager#findSubscriptionGroupConfig: whether the group exists, after
+        auto-creating a missing one when autoCreateSubscriptionGroup is on (the default; POP,
+        revive and 5.5.0's buffer scan ask it, so a deleted group comes back at their next use)."""
+        if group not in self.groups and group and self.config.auto_create_subscription_group:
+            self.groups.add(group)
+        return group in self.groups
+
+    def delete_group(self, group: str, clean_offset: bool) -> int:
+        """AdminBrokerProcessor#deleteSubscriptionGroup (DELETE_SUBSCRIPTIONGROUP): the group's
+        config goes (deleteSubscriptionGroupConfig: persisted at once, a restart keeps it gone);
+        with ``clean_offset`` ConsumerOffsetManager#removeOffset drops its offsets, in memory
+        only. 5.5.0 also clears the group's POP in-flight counters, which count only for
+        enablePopMessageThreshold (off by default): not modelled. The order info, the merge
+        buffer's commit-offset queues and CKs are left to their own clean-ups (autoClean at
+        persist, scanGarbage), which test the group's existence (spec/profiles.md)."""
+        self.groups.discard(group)
+        if clean_offset:
+            self.offsets.remove_offset(group)
+        return rc.SUCCESS
+
+    def reset_offset(self, topic: str, group: str, queue_id: int, offset: int) -> int:
+        """An admin resets one queue of ``group`` to ``offset`` (spec/profiles.md "Group deletion
+        and offset reset"). v5.0: UPDATE_CONSUMER_OFFSET (mqadmin resetOffsetByTime -b -q,
+        DefaultMQAdminExtImpl#resetOffsetByQueueId), ConsumerManageProcessor#updateConsumerOffset:
+        commitOffset whatever the offset. v5.5: INVOKE_BROKER_TO_RESET_OFFSET with queueId and
+        offset, AdminBrokerProcessor#resetOffsetInner (2112-2190): topic and group must exist
+        (not auto-created), the offset must lie in [min, max + 1] (sic: one past the end, as
+        `offset > max + 1` is the refusal), then assignResetOffset."""
+        if not self.config.server_side_reset_offset:
+            self.update_consumer_offset(group, MessageQueue(topic, self.broker_name, queue_id), offset)
+            return rc.SUCCESS
+        if topic not in self.topics:
+            return rc.TOPIC_NOT_EXIST
+        if group not in self.groups:
+            return rc.SUBSCRIPTION_GROUP_NOT_EXIST
+        lo, hi = self.store.get_min_offset_in_queue(topic, queue_id), self.store.get_max_offset_in_queue(topic, queue_id)
+        if (lo >= 0 and offset < lo) or offset > hi + 1:
+            return rc.SYSTEM_ERROR  # "Target offset %d not in consume queue range [%d-%d]"
+        self.offsets.assign_reset_offset(topic, group, queue_id, offset)
         return rc.SUCCESS
 
     def delete_topic(self, topic: str) -> int:
@@ -447,7 +492,10 @@ class Broker:
         raise OffsetNotFound(f"{group} {mq.topic}:{mq.queue_id}")
 
     def update_consumer_offset(self, group: str, mq: MessageQueue, offset: int) -> None:
-        """UPDATE_CONSUMER_OFFSET (oneway)."""
+        """UPDATE_CONSUMER_OFFSET (ConsumerManageProcessor#updateConsumerOffset); 5.5.0 ignores it
+        while an admin's reset of the queue is pending (:192-200, "Offset has been previously reset")."""
+        if self.config.server_side_reset_offset and self.offsets.has_offset_reset(mq.topic, group, mq.queue_id):
+            return
         self.offsets.commit_offset("client", group, mq.topic, mq.queue_id, offset)
 
     def get_max_offset(self, mq: MessageQueue) -> int:

@@ -101,7 +101,8 @@ class PopBufferMergeService:
                  locks: QueueLockManager, put_ck: Callable[[PopCheckPoint, int], int],
                  put_revive: Callable[[MessageExt, str], bool], ack_json: Callable[[AckMsg], str], *,
                  topic_exists: Callable[[str], bool] | None = None,
-                 group_exists: Callable[[str], bool] | None = None) -> None:
+                 group_exists: Callable[[str], bool] | None = None,
+                 find_group: Callable[[str], bool] | None = None) -> None:
         self._cfg = config
         self._now = now
         self._offsets = offsets
@@ -117,6 +118,9 @@ class PopBufferMergeService:
         self.commit_offset_times: dict[str, int] = {}
         self._topic_exists = topic_exists or (lambda topic: True)
         self._group_exists = group_exists or (lambda group: True)
+        # 5.5.0 scan's isSubscriptionGroupNotExist (findSubscriptionGroupConfig, auto-creating);
+        # None: 5.0.0, no such check
+        self._find_group = find_group
         # Java counts scans (one every 5 ms): scanGarbage every countOfSecond30 = 6000 scans,
         # counter.set(buffer.size()) every countOfMinute1 = 12000. The model's scans are not one
         # per 5 ms (the driver runs them per service slice), so the counts are read as time.
@@ -241,6 +245,10 @@ class PopBufferMergeService:
         for key in concurrent_hash_map_order(list(self.buffer), BUFFER_TABLE_SIZE,
                                              lambda k: self.buffer[k].wall_clock_merge_key):
             w = self.buffer[key]
+            if self._find_group is not None and not self._find_group(w.ck.cid or ""):
+                del self.buffer[key]  # 5.5.0 scan: "skip pop record because consumer group not exist"
+                self.counter -= 1
+                continue
             if (w.just_offset and w.ck_stored) or is_ck_done(w) or (is_ck_done_for_finish(w) and w.ck_stored):
                 del self.buffer[key]
                 self.counter -= 1

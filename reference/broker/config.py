@@ -66,6 +66,15 @@ class BrokerConfig:
     timer_precision_ms: int = 1000
     # SubscriptionGroupManager#findSubscriptionGroupConfig auto-creates a missing group.
     auto_create_subscription_group: bool = True
+    # An admin's offset reset of one queue (spec/profiles.md "Group deletion and offset reset"):
+    # v5.0 mqadmin resetOffsetByTime -b -q sends UPDATE_CONSUMER_OFFSET, a plain commitOffset;
+    # v5.5 INVOKE_BROKER_TO_RESET_OFFSET with useServerSideResetOffset (default true):
+    # assignResetOffset, consumed by the queue's next POP (resetPopOffset), acks and client
+    # commits held back while it is pending.
+    server_side_reset_offset: bool = False
+    # v5.5 PopBufferMergeService#scan asks findSubscriptionGroupConfig of each buffered CK's
+    # group (isSubscriptionGroupNotExist:218-222), which re-creates a deleted group (auto-create)
+    buffer_scan_finds_group: bool = False
     # ConsumerManageProcessor#queryConsumerOffset for a group without an offset on a queue whose
     # min offset is 0: v5.0 answers 0 unless offset 0 is on disk (never, in the model);
     # v5.5 answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
@@ -287,6 +296,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "send_back_checks_origin_topic": False,
         "revive_wakes_retry_queue_id": True,
         "mock_ck_replaces_read_ck": True,
+        "server_side_reset_offset": True,
+        "buffer_scan_finds_group": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync"),
     },
 }

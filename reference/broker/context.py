@@ -37,7 +37,6 @@ class BrokerContext(Protocol):
     clock: VirtualClock                    # System.currentTimeMillis
     rng: JavaRandom                        # PopMessageProcessor's random (retry-first choice)
     topics: dict[str, int]                 # TopicConfigManager: topic -> read queue nums
-    groups: set[str]                       # SubscriptionGroupManager
     store: MessageStore                    # DefaultMessageStore
     offsets: ConsumerOffsetManager         # ConsumerOffsetManager
     queue_locks: QueueLockManager          # PopMessageProcessor#queueLockManager
@@ -46,6 +45,10 @@ class BrokerContext(Protocol):
     revive_topic: str                      # PopMessageProcessor#reviveTopic
     acks_received: list[AckMsg]            # the model's record of every ack written (checkers)
     order_info: ConsumerOrderInfoManager   # ConsumerOrderInfoManager (5.0.0) / QueueLevelConsumerManager (5.5.0)
+
+    def find_group(self, group: str) -> bool:
+        """SubscriptionGroupManager#findSubscriptionGroupConfig (auto-creates a missing group)."""
+        ...
 
     def note_orderly_read(self, topic: str, queue_id: int, pop_time: int) -> None:
         """The model's record of the topic incarnation an orderly POP read (F12's switch only)."""

@@ -154,7 +154,7 @@ class PopOperation:
         if req.queue_id >= topic_cfg:
             self._finish(refused)  # "queueId[%d] is illegal"; a queueId below -1 reads every queue
             return
-        if req.group not in b.groups:
+        if not b.find_group(req.group):  # findSubscriptionGroupConfig: auto-creates by default
             self._finish(rc.SUBSCRIPTION_GROUP_NOT_EXIST)
             return
         if cfg.pop_negative_max_msg_nums_throws and req.max_msg_nums < 0:
@@ -387,6 +387,16 @@ class PopOperation:
                     offset = 0
                 if init:
                     b.offsets.commit_offset("getPopOffset", req.group, topic, queue_id, offset)
+        if init and b.config.server_side_reset_offset:
+            # 5.5.0 getPopOffset(checkResetOffset = true, under the queue lock) → resetPopOffset
+            # (PopMessageProcessor:991-1001): a pending admin reset is taken, the queue's order
+            # info and the buffer's commit-offset queue cleared, the reset offset committed
+            reset = b.offsets.query_then_erase_reset_offset(topic, req.group, queue_id)
+            if reset is not None:
+                b.order_info.clear_block(topic, req.group, queue_id)
+                b.buffer_merge.clear_offset_queue(lock_key)
+                b.offsets.commit_offset("ResetPopOffset", req.group, topic, queue_id, reset)
+                return reset
         buffer_offset = b.buffer_merge.get_latest_offset(lock_key)
         if buffer_offset < 0:
             return offset

@@ -117,10 +117,14 @@ def test_init_mode_max_starts_at_last_message(broker):
 
 def test_pop_bad_requests(broker):
     assert broker.pop(PopRequest("nope", "G")).result.code == rc.TOPIC_NOT_EXIST
-    assert broker.pop(PopRequest("T", "nope")).result.code == rc.SUBSCRIPTION_GROUP_NOT_EXIST
+    strict = make_broker(auto_create_subscription_group=False)
+    assert strict.pop(PopRequest("T", "nope")).result.code == rc.SUBSCRIPTION_GROUP_NOT_EXIST
     assert broker.pop(PopRequest("T", "G", queue_id=2)).result.code == rc.SYSTEM_ERROR
     assert broker.pop(PopRequest("T", "G", max_msg_nums=33)).result.code == rc.SYSTEM_ERROR
     assert broker.stored_checkpoints() == [] and broker.committed_offsets() == {}
+    # findSubscriptionGroupConfig auto-creates a missing group (autoCreateSubscriptionGroup, default on)
+    assert broker.pop(PopRequest("T", "nope")).result.code != rc.SUBSCRIPTION_GROUP_NOT_EXIST
+    assert "nope" in broker.groups
 
 
 def test_determinism_same_seed_same_results():

@@ -72,8 +72,9 @@ def test_the_verify_report_shows_each_campaigns_domain_table() -> None:
     assert 'id="domain-pop-v5.5"' in page and "pop.config.start_offset" in page and "reached every boundary" in page
 
 
-# Dimensions a default campaign reaches every boundary of within 30 runs of 150 steps (the
-# whole table needs ~1000 runs: spec/fuzzing.md "The input domain", measured per profile).
+# Dimensions a default campaign reaches every boundary of within 40 runs of 150 steps (the
+# whole table needs ~1000 runs: spec/fuzzing.md "The input domain", measured per profile; 30
+# runs sufficed before the admin kinds joined the late draw, which moved produce_sized's 255).
 CHOSEN = ("pop.advance.ms", "pop.pop.long_poll", "pop.produce_sized.body_size", "pop.produce_sized.property_size",
           "pop.store_put_fail.count")
 

@@ -1,0 +1,59 @@
+"""An admin's requests on the consumed group, as opt-in actions of the POP mode.
+
+- ``delete_group(clean_offset)``: DELETE_SUBSCRIPTIONGROUP (AdminBrokerProcessor#
+  deleteSubscriptionGroup), the group's offsets removed too when ``clean_offset``
+  (Broker#delete_group). Consumers keep popping: their next POP re-creates the group
+  (auto-create), and with its offsets gone it starts where a new group starts.
+- ``reset_offset(queue_id, to)``: one queue of the group reset to an offset drawn from
+  ``max(min - 1, 0) .. max + 2`` (both releases' refusals and 5.5.0's accepted ``max + 1``
+  included), as each release does it (Broker#reset_offset; spec/profiles.md "Group deletion
+  and offset reset").
+
+Both are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
+checker which obligations the admin took away (spec/properties.md "Admin requests"). Opt-in
+(ActionSpec.opt_in): the configurations tests/sim/test_engine_digests.py pins keep their runs;
+the swarm's late draw lists them, after the opt-in faults (``late``), so the configurations
+drawn before keep their faults.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from popverify.sim.actions import JAVA_INT_MAX, flag, index, opt_in
+from popverify.sim.events import GroupDeleted, OffsetReset
+from reference.common import response_code as rc
+
+
+def reset_target(min_offset: int, max_offset: int, to: int) -> int:
+    """The offset ``reset_offset``'s choice ``to`` names: ``max(min - 1, 0) .. max + 2``."""
+    base = max(min_offset - 1, 0)
+    return base + to % (max_offset + 3 - base)
+
+
+def _delete_group(world: Any, clean_offset: bool) -> bool:
+    code = world.broker.delete_group(world.group, clean_offset)
+    world.coverage.add(f"delete_group:{'clean' if clean_offset else 'keep'}")
+    if code != rc.SUCCESS:
+        return False
+    world.publish(GroupDeleted(clean_offset))
+    return True
+
+
+def _reset_offset(world: Any, queue_id: int, to: int) -> bool:
+    broker, topic, group = world.broker, world.topic, world.group
+    qid = queue_id % world.config.queues
+    offset = reset_target(broker.min_offset(topic, qid), broker.max_offset(topic, qid), to)
+    before = broker.committed_offset(group, topic, qid)
+    code = broker.reset_offset(topic, group, qid, offset)
+    world.coverage.add(f"reset_offset:{rc.NAMES.get(code, code)}:{'back' if offset < before else 'forward'}")
+    world.publish(OffsetReset(qid, offset, before, code))
+    return code == rc.SUCCESS
+
+
+# weight 1 each (an admin's request is rare beside the consumers' traffic)
+DELETE_GROUP = opt_in("delete_group", 1, _delete_group, (flag("clean_offset"),),
+                      lambda rng, w: (rng.next_boolean(),), late=True)
+RESET_OFFSET = opt_in("reset_offset", 1, _reset_offset, (index("queue_id"), index("to")),
+                      lambda rng, w: (rng.next_int(w.config.queues), rng.next_int(JAVA_INT_MAX)), late=True)
+ADMIN_ACTIONS = (DELETE_GROUP, RESET_OFFSET)

@@ -1,0 +1,79 @@
+"""An admin's group deletion and offset reset replayed on RocketMQ's own broker (AdminGroupOps,
+spec/profiles.md "Group deletion and offset reset"): the reset as each release does it (5.0.0's
+UPDATE_CONSUMER_OFFSET, 5.5.0's server-side reset taken by the next POP), a group deleted with its
+offsets, and models that get either wrong are caught."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from lockstep_pool import Pool
+from popverify.conformance.confirm import run_lockstep
+from popverify.sim.admin import reset_target
+from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.broker import Broker
+from reference.broker.offset_manager import ConsumerOffsetManager
+
+needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                               reason="the lockstep harness needs a JDK and Maven")
+
+CONFIG = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=False, drain=False,
+                        actions=("produce", "pop", "pop_step", "ack", "advance", "delete_group", "reset_offset"))
+
+
+def _pop() -> list[Action]:
+    return [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
+
+
+def _acks(n: int) -> list[Action]:
+    return [Action("ack", (0, 0))] * n
+
+
+# four messages popped and acked (committed offset 4), a reset back to offset 2 (to = 2: the
+# choice over max(min - 1, 0) .. max + 2 = 0..6), a POP that re-reads 2 and 3, a reset to max + 2
+# (to = 6: 5.5.0 refuses it, 5.0.0 commits it), a POP, then the group deleted with its offsets
+# and popped again (re-created by the POP, started anew)
+RESET = [Action("produce", (0,))] * 4 + _pop() + _acks(4) + [Action("advance", (200,))] + \
+    [Action("reset_offset", (0, 2))] + _pop() + _acks(3) + [Action("reset_offset", (0, 6))] + _pop() + \
+    [Action("produce", (0,))] + [Action("delete_group", (True,))] + _pop()
+
+
+def test_reset_targets_cover_both_refusals() -> None:
+    assert [reset_target(0, 4, to) for to in range(8)] == [0, 1, 2, 3, 4, 5, 6, 0]
+    assert [reset_target(3, 4, to) for to in range(5)] == [2, 3, 4, 5, 6]
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("profile, release", [("v5.0", "5.0.0"), ("v5.5", "5.5.0")])
+def test_reset_and_delete_agree(lockstep_pool: Pool, profile: str, release: str) -> None:
+    v = run_lockstep(profile, 0, CONFIG, RESET, lockstep_pool.client(release))
+    assert v.status == "agrees", v.to_json()
+    # the admin's re-reads and skips are deliberate on both sides
+    assert not v.model_violations and not v.java_violations, v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_that_resets_at_once_on_5_5_is_caught(lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """5.5.0 answers a reset past max + 1 SYSTEM_ERROR and leaves the offset; a model that
+    commits every reset as 5.0.0 does diverges at that step."""
+    monkeypatch.setattr(Broker, "reset_offset", lambda self, topic, group, queue_id, offset:
+                        self.offsets.commit_offset("admin", group, topic, queue_id, offset) or 0)
+    v = run_lockstep("v5.5", 0, CONFIG, RESET, lockstep_pool.client("5.5.0"))
+    assert v.status == "diverges", v.to_json()
+    assert v.action == ("reset_offset", 0, 6), v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_that_keeps_offsets_of_a_deleted_group_is_caught(lockstep_pool: Pool,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """removeOffset drops the group's offsets: a model that keeps them diverges (the offset
+    table, compared after the step)."""
+    monkeypatch.setattr(ConsumerOffsetManager, "remove_offset", lambda self, group: False)
+    v = run_lockstep("v5.5", 0, CONFIG, RESET, lockstep_pool.client("5.5.0"))
+    assert v.status == "diverges", v.to_json()
+    assert v.action == ("delete_group", True), v.to_json()
