@@ -184,9 +184,8 @@ def _produce_sized(world: Any, queue_id: int, body_size: int, property_size: int
     world.broker.roll_commit_log()  # the harness's layout, as _produce
     result = world.broker.put_message(world.topic, qid, body=body_of(body_size), properties=props)
     world.coverage.add(f"produce_sized:{rc.NAMES.get(result.code, result.code)}")
-    if result.code != rc.SUCCESS:
-        return True
-    world.publish(MessageStored(qid, result.queue_offset, result.uniq_key))
+    if result.code == rc.SUCCESS:
+        world.publish(MessageStored(qid, result.queue_offset, result.uniq_key))
     return True
 
 

@@ -97,10 +97,12 @@ def _expire(world: Any, queue_id: int, count: int) -> bool:
     if files is None:
         return False
     first, readable = store.first_commit_log_file(), _readable(world)
-    deleted = broker.delete_commit_log_files(files) if files > 0 else 0
-    shut_down = store.first_commit_log_file() != first  # a held file shut down, not deleted
+    if files > 0:
+        broker.delete_commit_log_files(files)
+    # the first readable file moves when files were deleted or a held one was shut down
+    moved = store.first_commit_log_file() != first
     cleaned = broker.clean_consume_queues()
-    if not deleted and not shut_down and not cleaned:
+    if not moved and not cleaned:
         return False
     _publish(world, first, readable)
     return True
@@ -110,7 +112,8 @@ def _expire_commit_log(world: Any, count: int) -> bool:
     """The commit-log stage alone: the ``count`` oldest files."""
     store = world.broker.store
     first, readable = store.first_commit_log_file(), _readable(world)
-    if not world.broker.delete_commit_log_files(count) and store.first_commit_log_file() == first:
+    world.broker.delete_commit_log_files(count)
+    if store.first_commit_log_file() == first:  # nothing deleted, no held file shut down
         return False
     _publish(world, first, readable)
     return True
