@@ -52,6 +52,16 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _cpu_ticks(pid: int) -> int:
+    """User plus system CPU time of ``pid`` in clock ticks (-1 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1
+    return int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of proc(5)
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
@@ -126,10 +136,15 @@ def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.Compl
         _wait_for(lambda: parts.is_dir() and any(parts.glob("*.parquet")), 300, "the first finished task")
 
         def busy_worker() -> int | None:
-            # forked workers are children of the pyspark daemon, itself a child of the JVM
+            # forked workers are children of the pyspark daemon, itself a child of the JVM; Spark
+            # reuses workers, so a forked one may sit idle between tasks and killing it fails no
+            # task: the victim is one whose CPU time grows while we watch (it runs a task)
             daemons = [p for p in _children(proc.pid) if "pyspark.daemon" in _cmdline(p)]
             workers = [c for d in daemons for c in _children(d)]
-            return workers[0] if workers else None
+            before = {w: _cpu_ticks(w) for w in workers}
+            time.sleep(0.5)
+            grew = [w for w in workers if _cpu_ticks(w) > before[w] >= 0]
+            return grew[0] if grew else None
 
         victim = _wait_for(busy_worker, 120, "a Python worker")
         os.kill(victim, signal.SIGKILL)
