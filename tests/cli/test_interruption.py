@@ -123,13 +123,14 @@ def test_sigterm_to_fuzz_ends_spark(tmp_path: Path) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-RUNS = 40
+# 24 runs of 400 steps: 8 tasks of 3 runs under local[2]; the first finishes while others still run
+RUNS, STEPS = 24, "400"
 
 
 def _fuzz_with_a_worker_killed(out: Path, *extra: str) -> tuple[subprocess.CompletedProcess, int]:
     """Run a campaign; once its first task has finished (a part file exists), kill -9 a busy
     Python worker. Returns the finished process and the killed pid."""
-    proc = _start("fuzz", "--profile", "v5.5", "--runs", str(RUNS), "--steps", "700", "--out", str(out),
+    proc = _start("fuzz", "--profile", "v5.5", "--runs", str(RUNS), "--steps", STEPS, "--out", str(out),
                   "--no-progress", "--no-confirm", *extra)  # about Spark's retries, not the lockstep replay
     try:
         parts = out / "runs" / "_parts"
@@ -191,7 +192,7 @@ def test_without_retries_the_round_fails_cleanly_and_keeps_finished_tasks(tmp_pa
     kept = {s for p in (tmp_path / "runs" / "_parts").glob("*.parquet") for s in pq.read_table(p).column("seed").to_pylist()}
     assert kept, "no finished task's rows were kept"
     resumed = subprocess.run([sys.executable, "-m", "popverify", "fuzz", "--profile", "v5.5", "--runs", str(RUNS),
-                              "--steps", "700", "--out", str(tmp_path), "--no-progress", "--no-confirm"], cwd=ROOT,
+                              "--steps", STEPS, "--out", str(tmp_path), "--no-progress", "--no-confirm"], cwd=ROOT,
                              capture_output=True, text=True, timeout=300, check=False)
     assert resumed.returncode == _campaign_exit(tmp_path), resumed.stderr[-800:]
     seeds = _rows(tmp_path)
