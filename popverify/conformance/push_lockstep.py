@@ -356,7 +356,8 @@ class PushLockstep:
                             "topic": h.topic, "queueId": h.queue_id, "queueOffset": h.queue_offset,
                             "maxMsgNums": h.max_msg_nums, "sysFlag": h.sys_flag, "commitOffset": h.commit_offset,
                             "suspendTimeoutMillis": h.suspend_timeout_millis, "subscription": h.subscription,
-                            "subVersion": h.sub_version})
+                            "subVersion": h.sub_version, "expressionType": h.expression_type,
+                            "lite": h.lite_pull})
             model, java = model_pull(res), java_pull(a)
             if res is not None and model == java:
                 for m, j in zip(res.messages, a.get("messages") or []):
