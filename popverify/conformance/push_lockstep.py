@@ -383,7 +383,8 @@ class PushLockstep:
             return [json.loads(x) for x in model], [json.loads(x) for x in java]
         if name == "register_consumer":
             group, client_id, topics = args[0], args[1], args[2]
-            a = self._call({"op": "heartbeat", "clientId": client_id, "group": group, "topics": list(topics)})
+            a = self._call({"op": "heartbeat", "clientId": client_id, "group": group, "topics": list(topics),
+                            "messageModel": "BROADCASTING" if call.kwargs.get("broadcast") else "CLUSTERING"})
             return {"code": res}, {"code": a.get("code", a.get("error"))}
         if name == "unregister_consumer":
             group, client_id = args[0], args[1]

@@ -20,10 +20,14 @@ shaped by PULL_KINDS. Each shape is one a real client sends to a default broker:
 - ``sub_version_ahead``: a subVersion later than the broker's (the heartbeat of a changed
   subscription not arrived yet: SUBSCRIPTION_NOT_LATEST);
 - ``offset_below_min``, ``offset_at_max``, ``offset_past_max``: offsets a consumer holds after
-  retention or a reset (OFFSET_TOO_SMALL / OFFSET_OVERFLOW_ONE / _BADLY, NO_MESSAGE_IN_QUEUE).
+  retention or a reset (OFFSET_TOO_SMALL / OFFSET_OVERFLOW_ONE / _BADLY, NO_MESSAGE_IN_QUEUE);
+- ``broadcast``: a pull of a BROADCASTING DefaultMQPushConsumer of another group, after its
+  heartbeat (5.5.0's broadcast offsets: PullMessageProcessor#queryBroadcastPullInitOffset and
+  #updateBroadcastPulledOffset; Broker#register_consumer says why the answers are clustering's).
 
 The answer goes to no push consumer (the sender is another client on the same channel name):
-it changes no consumer's state; the broker's only change is the auto-created subscription group.
+it changes no push consumer's state; the broker's only changes are the auto-created
+subscription groups and the broadcast group's member.
 The lockstep replay sends the same request to PullMessageProcessor (push_lockstep.py).
 """
 
@@ -38,8 +42,9 @@ from reference.common.remoting import FLAG_SUBSCRIPTION, PullMessageRequestHeade
 
 PULL_KINDS: tuple[str, ...] = ("lite_all", "sub_tag", "sub_bad_tag", "sub_sql", "no_topic", "queue_minus_one",
                                "queue_past_end", "other_group", "sub_version_ahead", "offset_below_min",
-                               "offset_at_max", "offset_past_max")
+                               "offset_at_max", "offset_past_max", "broadcast")
 OTHER_GROUP = "GID_popverify_other"
+BROADCAST_GROUP = "GID_popverify_broadcast"
 NO_TOPIC = "TopicNotThere"
 # (subscription, expressionType) of the kinds that carry their own subscription
 _OWN_SUBSCRIPTION = {"lite_all": ("*", "TAG"), "sub_tag": ("TagA", "TAG"), "sub_bad_tag": ("||", "TAG"),
@@ -72,16 +77,31 @@ def request_of(world: Any, c: int, queue_id: int, kind: str) -> PullMessageReque
         offset = high
     elif kind == "offset_past_max":
         offset = high + 1
+    elif kind == "broadcast":
+        group = BROADCAST_GROUP
     subscription, expression_type = _OWN_SUBSCRIPTION.get(kind, ("*", "TAG"))
     return PullMessageRequestHeader(
         group, topic, qid, offset, MAX_MSG_NUMS, FLAG_SUBSCRIPTION if kind in _OWN_SUBSCRIPTION else 0, 0, 0,
-        subscription=subscription, sub_version=sub_version, client_id=world.client(c).name,
+        subscription=subscription, sub_version=sub_version, client_id=client_id_of(world, c, kind),
         expression_type=expression_type, lite_pull=kind == "lite_all")
 
 
+def client_id_of(world: Any, c: int, kind: str) -> str:
+    """The sender: consumer slot ``c``'s client, or for ``broadcast`` a client of its own (a
+    second channel: a crash of the push consumer closes only its own)."""
+    name = world.client(c).name
+    return f"{name}@broadcast" if kind == "broadcast" else name
+
+
 def _pull_request(world: Any, c: int, queue_id: int, kind: int) -> bool:
-    """Client ``c`` sends a PULL_KINDS[kind] pull; the answer is recorded, not delivered."""
+    """Client ``c`` sends a PULL_KINDS[kind] pull; the answer is recorded, not delivered. A
+    ``broadcast`` pull follows its client's heartbeat (the broker keeps a group it has not heard
+    from for 120 s: each such pull heartbeats first, as the client's 30 s heartbeat would)."""
+    from popverify.sim.push_driver import TOPIC
+
     name = PULL_KINDS[kind % len(PULL_KINDS)]
+    if name == "broadcast":
+        world.broker.register_consumer(BROADCAST_GROUP, client_id_of(world, c, name), (TOPIC,), broadcast=True)
     response = world.broker.pull_message(request_of(world, c, queue_id, name))
     assert response is not None, "a pull without the suspend flag is answered at once"
     world.coverage.add(f"pull_request:{name}:{rc.name_of(response.code)}")

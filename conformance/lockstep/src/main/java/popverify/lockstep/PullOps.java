@@ -281,7 +281,7 @@ final class PullOps {
         return o;
     }
 
-    /** HEART_BEAT with one consumer's data (DefaultMQPushConsumer: CONSUME_PASSIVELY, CLUSTERING,
+    /** HEART_BEAT with one consumer's data (DefaultMQPushConsumer: CONSUME_PASSIVELY, CLUSTERING or the request's messageModel,
      * CONSUME_FROM_LAST_OFFSET, TAG "*" on every topic), as HeartbeatData's JSON. */
     JSONObject heartbeat(JSONObject req) throws Exception {
         String clientId = Lockstep.required(req, "clientId");
@@ -304,7 +304,8 @@ final class PullOps {
         JSONObject consumer = new JSONObject(true);
         consumer.put("groupName", group(req));
         consumer.put("consumeType", "CONSUME_PASSIVELY");
-        consumer.put("messageModel", "CLUSTERING");
+        String model = req.getString("messageModel");
+        consumer.put("messageModel", model == null ? "CLUSTERING" : model);
         consumer.put("consumeFromWhere", "CONSUME_FROM_LAST_OFFSET");
         consumer.put("subscriptionDataSet", subs);
         consumer.put("unitMode", false);
