@@ -230,6 +230,10 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_PULL, "5.5.0", "unused", _HOOKS, (612, 614), (720, 790)),
     # RequestSource PROXY_FOR_BROADCAST / PROXY_FOR_STREAM: set only by the proxy's forwarded pulls
     *_x(_PULL, "5.5.0", "proxy", "the request-source cases of proxy-forwarded pulls", (382, 388)),
+    # 5.5.0 broadcast offsets of the proxy's pulls: the forwarded client id (proxyPullBroadcast),
+    # and an init offset >= 0, which BroadcastOffsetManager#queryInitOffset answers only to a
+    # proxy pull or to a client id a proxy pull used before (fromProxy)
+    *_x(_PULL, "5.5.0", "proxy", "broadcast offsets of proxy-forwarded pulls", (555, 558), (868, 869), (898, 899)),
     # rejectPullConsumerEnable (BrokerConfig, default false); cold-data flow control
     # (coldDataFlowControlEnable, default false: ColdDataCgCtrService#isCgNeedColdDataFlowCtr:187)
     # with its guard on the store's type and the wake-up's NO_SUSPEND_KEY test (set only by

@@ -23,7 +23,12 @@ shaped by PULL_KINDS. Each shape is one a real client sends to a default broker:
   retention or a reset (OFFSET_TOO_SMALL / OFFSET_OVERFLOW_ONE / _BADLY, NO_MESSAGE_IN_QUEUE);
 - ``broadcast``: a pull of a BROADCASTING DefaultMQPushConsumer of another group, after its
   heartbeat (5.5.0's broadcast offsets: PullMessageProcessor#queryBroadcastPullInitOffset and
-  #updateBroadcastPulledOffset; Broker#register_consumer says why the answers are clustering's).
+  #updateBroadcastPulledOffset; Broker#register_consumer says why the answers are clustering's);
+- ``unsubscribed_topic``: that broadcast consumer's pull of a topic it does not subscribe (the
+  push group's retry topic: a subscription changed before its heartbeat; SUBSCRIPTION_NOT_EXIST);
+  ``broadcast_moved``: its pull past the queue's end (PULL_OFFSET_MOVED: the moved offset is the
+  one recorded); ``broadcast_other_channel``: its pull on a connection its heartbeat did not use
+  (the broker finds no channel and records nothing).
 
 The answer goes to no push consumer (the sender is another client on the same channel name):
 it changes no push consumer's state; the broker's only changes are the auto-created
@@ -42,7 +47,10 @@ from reference.common.remoting import FLAG_SUBSCRIPTION, PullMessageRequestHeade
 
 PULL_KINDS: tuple[str, ...] = ("lite_all", "sub_tag", "sub_bad_tag", "sub_sql", "no_topic", "queue_minus_one",
                                "queue_past_end", "other_group", "sub_version_ahead", "offset_below_min",
-                               "offset_at_max", "offset_past_max", "broadcast")
+                               "offset_at_max", "offset_past_max", "broadcast", "unsubscribed_topic",
+                               "broadcast_moved", "broadcast_other_channel")
+# the kinds sent as the broadcast group, each after its heartbeat
+_BROADCAST_KINDS = ("broadcast", "unsubscribed_topic", "broadcast_moved", "broadcast_other_channel")
 OTHER_GROUP = "GID_popverify_other"
 BROADCAST_GROUP = "GID_popverify_broadcast"
 NO_TOPIC = "TopicNotThere"
@@ -54,13 +62,15 @@ MAX_MSG_NUMS = 32  # DefaultMQPushConsumer#pullBatchSize's bound; the lite consu
 
 def request_of(world: Any, c: int, queue_id: int, kind: str) -> PullMessageRequestHeader:
     """The header of a ``kind`` pull from client ``c`` on queue ``queue_id`` of the run's topic."""
-    from popverify.sim.push_driver import GROUP, TOPIC
+    from popverify.sim.push_driver import GROUP, RETRY_TOPIC, TOPIC
 
     broker = world.broker
-    queues = broker.topics.get(TOPIC, world.config.queues)
+    # unsubscribed_topic: the broadcast group (subscribed to TOPIC only) asks the push group's retry topic
+    topic = RETRY_TOPIC if kind == "unsubscribed_topic" else TOPIC
+    queues = broker.topics.get(topic, world.config.queues)
     qid = queue_id % queues
-    low, high = broker.min_offset(TOPIC, qid), broker.max_offset(TOPIC, qid)
-    topic, group, offset, sub_version = TOPIC, GROUP, low, 0
+    low, high = broker.min_offset(topic, qid), broker.max_offset(topic, qid)
+    group, offset, sub_version = GROUP, low, 0
     if kind == "no_topic":
         topic = NO_TOPIC
     elif kind == "queue_minus_one":
@@ -75,9 +85,9 @@ def request_of(world: Any, c: int, queue_id: int, kind: str) -> PullMessageReque
         offset = low - 1
     elif kind == "offset_at_max":
         offset = high
-    elif kind == "offset_past_max":
+    elif kind in ("offset_past_max", "broadcast_moved"):
         offset = high + 1
-    elif kind == "broadcast":
+    if kind in _BROADCAST_KINDS:
         group = BROADCAST_GROUP
     subscription, expression_type = _OWN_SUBSCRIPTION.get(kind, ("*", "TAG"))
     return PullMessageRequestHeader(
@@ -90,7 +100,7 @@ def client_id_of(world: Any, c: int, kind: str) -> str:
     """The sender: consumer slot ``c``'s client, or for ``broadcast`` a client of its own (a
     second channel: a crash of the push consumer closes only its own)."""
     name = world.client(c).name
-    return f"{name}@broadcast" if kind == "broadcast" else name
+    return f"{name}@broadcast" if kind in _BROADCAST_KINDS and kind != "broadcast_other_channel" else name
 
 
 def _pull_request(world: Any, c: int, queue_id: int, kind: int) -> bool:
@@ -100,8 +110,9 @@ def _pull_request(world: Any, c: int, queue_id: int, kind: int) -> bool:
     from popverify.sim.push_driver import TOPIC
 
     name = PULL_KINDS[kind % len(PULL_KINDS)]
-    if name == "broadcast":
-        world.broker.register_consumer(BROADCAST_GROUP, client_id_of(world, c, name), (TOPIC,), broadcast=True)
+    if name in _BROADCAST_KINDS:
+        # broadcast_other_channel: the heartbeat's channel is not the pull's (findChannel finds none)
+        world.broker.register_consumer(BROADCAST_GROUP, client_id_of(world, c, "broadcast"), (TOPIC,), broadcast=True)
     response = world.broker.pull_message(request_of(world, c, queue_id, name))
     assert response is not None, "a pull without the suspend flag is answered at once"
     world.coverage.add(f"pull_request:{name}:{rc.name_of(response.code)}")
