@@ -53,10 +53,10 @@ class Subscription:
         return (string_hash(unit.tags) if unit.tags else 0) in self.codes
 
 
-def build_subscription(sub_string: str | None, expression_type: str | None) -> Subscription:
-    """FilterAPI#build (5.0.0 common/filter, 5.5.0 remoting/protocol/filter, alike); ValueError
-    where it throws: a non-TAG expression that is empty, a tag expression whose split on "||"
-    is empty (String#split drops trailing empty strings)."""
+def build_subscription(sub_string: str | None, expression_type: str | None) -> Subscription | None:
+    """FilterAPI#build (5.0.0 common/filter, 5.5.0 remoting/protocol/filter, alike); None where
+    it throws: a non-TAG expression that is empty, a tag expression whose split on "||" is
+    empty (String#split drops trailing empty strings)."""
     if expression_type is None or expression_type == TAG:
         if not sub_string or sub_string == SUB_ALL:
             return Subscription(SUB_ALL, TAG)
@@ -64,11 +64,11 @@ def build_subscription(sub_string: str | None, expression_type: str | None) -> S
         while parts and parts[-1] == "":
             parts.pop()
         if not parts:
-            raise ValueError("subString split error")
+            return None  # "subString split error"
         tags = [t.strip() for t in parts if t.strip()]
         return Subscription(sub_string, TAG, frozenset(string_hash(t) for t in tags))
     if not sub_string:
-        raise ValueError(f"Expression can't be null! {expression_type}")
+        return None  # "Expression can't be null!"
     return Subscription(sub_string, expression_type)
 
 
@@ -101,8 +101,7 @@ class PullMessageProcessor:
         response, subscription = self._checks(header)
         if response is None:
             # the request's own subscription filters by tags; the broker's (heartbeat "*") never does
-            message_filter = None if subscription is None or subscription.sub_string == SUB_ALL \
-                else subscription.matches
+            message_filter = None if subscription is None else subscription.matches
             result = b.store.get_message(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
                                          header.max_msg_nums, message_filter)
             code = response_code_of(result.status, header.queue_offset)
@@ -137,9 +136,8 @@ class PullMessageProcessor:
             return PullMessageResponse(code, f"queueId[{header.queue_id}] is illegal"), None
         subscription = None
         if has_subscription_flag(header.sys_flag):
-            try:
-                subscription = build_subscription(header.subscription, header.expression_type)
-            except ValueError:
+            subscription = build_subscription(header.subscription, header.expression_type)
+            if subscription is None:
                 return PullMessageResponse(rc.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"), None
         else:
             if not b.consumer_manager.has_group(header.consumer_group):
