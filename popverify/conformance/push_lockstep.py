@@ -356,7 +356,8 @@ class PushLockstep:
                             "topic": h.topic, "queueId": h.queue_id, "queueOffset": h.queue_offset,
                             "maxMsgNums": h.max_msg_nums, "sysFlag": h.sys_flag, "commitOffset": h.commit_offset,
                             "suspendTimeoutMillis": h.suspend_timeout_millis, "subscription": h.subscription,
-                            "subVersion": h.sub_version})
+                            "subVersion": h.sub_version, "expressionType": h.expression_type,
+                            "lite": h.lite_pull})
             model, java = model_pull(res), java_pull(a)
             if res is not None and model == java:
                 for m, j in zip(res.messages, a.get("messages") or []):
@@ -382,7 +383,8 @@ class PushLockstep:
             return [json.loads(x) for x in model], [json.loads(x) for x in java]
         if name == "register_consumer":
             group, client_id, topics = args[0], args[1], args[2]
-            a = self._call({"op": "heartbeat", "clientId": client_id, "group": group, "topics": list(topics)})
+            a = self._call({"op": "heartbeat", "clientId": client_id, "group": group, "topics": list(topics),
+                            "messageModel": "BROADCASTING" if call.kwargs.get("broadcast") else "CLUSTERING"})
             return {"code": res}, {"code": a.get("code", a.get("error"))}
         if name == "unregister_consumer":
             group, client_id = args[0], args[1]

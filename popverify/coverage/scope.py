@@ -95,6 +95,10 @@ _CANCEL = "cancelCkTimer (its only call is commented out)"
 # PEEK_MESSAGE and NOTIFICATION (PeekMessageProcessor, NotificationProcessor): no client in 5.0.0's
 # client, common, remoting or broker jars sends either; NOTIFICATION is the proxy's (MQClientAPIExt)
 _PROXY_REQUESTS = "getLatestOffset(topic, group, queueId), called only by the proxy's PEEK_MESSAGE / NOTIFICATION"
+# PullMessageProcessor (pull, 26 November 2026): the static-topic rewrites, admin-set refusals, hooks
+_STATIC_TOPIC = "static topics: rewriteRequestForStaticTopic, rewriteResponseForStaticTopic and their call sites"
+_ADMIN_STATE = "refusals of a permission, group or forbidden state only an admin request sets"
+_HOOKS = "consume-message hooks (none registered by the release)"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # -- rocketmq 5.0.0 ---------------------------------------------------------------------
@@ -207,6 +211,37 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (222, 229), (268, 287)),
     # 5.0.0 ConsumerOrderInfoManager#get and #getConsumeCount: no caller in the release's jars
     *_x("ConsumerOrderInfoManager", "5.0.0", "unused", "get, getConsumeCount: no caller in the release", (183, 197)),
+    # -- pull (PullMessageProcessor, 26 November 2026) --------------------------------------------
+    # Static topics: TopicQueueMappingManager#buildTopicQueueMappingContext (5.0.0:203-207, 5.5.0
+    # alike) gives a topic without a mapping a context whose mapping detail is null, so both
+    # rewrites return null at their first test and the call sites never see a rewrite. Mappings
+    # come only from mqadmin's static-topic commands, which spread a logic queue over brokers.
+    *_x(_PULL, "5.0.0", "multi-broker", _STATIC_TOPIC, (87, 146), (152, 277), (353, 356), (626, 629)),
+    *_x(_PULL, "5.5.0", "multi-broker", _STATIC_TOPIC, (96, 156), (162, 286), (366, 369)),
+    # Refusals of a state only an admin sets: the broker's permission (UPDATE_BROKER_CONFIG),
+    # autoCreateSubscriptionGroup off, consumeEnable / consumeBroadcastEnable off
+    # (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP), a topic's perm without read (UPDATE_AND_CREATE_TOPIC),
+    # the group's read-forbidden bit (UPDATE_AND_GET_GROUP_FORBIDDEN, AdminBrokerProcessor:375)
+    *_x(_PULL, "5.0.0", "admin", _ADMIN_STATE, (304, 308), (319, 330), (343, 348), (399, 414)),
+    *_x(_PULL, "5.5.0", "admin", _ADMIN_STATE, (317, 323), (335, 346), (356, 361), (428, 443)),
+    # Consume-message hooks: no code of the release's jars calls BrokerController#
+    # registerConsumeMessageHook (an embedder's API), so the list stays empty
+    *_x(_PULL, "5.0.0", "unused", _HOOKS, (556, 623), (656, 669)),
+    *_x(_PULL, "5.5.0", "unused", _HOOKS, (612, 614), (720, 790)),
+    # RequestSource PROXY_FOR_BROADCAST / PROXY_FOR_STREAM: set only by the proxy's forwarded pulls
+    *_x(_PULL, "5.5.0", "proxy", "the request-source cases of proxy-forwarded pulls", (382, 388)),
+    # 5.5.0 broadcast offsets of the proxy's pulls: the forwarded client id (proxyPullBroadcast),
+    # and an init offset >= 0, which BroadcastOffsetManager#queryInitOffset answers only to a
+    # proxy pull or to a client id a proxy pull used before (fromProxy)
+    *_x(_PULL, "5.5.0", "proxy", "broadcast offsets of proxy-forwarded pulls", (555, 558), (868, 869), (898, 899)),
+    # rejectPullConsumerEnable (BrokerConfig, default false); cold-data flow control
+    # (coldDataFlowControlEnable, default false: ColdDataCgCtrService#isCgNeedColdDataFlowCtr:187)
+    # with its guard on the store's type and the wake-up's NO_SUSPEND_KEY test (set only by
+    # ColdDataPullRequestHoldService)
+    *_x(_PULL, "5.5.0", "off-default", "rejectPullConsumerEnable, cold-data flow control",
+        (494, 505), (508, 531), (809, 809)),
+    *_x(_PULL, "5.5.0", "lite", "a pull's liteTopic (LMQ of a lite subscription)", (563, 565)),
+    *_x(_PULL, "5.5.0", "logging", "a woken pull's failed response write (logs only)", (817, 820)),
 )
 
 

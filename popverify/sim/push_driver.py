@@ -27,6 +27,7 @@ from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
                                   ConsumerStarted, Event, ExpiredSentBack, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered,
                                   PullSent, PullSized, Rebalanced, ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
+from popverify.sim.pull_request import PULL_REQUEST
 from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord, ListenerBatch
@@ -586,6 +587,8 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     opt_in("consume_end", 7, "consume_end", (index("c"), index("index"), flag("fail"),
                                               Arg("body_size", int, -1, MAX_BODY_ARG)), _consume_end_draw,
            drawn_with="consume_begin"),
+    # requests over the pull's domain (issue 16): the late coin, after every other field's draw
+    PULL_REQUEST,
 )
 
 def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:

@@ -459,8 +459,12 @@ class Broker:
         or by their time-out since the last step."""
         return self.pull_hold.check_hold_request()
 
-    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...]) -> int:
-        """HEART_BEAT for a consumer: the group's retry topic, then ConsumerManager#registerConsumer."""
+    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...], broadcast: bool = False) -> int:
+        """HEART_BEAT for a consumer: the group's retry topic, then ConsumerManager#registerConsumer.
+        ``broadcast``: the heartbeat's messageModel is BROADCASTING. No answer the model gives
+        depends on it: 5.0.0 refuses a broadcast pull only when an admin turned the group's
+        consumeBroadcastEnable off, and 5.5.0's BroadcastOffsetManager answers a client that is
+        not the proxy's -1 (queryInitOffset), so its pulls read as clustering ones."""
         create_retry_topic_at_heartbeat(self, group)
         self.consumer_manager.register_consumer(group, client_id, tuple(topics))
         return rc.SUCCESS

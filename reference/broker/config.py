@@ -235,6 +235,9 @@ class BrokerConfig:
     # topic reset by the client) fails and the client sends it as a normal message; 5.5.0 has no
     # such check. Found by the push coverage replay on 5.5.0 (consumer_send_msg_back.code).
     send_back_checks_origin_topic: bool = True
+    # PullMessageProcessor#processRequest answers a queueId outside [0, readQueueNums) with
+    # SYSTEM_ERROR at 5.0.0 (line 363) and INVALID_PARAMETER at 5.5.0 (line 376).
+    pull_illegal_queue_invalid_parameter: bool = False
     # Which parked POPs of the group a revive's retry put wakes. 5.0.0
     # PopReviveService#reviveRetry:121-126 calls notifyMessageArriving(normal topic, cid, -1): the
     # POPs of all queues. 5.5.0 sets PROPERTY_ORIGIN_GROUP (#reviveRetry:134) and the store's
@@ -294,6 +297,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_negative_max_msg_nums_throws": True,
         "order_info_queue_level": True,
         "send_back_checks_origin_topic": False,
+        "pull_illegal_queue_invalid_parameter": True,
         "revive_wakes_retry_queue_id": True,
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,

@@ -16,6 +16,8 @@ import attrs
 
 from reference.broker.store import GetMessageStatus
 from reference.common import response_code as rc
+from reference.common.javalang import string_hash
+from reference.common.message import MessageExt
 from reference.common.remoting import (PullMessageRequestHeader, PullMessageResponse, has_commit_offset_flag,
                                        has_subscription_flag, has_suspend_flag)
 
@@ -23,6 +25,51 @@ if TYPE_CHECKING:
     from reference.broker.broker import Broker
 
 MASTER_ID = 0
+SUB_ALL = "*"
+TAG = "TAG"
+# The subVersion of every subscription the broker holds: the model's heartbeats (and the
+# lockstep harness's HEART_BEAT) carry 0, so a pull naming a later version is ahead of them.
+REGISTERED_SUB_VERSION = 0
+
+
+@attrs.frozen
+class Subscription:
+    """SubscriptionData as FilterAPI#build makes it from a pull's own subscription: the
+    expression, its type and the tag hash codes (codeSet)."""
+
+    sub_string: str
+    expression_type: str
+    codes: frozenset[int] = frozenset()
+
+    def is_tag_type(self) -> bool:
+        """ExpressionType#isTagType: TAG, empty or absent."""
+        return self.expression_type in ("", TAG)
+
+    def matches(self, unit: MessageExt) -> bool:
+        """ExpressionMessageFilter#isMatchedByConsumeQueue on the unit's tags code (0 for a
+        message without tags, CommitLog#checkMessageAndReturnSize)."""
+        if not self.is_tag_type() or self.sub_string == SUB_ALL:
+            return True  # SQL92 never reaches getMessage: enablePropertyFilter is off
+        return (string_hash(unit.tags) if unit.tags else 0) in self.codes
+
+
+def build_subscription(sub_string: str | None, expression_type: str | None) -> Subscription | None:
+    """FilterAPI#build (5.0.0 common/filter, 5.5.0 remoting/protocol/filter, alike); None where
+    it throws: a non-TAG expression that is empty, a tag expression whose split on "||" is
+    empty (String#split drops trailing empty strings)."""
+    if expression_type is None or expression_type == TAG:
+        if not sub_string or sub_string == SUB_ALL:
+            return Subscription(SUB_ALL, TAG)
+        parts = sub_string.split("||")
+        while parts and parts[-1] == "":
+            parts.pop()
+        if not parts:
+            return None  # "subString split error"
+        tags = [t.strip() for t in parts if t.strip()]
+        return Subscription(sub_string, TAG, frozenset(string_hash(t) for t in tags))
+    if not sub_string:
+        return None  # "Expression can't be null!"
+    return Subscription(sub_string, expression_type)
 
 
 def response_code_of(status: GetMessageStatus, queue_offset: int) -> int:
@@ -51,10 +98,12 @@ class PullMessageProcessor:
         """The response, or None when the request is held for long polling."""
         b = self.broker
         cfg = b.config
-        response = self._checks(header)
+        response, subscription = self._checks(header)
         if response is None:
+            # the request's own subscription filters by tags; the broker's (heartbeat "*") never does
+            message_filter = None if subscription is None else subscription.matches
             result = b.store.get_message(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
-                                         header.max_msg_nums)
+                                         header.max_msg_nums, message_filter)
             code = response_code_of(result.status, header.queue_offset)
             if code == rc.PULL_OFFSET_MOVED and cfg.broker_role_slave and not cfg.offset_check_in_slave:
                 code = rc.PULL_RETRY_IMMEDIATELY  # a slave without offset checks never moves offsets
@@ -70,24 +119,38 @@ class PullMessageProcessor:
                                     header.commit_offset)
         return response
 
-    def _checks(self, header: PullMessageRequestHeader) -> PullMessageResponse | None:
-        """The early returns of processRequest, in Java's order; None when all pass."""
+    def _checks(self, header: PullMessageRequestHeader) -> tuple[PullMessageResponse | None, Subscription | None]:
+        """The early returns of processRequest, in Java's order, and the request's own
+        subscription when it carries one (the subscription flag); (None, ...) when all pass.
+        A LITE_PULL_MESSAGE passes as a PULL_MESSAGE (litePullMessageEnable, default true)."""
         b = self.broker
         if header.consumer_group not in b.groups:
             if not b.config.auto_create_subscription_group:
-                return PullMessageResponse(rc.SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group does not exist")
+                return PullMessageResponse(rc.SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group does not exist"), None
             b.groups.add(header.consumer_group)  # SubscriptionGroupManager auto-creation (default on)
         queues = b.topics.get(header.topic)
         if queues is None:
-            return PullMessageResponse(rc.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist")
+            return PullMessageResponse(rc.TOPIC_NOT_EXIST, f"topic[{header.topic}] not exist"), None
         if header.queue_id < 0 or header.queue_id >= queues:
-            return PullMessageResponse(rc.SYSTEM_ERROR, f"queueId[{header.queue_id}] is illegal")
-        if not has_subscription_flag(header.sys_flag):
+            code = rc.INVALID_PARAMETER if b.config.pull_illegal_queue_invalid_parameter else rc.SYSTEM_ERROR
+            return PullMessageResponse(code, f"queueId[{header.queue_id}] is illegal"), None
+        subscription = None
+        if has_subscription_flag(header.sys_flag):
+            subscription = build_subscription(header.subscription, header.expression_type)
+            if subscription is None:
+                return PullMessageResponse(rc.SUBSCRIPTION_PARSE_FAILED, "parse the consumer's subscription failed"), None
+        else:
             if not b.consumer_manager.has_group(header.consumer_group):
-                return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist")
+                return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"), None
             if not b.consumer_manager.subscribes(header.consumer_group, header.topic):
-                return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist")
-        return None
+                return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist"), None
+            if REGISTERED_SUB_VERSION < header.sub_version:
+                return PullMessageResponse(rc.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"), None
+        if subscription is not None and not subscription.is_tag_type():
+            # enablePropertyFilter is false by default in both releases (processRequest 5.0.0:449, 5.5.0:478)
+            return PullMessageResponse(rc.SYSTEM_ERROR, "The broker does not support consumer to filter message by "
+                                       + subscription.expression_type), None
+        return None, subscription
 
 
 @attrs.define

@@ -78,6 +78,11 @@ class PullMessageRequestHeader:
     sub_version: int = 0
     client_id: str = ""
     request_id: int = 0
+    # expressionType (ExpressionType: TAG, SQL92); read by the broker only with the subscription flag
+    expression_type: str = "TAG"
+    # sent as LITE_PULL_MESSAGE (DefaultLitePullConsumer) instead of PULL_MESSAGE: a request
+    # code, not a header field; the broker serves both alike (litePullMessageEnable, default true)
+    lite_pull: bool = False
 
 
 @attrs.frozen

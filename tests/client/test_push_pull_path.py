@@ -17,7 +17,7 @@ from reference.common.clock import VirtualClock
 from reference.common.exceptions import MQBrokerException, MQClientException
 from reference.common.javalang import JavaRandom
 from reference.common.message_queue import MessageQueue
-from reference.common.remoting import PullMessageResponse
+from reference.common.remoting import FLAG_SUBSCRIPTION, PullMessageRequestHeader, PullMessageResponse
 
 CONFIG = ClientConfig.for_profile("v5.5")
 GROUP, TOPIC = "g", "T"
@@ -200,6 +200,27 @@ def test_bad_pull_requests_get_response_codes_and_leave_state_alone() -> None:
     consumer = _consumer(broker, clock)
     header, _ = _pull_once(consumer, broker, clock)
     assert broker.pull_message(attrs.evolve(header, topic="nope")).code == rc.TOPIC_NOT_EXIST
-    assert broker.pull_message(attrs.evolve(header, queue_id=9)).code == rc.SYSTEM_ERROR
-    assert broker.pull_message(attrs.evolve(header, queue_id=-1)).code == rc.SYSTEM_ERROR
+    # 5.5.0 answers an illegal queue id INVALID_PARAMETER (5.0.0 SYSTEM_ERROR: the v5.0 case below)
+    assert broker.pull_message(attrs.evolve(header, queue_id=9)).code == rc.INVALID_PARAMETER
+    assert broker.pull_message(attrs.evolve(header, queue_id=-1)).code == rc.INVALID_PARAMETER
+    assert broker.pull_message(attrs.evolve(header, sub_version=1)).code == rc.SUBSCRIPTION_NOT_LATEST
     assert broker.committed_offsets() == {}
+    old = Broker("v5.0", clock, JavaRandom(1))
+    old.create_topic(TOPIC, 1)
+    assert old.pull_message(attrs.evolve(header, queue_id=1)).code == rc.SYSTEM_ERROR
+
+
+def test_a_pull_with_its_own_subscription_is_parsed_and_filters_by_tags() -> None:
+    broker, clock = _world()
+    broker.put_message(TOPIC, 0, b"x")
+    broker.put_message(TOPIC, 0, b"y")
+    own = PullMessageRequestHeader("other", TOPIC, 0, 0, 32, FLAG_SUBSCRIPTION, 0, 0)  # no heartbeat needed
+    assert broker.pull_message(own).code == rc.SUCCESS
+    tagged = broker.pull_message(attrs.evolve(own, subscription="TagA || TagB"))
+    # untagged messages (tags code 0) never match: scanned past, PULL_RETRY_IMMEDIATELY
+    assert (tagged.code, tagged.remark, tagged.next_begin_offset) == (rc.PULL_RETRY_IMMEDIATELY, "NO_MATCHED_MESSAGE", 2)
+    assert broker.pull_message(attrs.evolve(own, subscription="||")).code == rc.SUBSCRIPTION_PARSE_FAILED
+    assert broker.pull_message(attrs.evolve(own, subscription="", expression_type="SQL92")).code == \
+        rc.SUBSCRIPTION_PARSE_FAILED
+    # enablePropertyFilter is off by default: an SQL92 subscription is refused
+    assert broker.pull_message(attrs.evolve(own, subscription="a > 1", expression_type="SQL92")).code == rc.SYSTEM_ERROR

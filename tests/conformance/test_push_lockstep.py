@@ -17,6 +17,7 @@ from lockstep_pool import Pool
 from popverify.cli import main
 from popverify.conformance import push_lockstep as pl
 from popverify.conformance.lockstep import RELEASES, LockstepClient
+from popverify.sim.pull_request import PULL_KINDS
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario, run_spec
 from popverify.trace.itf import read_trace, write_trace
 from reference.broker.broker import Broker
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.usefixtures("shared_lockstep")
 # broker holds and a put that wakes it, a broker restart with re-registration, time passing.
 CONFIG = ScenarioConfig(queues=2, consumers=2, consume_fail_percent=0, faults=("restart",), drain=True,
                         actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold", "consume",
-                                 "persist", "consumer_timer", "advance"))
+                                 "persist", "consumer_timer", "advance", "pull_request"))
 SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("rebalance", (0,)), Action("advance", (600,)),
             Action("pull", (0,)), Action("pull", (1,)), Action("deliver", (0, 0)), Action("deliver", (1, 0)),
             Action("consume", (0, False)), Action("consume", (1, False)), Action("persist", (0,)),
@@ -44,7 +45,10 @@ SCHEDULE = [Action("produce", (0,)), Action("produce", (1,)), Action("rebalance"
             # held again, and answered by checkHoldRequest once its 15 s suspend time is up
             Action("pull", (1,)), Action("advance", (16000,)), Action("hold",),
             Action("restart",), Action("rebalance", (0,)), Action("advance", (600,)), Action("pull", (0,)),
-            Action("deliver", (0, 0)), Action("advance", (1000,))]
+            Action("deliver", (0, 0)), Action("advance", (1000,)),
+            # every pull_request kind (popverify/sim/pull_request.py) on queue 1: validation,
+            # a pull's own subscription, offsets out of range, a broadcast group's pull
+            *(Action("pull_request", (1, 1, k)) for k in range(len(PULL_KINDS)))]
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +140,23 @@ def test_a_push_schedule_agrees_on_the_real_broker(tmp_path: Path, profile: str,
     assert json.loads(first)[0]["status"] == "agrees"
     assert main(["confirm", str(path), "--json"]) == 0
     assert capsys.readouterr().out == first
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_answering_5_0_0s_illegal_queue_code_diverges_on_5_5_0(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """The profile switch pull_illegal_queue_invalid_parameter is what makes queue -1 agree on
+    5.5.0: without it the model answers SYSTEM_ERROR and Java INVALID_PARAMETER."""
+    from reference.broker.config import RELEASE_SWITCHES
+
+    monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "pull_illegal_queue_invalid_parameter", False)
+    schedule = [Action("produce", (0,)), Action("rebalance", (0,)),
+                Action("pull_request", (0, 0, PULL_KINDS.index("queue_minus_one")))]
+    verdict = pl.run_push_lockstep("v5.5", 3, CONFIG, schedule, harness("5.5.0"))
+    assert verdict.status == "diverges" and verdict.step == 2, verdict.to_json()
+    assert verdict.key is not None and verdict.key.endswith("pull_message.code")
+    assert (verdict.model, verdict.java) == (1, 29)  # SYSTEM_ERROR, INVALID_PARAMETER
 
 
 @needs_jdk

@@ -35,6 +35,7 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  */
 final class PullOps {
     private static final int PULL_MESSAGE = 11;
+    private static final int LITE_PULL_MESSAGE = 361;  // RequestCode.LITE_PULL_MESSAGE
     private static final int QUERY_CONSUMER_OFFSET = 14;
     private static final int UPDATE_CONSUMER_OFFSET = 15;
     private static final int SEARCH_OFFSET_BY_TIMESTAMP = 29;
@@ -280,7 +281,7 @@ final class PullOps {
         return o;
     }
 
-    /** HEART_BEAT with one consumer's data (DefaultMQPushConsumer: CONSUME_PASSIVELY, CLUSTERING,
+    /** HEART_BEAT with one consumer's data (DefaultMQPushConsumer: CONSUME_PASSIVELY, CLUSTERING or the request's messageModel,
      * CONSUME_FROM_LAST_OFFSET, TAG "*" on every topic), as HeartbeatData's JSON. */
     JSONObject heartbeat(JSONObject req) throws Exception {
         String clientId = Lockstep.required(req, "clientId");
@@ -303,7 +304,8 @@ final class PullOps {
         JSONObject consumer = new JSONObject(true);
         consumer.put("groupName", group(req));
         consumer.put("consumeType", "CONSUME_PASSIVELY");
-        consumer.put("messageModel", "CLUSTERING");
+        String model = req.getString("messageModel");
+        consumer.put("messageModel", model == null ? "CLUSTERING" : model);
         consumer.put("consumeFromWhere", "CONSUME_FROM_LAST_OFFSET");
         consumer.put("subscriptionDataSet", subs);
         consumer.put("unitMode", false);
@@ -384,9 +386,13 @@ final class PullOps {
     }
 
     private Map<String, String> queueFields(JSONObject req) {
+        return queueFields(req, 0);
+    }
+
+    private Map<String, String> queueFields(JSONObject req, int lowestQueueId) {
         Map<String, String> f = new TreeMap<>();
         f.put("topic", Lockstep.required(req, "topic"));
-        f.put("queueId", String.valueOf(Lockstep.bounded(req, "queueId", -1, 0, 1023)));
+        f.put("queueId", String.valueOf(Lockstep.bounded(req, "queueId", -1, lowestQueueId, 1023)));
         return f;
     }
 
@@ -423,7 +429,8 @@ final class PullOps {
 
     JSONObject pull(JSONObject req) throws Exception {
         String clientId = Lockstep.required(req, "clientId");
-        Map<String, String> f = queueFields(req);
+        // a pull may name queue -1 or one past the topic's read queues (the model's pull_request)
+        Map<String, String> f = queueFields(req, -1);
         f.put("consumerGroup", group(req));
         f.put("queueOffset", String.valueOf(Lockstep.boundedLong(req, "queueOffset", -1, -1, Long.MAX_VALUE)));
         f.put("maxMsgNums", String.valueOf(Lockstep.bounded(req, "maxMsgNums", 32, 1, 1024)));
@@ -435,8 +442,10 @@ final class PullOps {
             f.put("subscription", sub);
         }
         f.put("subVersion", String.valueOf(req.getLongValue("subVersion")));
-        f.put("expressionType", "TAG");
-        RemotingCommand request = broker.request(PULL_MESSAGE, f);
+        String type = req.getString("expressionType");
+        f.put("expressionType", type == null ? "TAG" : type);
+        // a DefaultLitePullConsumer's request code; the processor serves both codes
+        RemotingCommand request = broker.request(req.getBooleanValue("lite") ? LITE_PULL_MESSAGE : PULL_MESSAGE, f);
         RemotingCommand response = call(broker.controller.getPullMessageProcessor(), clientId, request);
         if (response == null) {
             JSONObject key = new JSONObject(true);
