@@ -27,7 +27,7 @@ from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.admin import ADMIN_ACTIONS
-from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
+from popverify.sim.actions import (FAULT_WEIGHT, PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
@@ -395,6 +395,12 @@ class PopWorld:
         self.publish(BrokerRestarted())
         return True
 
+    def persist_restart(self) -> bool:
+        """The broker restarts right after persisting its offsets and order info."""
+        self.broker.persist_then_restart()
+        self.publish(BrokerRestarted())
+        return True
+
     def delete_recreate(self) -> bool:
         """The consumed topic is deleted and created again."""
         self.broker.delete_topic(TOPIC)
@@ -565,6 +571,10 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
           lambda rng, w: (1 + rng.next_int(2),), opt_in=True),
     # an admin's group deletion and offset reset (opt-in: popverify/sim/admin.py)
     *ADMIN_ACTIONS,
+    # a restart right after the persist tasks (opt-in, its swarm coin after every other field:
+    # ScenarioConfig.draw_domain): the restart reloads what was just written (the order info's
+    # recover, the offsets' decode), where a plain restart reloads what the last 10 s task wrote
+    ActionSpec("persist_restart", FAULT_WEIGHT, "persist_restart", fault=True, opt_in=True, late=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").
