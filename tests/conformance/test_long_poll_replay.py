@@ -287,3 +287,20 @@ def test_the_order_info_persisted_before_a_restart_is_recovered(profile_client: 
     monkeypatch.setattr(Broker, "persist_then_restart", Broker.restart)
     broken, _, _ = _replay(profile, client, RECOVER, RECOVER_CONFIG)
     assert broken.status == "diverges", broken.headline()
+
+
+def test_with_the_lock_free_notification_switched_off_the_orderly_pop_stays_parked(
+        profile_client: tuple[str, LockstepClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    from popverify.sim import pop_driver
+
+    profile, client = profile_client
+    if profile != "v5.5":
+        pytest.skip("one release: 5.0.0 has no such switch")
+    off = attrs.evolve(ORDERLY, broker_options=("enableNotifyAfterPopOrderLockRelease=false",))
+    verdict, ls, _ = _replay(profile, client, LOCK_FREE, off)
+    assert verdict.status == "agrees", verdict.headline()
+    assert (len(ls.driver.world.consumers[0].held), len(ls.long_polls.parked)) == (1, 1)  # as on 5.0.0
+    # a model that keeps the notification on while Java has it off wakes the POP: diverges
+    monkeypatch.setattr(pop_driver, "with_options", lambda broker_config, names: broker_config)
+    broken, _, _ = _replay(profile, client, LOCK_FREE, off)
+    assert broken.status == "diverges" and broken.action[0] == "long_poll", broken.headline()
