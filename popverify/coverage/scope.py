@@ -207,6 +207,15 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (222, 229), (268, 287)),
     # 5.0.0 ConsumerOrderInfoManager#get and #getConsumeCount: no caller in the release's jars
     *_x("ConsumerOrderInfoManager", "5.0.0", "unused", "get, getConsumeCount: no caller in the release", (183, 197)),
+    # -- order (consumer order info, lock managers; 26 November 2026): the lock-free notification
+    # of a lite topic's queue (LiteUtil.isLiteTopicQueue: an LMQ-backed lite subscription's queue,
+    # PopLiteMessageProcessor's orderly POP) goes to the LiteEventDispatcher; a normal topic's
+    # only passes the test, whose line goes with the lite code (as AckMessageProcessor's)
+    *_x("QueueLevelConsumerOrderInfoLockManager", "5.5.0", "lite",
+        "notifyLockIsFree's lite-topic dispatch and its test", (112, 115)),
+    # 5.5.0 ConsumerOffsetManager#loadDataVersion: its one caller is RocksDBConsumerOffsetManager#merge
+    # (super.loadDataVersion()), the manager BrokerController builds only with enableRocksDBStore
+    *_x(_COM, "5.5.0", "off-default", "loadDataVersion: the RocksDB config store's merge only", (392, 409)),
 )
 
 
