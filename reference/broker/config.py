@@ -256,6 +256,9 @@ class BrokerConfig:
     # BrokerConfig#reviveAckWaitMs (5.5.0: 3 minutes)
     revive_ack_wait_ms: int = 3 * 60 * 1000
     # --- end issue 16 (revive) switches ---
+    # QueryAssignmentProcessor#setMessageRequestMode answers TOPIC_NOT_EXIST for a topic without
+    # a config (5.5.0:319-324; 5.0.0 stores the mode of any topic but a retry topic)
+    set_request_mode_checks_topic: bool = False
     # BrokerConfig#enableNotifyAfterPopOrderLockRelease (5.5.0, default true): the order lock
     # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
     # switch it off (BROKER_OPTIONS "enableNotifyAfterPopOrderLockRelease=false")
@@ -302,6 +305,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
+        "set_request_mode_checks_topic": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false"),
     },

@@ -291,6 +291,30 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     assert ("c0", None, [0]) in seen  # c0 of two members: queue 0 of TopicTest
     # in POP mode with popShareQueueNum 1 >= members - 1, every member pops every queue (-1)
     assert ("c0", pl.POP_SHARE_QUEUE_NUM, [-1]) in seen
+    # the probes: a broadcasting query gets every queue, no consumer / an unsupported strategy null;
+    # SET_MESSAGE_REQUEST_MODE twice (the retry topic, a topic without a config) per rebalance
+    assert ("c0", None, [0, 1]) in seen and ("c0", None, None) in seen
+    assert ls.calls_compared["set_message_request_mode"] == 2 * sum(1 for _, share, _ in seen if share)
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", ["broadcast as clustering", "5.0.0 set mode"])
+def test_a_model_wrong_on_a_probe_diverges_there(mutant: str, monkeypatch: pytest.MonkeyPatch,
+                                                 harness: Callable[[str], LockstepClient]) -> None:
+    """The probes compare: a model that allocates a broadcasting query like a clustering one, or
+    one that answers 5.5.0's SET_MESSAGE_REQUEST_MODE of a topic without config as 5.0.0 does
+    (SUCCESS), differs from 5.5.0 at that probe."""
+    if mutant == "broadcast as clustering":
+        original = pl.do_load_balance
+        monkeypatch.setattr(pl, "do_load_balance", lambda model, *args: original(pl.CLUSTERING, *args))
+        key = "queryAssignment[broadcasting]"
+    else:
+        monkeypatch.setattr(pl, "set_message_request_mode_code", lambda topic, exists, checks: 0
+                            if not topic.startswith("%RETRY%") else 16)
+        key = f"setMessageRequestMode[{pl.ABSENT_TOPIC}]"
+    verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "diverges" and verdict.key == key, verdict.to_json()
 
 
 @needs_jdk

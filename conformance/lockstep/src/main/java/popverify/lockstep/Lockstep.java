@@ -685,6 +685,7 @@ public final class Lockstep {
                     return new JSONObject();
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 case "queryAssignment": return QueryAssignmentOps.query(this, req);
+                case "setMessageRequestMode": return QueryAssignmentOps.setRequestMode(this, req);
                 case "deferWoken": case "runWoken": case "pollingTimeout": return LongPollOps.handle(this, op, req);
                 case "cleanQueueLocks": return QueueLockOps.clean(this);
                 case "startQueues": return StartOffsetOps.start(this, req);
