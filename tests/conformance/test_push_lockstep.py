@@ -299,22 +299,25 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
 
 @needs_jdk
 @pytest.mark.slow
-@pytest.mark.parametrize("mutant", ["broadcast as clustering", "5.0.0 set mode"])
-def test_a_model_wrong_on_a_probe_diverges_there(mutant: str, monkeypatch: pytest.MonkeyPatch,
+def test_a_model_wrong_on_a_probe_diverges_there(monkeypatch: pytest.MonkeyPatch,
                                                  harness: Callable[[str], LockstepClient]) -> None:
-    """The probes compare: a model that allocates a broadcasting query like a clustering one, or
-    one that answers 5.5.0's SET_MESSAGE_REQUEST_MODE of a topic without config as 5.0.0 does
-    (SUCCESS), differs from 5.5.0 at that probe."""
-    if mutant == "broadcast as clustering":
-        original = pl.do_load_balance
-        monkeypatch.setattr(pl, "do_load_balance", lambda model, *args: original(pl.CLUSTERING, *args))
-        key = "queryAssignment[broadcasting]"
-    else:
-        monkeypatch.setattr(pl, "set_message_request_mode_code", lambda topic, exists, checks: 0
-                            if not topic.startswith("%RETRY%") else 16)
-        key = f"setMessageRequestMode[{pl.ABSENT_TOPIC}]"
+    """The probes compare: a model that allocates a broadcasting query like a clustering one
+    differs from Java at that probe."""
+    original = pl.do_load_balance
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, *args: original(pl.CLUSTERING, *args))
     verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
-    assert verdict.status == "diverges" and verdict.key == key, verdict.to_json()
+    assert verdict.status == "diverges" and verdict.key == "queryAssignment[broadcasting]", verdict.to_json()
+
+
+def test_set_message_request_mode_answers_by_release() -> None:
+    # the probes agree with both releases (test_query_assignment_agrees_after_each_rebalance),
+    # where a topic without config answers SUCCESS on 5.0.0 and TOPIC_NOT_EXIST on 5.5.0
+    from reference.broker.config import BrokerConfig
+    from reference.broker.query_assignment import set_message_request_mode_code
+
+    codes = {p: [set_message_request_mode_code(t, False, BrokerConfig.for_profile(p).set_request_mode_checks_topic)
+                 for t in (pl.RETRY_TOPIC, pl.ABSENT_TOPIC)] for p in ("v5.0", "v5.5")}
+    assert codes == {"v5.0": [16, 0], "v5.5": [16, 17]}
 
 
 @needs_jdk
