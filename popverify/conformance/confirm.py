@@ -821,7 +821,9 @@ class Lockstep:
                 held.extra_info = _java_extra_info(ev["handle"])
 
             def after_change(a: list[dict[str, Any]]) -> dict[str, Any]:
-                code = a[0].get("code", a[0].get("error"))
+                # a processor exception is SYSTEM_ERROR, as for an ack (5.0.0: the handle-less
+                # orderly message popped after a restart reloaded the order info, getReviveQid)
+                code = request_domain.code_of(a[0])
                 if code == rc.SUCCESS and a[0].get("extraInfo"):
                     held.extra_info = a[0]["extraInfo"]
                     held.deadline = to_model_time(a[0]["popTime"]) + a[0]["invisibleTime"]
