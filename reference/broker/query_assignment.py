@@ -10,6 +10,7 @@ from reference.common.message_queue import MessageQueue
 
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"
+RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"  # MixAll.RETRY_GROUP_TOPIC_PREFIX
 # The strategies QueryAssignmentProcessor's constructor registers (name2LoadStrategy), at v5.0
 # and v5.5; any other name is "unsupported strategy" (doLoadBalance returns null).
 BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
@@ -72,9 +73,6 @@ def do_load_balance(message_model: str, strategy: Strategy | None, group: str, c
     except ValueError:
         return None  # "allocate message queue exception": logged, null returned
     return set(result)
-
-
-RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"  # MixAll.RETRY_GROUP_TOPIC_PREFIX
 
 
 def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool) -> int:
