@@ -378,7 +378,8 @@ class PushLockstep:
             a = self._call({"op": "setMessageRequestMode", "topic": topic, "group": GROUP})
             self.calls_compared["set_message_request_mode"] = self.calls_compared.get("set_message_request_mode", 0) + 1
             if a.get("code") != expected_code:
-                raise Diverged(i, action, f"setMessageRequestMode[{topic}]", expected_code, a.get("error", a.get("code")))
+                raise Diverged(i, action, f"setMessageRequestMode[{topic}]", expected_code,
+                               a.get("error", a.get("code")))
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""
