@@ -23,20 +23,23 @@ class Property:
 # revive_put_fail (the revive's next retry puts refused whenever they come).
 PUT_FAILURES: frozenset[str] = frozenset({"store_put_fail", "revive_put_fail"})
 
+# A broker restart, plain or right after the persist tasks (popverify/sim/pop_driver.py).
+RESTARTS: frozenset[str] = frozenset({"restart", "persist_restart"})
+
 PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("ALO-1", "every stored, unexpired message of a live topic is eventually delivered"),
     Property("ALO-2", "every such message is eventually acked when consumers ack everything"),
     # PUT_FAILURES: a refused ACK put is answered SUCCESS and lost (spec/broker.md)
     Property("NSR-1", "a message acked before its invisibility deadline is not delivered again",
-             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
+             RESTARTS | {"delete_recreate"} | PUT_FAILURES),
     Property("INV-1", "a popped message is not delivered again before its (possibly changed) invisible time",
-             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
+             RESTARTS | {"delete_recreate"} | PUT_FAILURES),
     Property("OFF-1", "a committed offset never passes a message neither acked, revived nor under a live checkpoint",
              frozenset({"delete_recreate"})),
     Property("OFF-2", "committed offsets never move backwards",
-             frozenset({"restart", "delete_recreate"})),
+             RESTARTS | {"delete_recreate"}),
     Property("CKM-1", "revive re-sends only messages not acked before their deadline",
-             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
+             RESTARTS | {"delete_recreate"} | PUT_FAILURES),
     Property("ALO-3", "push: every stored, unexpired message is eventually consumed, across consumer crash, "
                       "restart and rebalance"),
     Property("OFF-3", "push: a committed offset (broker or client) never passes a message neither consumed nor "
@@ -56,7 +59,7 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("RED-1", "bounded redelivery: a message delivered n+1 times had n earlier deliveries abandoned (deadline "
                       "reached without a clean ack); consumers that ack in time see it once",
              # PUT_FAILURES: a refused ACK put is answered SUCCESS and lost, as for NSR-1
-             frozenset({"restart", "delete_recreate"}) | PUT_FAILURES),
+             RESTARTS | {"delete_recreate"} | PUT_FAILURES),
     Property("RED-2", "a redelivered copy carries reconsumeTimes one more than the copy it was made from (0 in the "
                       "consumed topic); push copies past maxReconsumeTimes go to the DLQ"),
     Property("PSH-2", "push: a pull is suspended only while its queue has no message at or after its offset, and "
@@ -66,12 +69,12 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
              frozenset({"consumer_crash", "restart", "dup_response", "lose_response", "expire",
                         "expire_commit_log", "clean_consume_queue"})),
     Property("ORD-1", "push, orderly: messages of a queue reach a consumer's listener only while that consumer holds "
-                      "the broker's lock of the queue", frozenset({"restart"})),
+                      "the broker's lock of the queue", RESTARTS),
     Property("POP-ORD-1", "orderly POP: a queue's messages are not delivered while an earlier orderly batch of "
                           "that queue is in flight (not acked, not yet visible again)",
              # restart: the order info is reloaded (5.0.0: empty) or lost since the last persist;
              # stall: a stalled request's response reaches its consumer after later batches
-             frozenset({"restart", "delete_recreate", "stall"})),
+             RESTARTS | {"delete_recreate", "stall"}),
     Property("BAT-1", "a POP or pull response carries at most the request's maxMsgNums messages"),
     Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),

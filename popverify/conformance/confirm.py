@@ -60,14 +60,14 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail",
+    "revive_put_fail", "persist_restart",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 
 
 # What the harness cannot run inside an in-flight POP: a second POP (PopMessageProcessor is not
 # re-entered) and a restart. Anything else runs in the POP's interleave, at the point the model
 # ran it; a woken long-polling POP's re-run takes nothing inside (Java re-runs it in one go).
-INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
+INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart", "persist_restart"})
 
 
 # An orderly ack or changeInvisibleTime waits for the queue lock in a busy loop (5.0.0
@@ -625,7 +625,7 @@ class Lockstep:
             self.pending = None
             self._finish_pending(i, action, pending)
             pending = None
-        if kind == "restart" and pending is not None:
+        if kind in ("restart", "persist_restart") and pending is not None:
             raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
         model_obs, requests, finish = self._plan(i, action, pre)
         if pending is not None:
@@ -821,7 +821,9 @@ class Lockstep:
                 held.extra_info = _java_extra_info(ev["handle"])
 
             def after_change(a: list[dict[str, Any]]) -> dict[str, Any]:
-                code = a[0].get("code", a[0].get("error"))
+                # a processor exception is SYSTEM_ERROR, as for an ack (5.0.0: the handle-less
+                # orderly message popped after a restart reloaded the order info, getReviveQid)
+                code = request_domain.code_of(a[0])
                 if code == rc.SUCCESS and a[0].get("extraInfo"):
                     held.extra_info = a[0]["extraInfo"]
                     held.deadline = to_model_time(a[0]["popTime"]) + a[0]["invisibleTime"]
@@ -869,11 +871,14 @@ class Lockstep:
             return {}, _flush_requests(flushed, d.broker.order_info.last_persist != pre["last_persist"]), lambda a: {}
         if kind == "long_poll":
             return self._long_poll_plan()
-        if kind == "restart":
+        if kind in ("restart", "persist_restart"):
             self._next_lock_clean = d.clock.now() + QUEUE_LOCK_CLEAN_MS  # a new, unstarted manager
             self.java_checker.on_restart()
-            self.java_checker.on_fault("restart")
-            return {}, [{"op": "restart"}], lambda a: {"error": a[0]["error"]} if "error" in a[0] else {}
+            self.java_checker.on_fault(kind)
+            # persist_restart: both persists first, as the model's Broker#persist_then_restart
+            persist = _flush_requests(True, True) if kind == "persist_restart" else []
+            return {}, persist + [{"op": "restart"}], \
+                lambda a: next(({"error": x["error"]} for x in a if "error" in x), {})
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
         if kind in admin_replay.KINDS:

@@ -41,7 +41,8 @@ from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Clie
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
-from reference.broker.query_assignment import BROKER_STRATEGIES, CLUSTERING, do_load_balance
+from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING, do_load_balance,
+                                               set_message_request_mode_code)
 from reference.client.allocation import STRATEGIES
 from reference.client.rebalance_impl import STRATEGIES as CLIENT_STRATEGIES
 from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
@@ -65,6 +66,12 @@ QUERY_NOT_FOUND = 22  # ResponseCode.QUERY_NOT_FOUND
 # the membership varies (share all when C <= 2, own plus the next client's when 2 < C <= Q,
 # one queue each when C > Q); the broker's default (-1) would always share all.
 POP_SHARE_QUEUE_NUM = 1
+# The assignment probes' other requests (PushLockstep#_probe_assignment): a group no consumer has
+# joined, a strategy name QueryAssignmentProcessor does not register (its constructor registers
+# AVG and AVG_BY_CIRCLE: BROKER_STRATEGIES), a topic that has no config on the broker.
+ABSENT_GROUP = "GID_popverify_absent"
+UNSUPPORTED_STRATEGY = "popverify_unsupported"
+ABSENT_TOPIC = "TopicPopverifyAbsent"
 # Pull codes whose remark is the store's GetMessageStatus name (PullMessageProcessor sets it).
 _STORE_CODES = frozenset({rc.SUCCESS, rc.PULL_NOT_FOUND, rc.PULL_RETRY_IMMEDIATELY, rc.PULL_OFFSET_MOVED})
 
@@ -332,6 +339,47 @@ class PushLockstep:
             self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
             if expected != java:
                 raise Diverged(i, action, f"queryAssignment[{topic}{'' if share is None else ' POP'}]", expected, java)
+        self._probe_assignment(i, action, client, strategy, name)
+
+    def _probe_assignment(self, i: int, action: Action, client: Client, strategy: Any, name: str) -> None:
+        """The requests of other clients and admins the model's push client never sends, on the
+        consumed topic, each compared and without effect on either broker: QUERY_ASSIGNMENT of a
+        broadcasting consumer, of a group with no consumer and with a strategy the broker does not
+        register (QueryAssignmentProcessor#doLoadBalance:170-176, 199-206, 215-219 of 5.5.0), and
+        SET_MESSAGE_REQUEST_MODE on the retry topic and on a topic without a config
+        (#setMessageRequestMode)."""
+        b = self.driver.broker
+        mq_set = b.topic_queues(TOPIC)
+        if not mq_set:
+            return
+        cids = b.get_consumer_id_list(GROUP)
+        request = {"op": "queryAssignment", "topic": TOPIC, "group": GROUP, "clientId": client.name, "strategy": name}
+        queries = {
+            "broadcasting": (do_load_balance(BROADCASTING, strategy, GROUP, client.name, mq_set, cids, None),
+                             {**request, "messageModel": BROADCASTING}),
+            # getConsumerGroupInfo is null: cidAll null (QueryAssignmentProcessor:199-206)
+            "no consumer": (do_load_balance(CLUSTERING, strategy, ABSENT_GROUP, client.name, mq_set, None, None),
+                            {**request, "group": ABSENT_GROUP}),
+            "unsupported strategy": (do_load_balance(CLUSTERING, None, GROUP, client.name, mq_set, cids, None),
+                                     {**request, "strategy": UNSUPPORTED_STRATEGY}),
+        }
+        for what, (model, req) in queries.items():
+            a = self._call(req)
+            java = a.get("error") or a.get("queues")
+            if isinstance(java, list):
+                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
+            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:PULL" for mq in model)
+            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
+            if expected != java:
+                raise Diverged(i, action, f"queryAssignment[{what}]", expected, java)
+        for topic in (RETRY_TOPIC, ABSENT_TOPIC):
+            expected_code = set_message_request_mode_code(topic, topic in b.topics,
+                                                          b.config.set_request_mode_checks_topic)
+            a = self._call({"op": "setMessageRequestMode", "topic": topic, "group": GROUP})
+            self.calls_compared["set_message_request_mode"] = self.calls_compared.get("set_message_request_mode", 0) + 1
+            if a.get("code") != expected_code:
+                raise Diverged(i, action, f"setMessageRequestMode[{topic}]", expected_code,
+                               a.get("error", a.get("code")))
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""

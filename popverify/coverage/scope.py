@@ -242,6 +242,15 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
         (494, 505), (508, 531), (809, 809)),
     *_x(_PULL, "5.5.0", "lite", "a pull's liteTopic (LMQ of a lite subscription)", (563, 565)),
     *_x(_PULL, "5.5.0", "logging", "a woken pull's failed response write (logs only)", (817, 820)),
+    # -- order (consumer order info, lock managers; 26 November 2026): the lock-free notification
+    # of a lite topic's queue (LiteUtil.isLiteTopicQueue: an LMQ-backed lite subscription's queue,
+    # PopLiteMessageProcessor's orderly POP) goes to the LiteEventDispatcher; a normal topic's
+    # only passes the test, whose line goes with the lite code (as AckMessageProcessor's)
+    *_x("QueueLevelConsumerOrderInfoLockManager", "5.5.0", "lite",
+        "notifyLockIsFree's lite-topic dispatch and its test", (112, 115)),
+    # 5.5.0 ConsumerOffsetManager#loadDataVersion: its one caller is RocksDBConsumerOffsetManager#merge
+    # (super.loadDataVersion()), the manager BrokerController builds only with enableRocksDBStore
+    *_x(_COM, "5.5.0", "off-default", "loadDataVersion: the RocksDB config store's merge only", (392, 409)),
 )
 
 

@@ -195,7 +195,9 @@ class ScenarioConfig:
         - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
           reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
         - POP: each broker option (reference/broker/config.py BROKER_OPTIONS) on with probability
-          1/2, drawn last of all so every field above keeps its value.
+          1/2, drawn after the fields above so they keep their values;
+        - then each ``late`` opt-in fault of the mode (persist_restart): always in an orderly
+          configuration, else with probability 1/2.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -206,7 +208,7 @@ class ScenarioConfig:
         kinds = the_mode.opt_in()
         early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late)
         opt = tuple(a for group in early if rng.next_boolean() for a in group)
-        opt_faults = tuple(f for f in the_mode.opt_in(fault=True) if rng.next_int(10) < 3)
+        opt_faults = tuple(f for f in the_mode.opt_in(fault=True) if not the_mode.spec(f).late and rng.next_int(10) < 3)
         late = the_mode.groups(k for k in kinds if the_mode.spec(k).late)
         opt += tuple(a for group in late if rng.next_boolean() for a in group)
         polling: dict[str, int] = {}
@@ -214,6 +216,10 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
+        # order helper's block, after every field above: the late opt-in faults (persist_restart),
+        # always in an orderly configuration (what it reloads is the order info; 1 in 4 is orderly)
+        opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
+                            if the_mode.spec(f).late and (self.pop_orderly or rng.next_boolean()))
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)

@@ -100,7 +100,7 @@ class Broker:
                                              use_server_side_reset=cfg.server_side_reset_offset)
         # Persisted like the offsets (a ConfigManager), so it survives restarts as a snapshot.
         self.order_info = make_order_info_manager(cfg.order_info_queue_level, clock.now, self.topics.get,
-                                                  self.groups.__contains__)
+                                                  self.groups.__contains__, cfg.notify_after_pop_order_lock_release)
         self.acks_received: list[AckMsg] = []
         self.revived: list[RevivedMessage] = []
         self._ck_message_number = 0
@@ -368,6 +368,16 @@ class Broker:
             self.pop_polling.notify_message_arriving(topic, group, queue_id)
 
     # -- faults -----------------------------------------------------------------------------------
+    def persist_then_restart(self) -> None:
+        """The broker restarts right after its persist tasks ran: the consumer offsets and the
+        consumer order info written (BrokerController's scheduled persists, the ones
+        shutdownBasicService also runs: 5.0.0:1305/1320, 5.5.0:1752/1757), then ``restart``.
+        The merge buffer is lost as on every restart here (a graceful shutdown would drain it
+        first: PopBufferMergeService#run's tail, not modelled)."""
+        self.offsets.persist(self.clock.now())
+        self.order_info.persist()
+        self.restart()
+
     def restart(self) -> None:
         """Broker restart: memory buffers, locks, polling and in-flight pops lost; store, timer
         log, topics and groups kept; consumer offsets as of the last flush."""

@@ -259,6 +259,13 @@ class BrokerConfig:
     # BrokerConfig#reviveAckWaitMs (5.5.0: 3 minutes)
     revive_ack_wait_ms: int = 3 * 60 * 1000
     # --- end issue 16 (revive) switches ---
+    # QueryAssignmentProcessor#setMessageRequestMode answers TOPIC_NOT_EXIST for a topic without
+    # a config (5.5.0:319-324; 5.0.0 stores the mode of any topic but a retry topic)
+    set_request_mode_checks_topic: bool = False
+    # BrokerConfig#enableNotifyAfterPopOrderLockRelease (5.5.0, default true): the order lock
+    # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
+    # switch it off (BROKER_OPTIONS "enableNotifyAfterPopOrderLockRelease=false")
+    notify_after_pop_order_lock_release: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -302,7 +309,9 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
-        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync"),
+        "set_request_mode_checks_topic": True,
+        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
+                                 "enableNotifyAfterPopOrderLockRelease=false"),
     },
 }
 
@@ -322,7 +331,14 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # handling runs inside the put, as the model's synchronous put does.
     "appendCkAsync": None,
     "appendAckAsync": None,
+    # order helper: a BrokerConfig boolean whose default is true, switched off ("=false": the
+    # harness calls its setter with false); drawn last of the options
+    "enableNotifyAfterPopOrderLockRelease=false": "notify_after_pop_order_lock_release",
 }
+
+
+# An option name with this suffix sets its boolean to false (its default is true).
+OFF_SUFFIX = "=false"
 
 
 def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[str, ...]:
@@ -335,6 +351,7 @@ def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[st
 
 
 def with_options(config: BrokerConfig, names: tuple[str, ...]) -> BrokerConfig:
-    """``config`` with the options of ``names`` this release has switched on."""
-    fields = (BROKER_OPTIONS[n] for n in applicable_options(config, names))
-    return attrs.evolve(config, **{f: True for f in fields if f is not None})
+    """``config`` with the options of ``names`` this release has switched on (an option named
+    ``<name>=false`` switched off)."""
+    fields = {n: BROKER_OPTIONS[n] for n in applicable_options(config, names)}
+    return attrs.evolve(config, **{f: not n.endswith(OFF_SUFFIX) for n, f in fields.items() if f is not None})

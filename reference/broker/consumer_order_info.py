@@ -333,16 +333,19 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
     lock-free times)."""
 
     def __init__(self, now: Callable[[], int], topic_read_queues: Callable[[str], int | None],
-                 group_exists: Callable[[str], bool]) -> None:
+                 group_exists: Callable[[str], bool], notify_after_lock_release: bool = True) -> None:
         super().__init__(now, topic_read_queues, group_exists)
         # QueueLevelConsumerOrderInfoLockManager#timeoutMap: key → when to wake long polling.
         self.lock_free_timestamps: dict[tuple[str, str, int], int] = {}
+        # BrokerConfig#enableNotifyAfterPopOrderLockRelease: off, updateLockFreeTimestamp:83 and
+        # recover:56 return at once (no timeout is ever scheduled)
+        self.notify_after_lock_release = notify_after_lock_release
 
     def _update_lock_free_timestamp(self, topic: str, group: str, queue_id: int, info: OrderInfo) -> None:
         # updateLockFreeTimestamp (enableNotifyAfterPopOrderLockRelease, default true):
         # a null lock-free time leaves the previous timeout in place.
         t = info.lock_free_timestamp(self._now())
-        if t is not None:
+        if t is not None and self.notify_after_lock_release:
             # timeoutMap.compute: a new timeout replaces (cancels) the old one, scheduled after
             # every earlier one (the order a tie of lock-free times fires in)
             self.lock_free_timestamps.pop((topic, group, queue_id), None)
@@ -353,7 +356,7 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
         # decode → QueueLevelConsumerOrderInfoLockManager#recover: future lock-free times only.
         self.lock_free_timestamps = {}
         now = self._now()
-        for key, qs in self.table.items():
+        for key, qs in self.table.items() if self.notify_after_lock_release else ():
             topic, group = key.split(TOPIC_GROUP_SEPARATOR, 1)
             for qid, info in qs.items():
                 t = info.lock_free_timestamp(now)
@@ -426,7 +429,10 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
 
 def make_order_info_manager(queue_level: bool, now: Callable[[], int],
                             topic_read_queues: Callable[[str], int | None],
-                            group_exists: Callable[[str], bool]) -> ConsumerOrderInfoManager:
-    """The release's manager: QueueLevelConsumerManager (5.5.0) or ConsumerOrderInfoManager (5.0.0)."""
-    cls = QueueLevelConsumerManager55 if queue_level else ConsumerOrderInfoManager50
-    return cls(now, topic_read_queues, group_exists)
+                            group_exists: Callable[[str], bool],
+                            notify_after_lock_release: bool = True) -> ConsumerOrderInfoManager:
+    """The release's manager: QueueLevelConsumerManager (5.5.0, its lock-free notification as
+    ``notify_after_lock_release`` says) or ConsumerOrderInfoManager (5.0.0)."""
+    if queue_level:
+        return QueueLevelConsumerManager55(now, topic_read_queues, group_exists, notify_after_lock_release)
+    return ConsumerOrderInfoManager50(now, topic_read_queues, group_exists)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reference.client.allocation import Strategy, check, sort_cids, sort_queues
+from reference.common import response_code as rc
 from reference.common.message_queue import MessageQueue
 
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"
+RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"  # MixAll.RETRY_GROUP_TOPIC_PREFIX
 # The strategies QueryAssignmentProcessor's constructor registers (name2LoadStrategy), at v5.0
 # and v5.5; any other name is "unsupported strategy" (doLoadBalance returns null).
 BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
@@ -71,3 +73,16 @@ def do_load_balance(message_model: str, strategy: Strategy | None, group: str, c
     except ValueError:
         return None  # "allocate message queue exception": logged, null returned
     return set(result)
+
+
+def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool) -> int:
+    """QueryAssignmentProcessor#setMessageRequestMode's answer (SET_MESSAGE_REQUEST_MODE, an
+    admin's setConsumeMode): a retry topic is refused with NO_PERMISSION (5.0.0:305, 5.5.0:314);
+    with ``checks_topic`` (5.5.0:319-324) a topic without a config answers TOPIC_NOT_EXIST
+    (5.0.0 stores the mode of any other topic). The group check that follows on 5.5.0 (:327) never
+    refuses: findSubscriptionGroupConfig creates the group (autoCreateSubscriptionGroup)."""
+    if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
+        return rc.NO_PERMISSION
+    if checks_topic and not topic_exists:
+        return rc.TOPIC_NOT_EXIST
+    return rc.SUCCESS

@@ -264,3 +264,60 @@ def test_a_harness_left_at_the_default_limits_diverges(profile_client: tuple[str
     verdict, _, _ = _replay("v5.5", client, [*PARK, Action("pop", (1, 0, True)), *[Action("pop_step", (1,))] * 3],
                             SMALL_POLLING)
     assert verdict.status == "diverges", verdict.headline()
+
+
+# persist_restart: the order info written just before the restart is what the new broker loads;
+# on 5.5.0 QueueLevelConsumerOrderInfoLockManager#recover schedules the queue's lock-free time
+# again, so the POP after the restart is blocked, parks and is woken by the recovered timer
+# (a plain restart here reloads an empty table: nothing was persisted in the first 10 s)
+RECOVER = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,)),
+           Action("persist_restart", ()), *PARK, Action("advance", (3100,)), Action("scan",)]
+RECOVER_CONFIG = attrs.evolve(ORDERLY, faults=("persist_restart",))
+
+
+def _held_after_park(schedule: list[Action], config: ScenarioConfig) -> int:
+    """How many messages the model's consumer holds once its POP after the first ``schedule``
+    steps up to the park ran (the advance and what follows left out): 1 while it parks."""
+    from popverify.sim import pop_driver
+
+    steps = schedule.index(Action("advance", (3100,)))
+    d = pop_driver.PopDriver("v5.5", 7, config, True, True)
+    d.run(steps, schedule[:steps])
+    return len(d.world.consumers[0].held)
+
+
+def test_the_order_info_persisted_before_a_restart_is_recovered(profile_client: tuple[str, LockstepClient],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    profile, client = profile_client
+    if profile != "v5.5":
+        pytest.skip("one release: 5.5.0 has the lock manager's recover")
+    verdict, ls, plan = _replay(profile, client, RECOVER, RECOVER_CONFIG)
+    assert verdict.status == "agrees", verdict.headline()
+    assert plan.polls == 1 and not ls.long_polls.parked  # parked after the restart, woken at 3 s
+    # a model whose restart loses the order info pops m0 at once after it, where Java (above) parks
+    assert _held_after_park(RECOVER, RECOVER_CONFIG) == 1
+    monkeypatch.setattr(Broker, "persist_then_restart", Broker.restart)
+    assert _held_after_park(RECOVER, RECOVER_CONFIG) == 2
+
+
+def test_with_the_lock_free_notification_switched_off_the_orderly_pop_stays_parked(
+        profile_client: tuple[str, LockstepClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    from popverify.sim import pop_driver
+
+    profile, client = profile_client
+    if profile != "v5.5":
+        pytest.skip("one release: 5.0.0 has no such switch")
+    off = attrs.evolve(ORDERLY, broker_options=("enableNotifyAfterPopOrderLockRelease=false",))
+    verdict, ls, _ = _replay(profile, client, LOCK_FREE, off)
+    assert verdict.status == "agrees", verdict.headline()
+    assert (len(ls.driver.world.consumers[0].held), len(ls.long_polls.parked)) == (1, 1)  # as on 5.0.0
+    # a model that keeps the notification on while Java (above) has it off schedules the queue's
+    # lock-free time, which the replay's long poll fires (a wake Java never makes)
+    parked = LOCK_FREE.index(Action("advance", (3100,)))
+    d = pop_driver.PopDriver("v5.5", 7, off, True, True)
+    d.run(parked, LOCK_FREE[:parked])
+    assert not d.broker.order_info.lock_free_timestamps
+    monkeypatch.setattr(pop_driver, "with_options", lambda broker_config, names: broker_config)
+    d = pop_driver.PopDriver("v5.5", 7, off, True, True)
+    d.run(parked, LOCK_FREE[:parked])
+    assert d.broker.order_info.lock_free_timestamps

@@ -312,6 +312,33 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     assert ("c0", None, [0]) in seen  # c0 of two members: queue 0 of TopicTest
     # in POP mode with popShareQueueNum 1 >= members - 1, every member pops every queue (-1)
     assert ("c0", pl.POP_SHARE_QUEUE_NUM, [-1]) in seen
+    # the probes: a broadcasting query gets every queue, no consumer / an unsupported strategy null;
+    # SET_MESSAGE_REQUEST_MODE twice (the retry topic, a topic without a config) per rebalance
+    assert ("c0", None, [0, 1]) in seen and ("c0", None, None) in seen
+    assert ls.calls_compared["set_message_request_mode"] == 2 * sum(1 for _, share, _ in seen if share)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_wrong_on_a_probe_diverges_there(monkeypatch: pytest.MonkeyPatch,
+                                                 harness: Callable[[str], LockstepClient]) -> None:
+    """The probes compare: a model that allocates a broadcasting query like a clustering one
+    differs from Java at that probe."""
+    original = pl.do_load_balance
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, *args: original(pl.CLUSTERING, *args))
+    verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "diverges" and verdict.key == "queryAssignment[broadcasting]", verdict.to_json()
+
+
+def test_set_message_request_mode_answers_by_release() -> None:
+    # the probes agree with both releases (test_query_assignment_agrees_after_each_rebalance),
+    # where a topic without config answers SUCCESS on 5.0.0 and TOPIC_NOT_EXIST on 5.5.0
+    from reference.broker.config import BrokerConfig
+    from reference.broker.query_assignment import set_message_request_mode_code
+
+    codes = {p: [set_message_request_mode_code(t, False, BrokerConfig.for_profile(p).set_request_mode_checks_topic)
+                 for t in (pl.RETRY_TOPIC, pl.ABSENT_TOPIC)] for p in ("v5.0", "v5.5")}
+    assert codes == {"v5.0": [16, 0], "v5.5": [16, 17]}
 
 
 @needs_jdk

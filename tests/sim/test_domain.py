@@ -180,3 +180,14 @@ def test_the_swarm_draws_small_long_polling_limits_in_pop_configurations_only() 
     # written only when drawn, so configurations of earlier campaigns keep their JSON
     assert "pop_polling_size" not in ScenarioConfig().to_json()
     assert ScenarioConfig.from_json(small[0].to_json()) == small[0]
+
+
+def test_persist_restart_is_drawn_last_in_every_orderly_pop_configuration() -> None:
+    # order helper's late coin (ScenarioConfig.draw_domain): after the broker options, so a
+    # configuration without it is exactly what the swarm drew before it existed
+    pop = [swarm_config(seed, "pop") for seed in range(200)]
+    listed = [c for c in pop if "persist_restart" in c.faults]
+    assert all(c in listed for c in pop if c.pop_orderly)
+    assert 60 <= sum(1 for c in listed if not c.pop_orderly) <= 120  # 1/2 of the others
+    assert all(c.faults[-1] == "persist_restart" for c in listed)
+    assert not any("persist_restart" in swarm_config(seed, "push").faults for seed in range(40))

@@ -12,12 +12,15 @@ import org.apache.rocketmq.common.BrokerConfig;
  * Broker options (the init request's {@code brokerOptions}; spec/profiles.md "Broker options"):
  * BrokerConfig booleans, false by default, that a run switches on by their Java name
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
- * ({@code setEnablePopBatchAck(true)} ...). A name the release's BrokerConfig has no boolean
+ * ({@code setEnablePopBatchAck(true)} ...), and one true by default switched off by
+ * {@code <name>=false}. A name the release's BrokerConfig has no boolean
  * setter for is refused: the model sends only the options the release has.
  */
 final class BrokerOptions {
     /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
     static final int MAX_OPTIONS = 16;
+    /** reference/broker/config.py OFF_SUFFIX. */
+    static final String OFF_SUFFIX = "=false";
 
     private BrokerOptions() {
     }
@@ -42,13 +45,16 @@ final class BrokerOptions {
         return Collections.unmodifiableList(out);
     }
 
-    /** Switches every named option on. */
+    /** Switches every named option on; one named {@code <name>=false} off (a boolean whose
+     * default is true: enableNotifyAfterPopOrderLockRelease). */
     static void apply(BrokerConfig bc, List<String> names) {
-        for (String name : names) {
+        for (String option : names) {
+            boolean off = option.endsWith(OFF_SUFFIX);
+            String name = off ? option.substring(0, option.length() - OFF_SUFFIX.length()) : option;
             String setter = "set" + Character.toUpperCase(name.charAt(0)) + name.substring(1);
             try {
                 Method m = BrokerConfig.class.getMethod(setter, boolean.class);
-                m.invoke(bc, true);
+                m.invoke(bc, !off);
             } catch (NoSuchMethodException e) {
                 throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean " + name);
             } catch (ReflectiveOperationException e) {

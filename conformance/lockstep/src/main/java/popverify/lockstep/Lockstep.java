@@ -521,7 +521,9 @@ public final class Lockstep {
         private static final java.util.Set<String> THREADED_PARTS = new java.util.HashSet<>(java.util.Arrays.asList(
             "BrokerStatsManager", "LmqBrokerStatsManager", "ScheduleMessageService", "DefaultConsumerIdsChangeListener",
             "ClientHousekeepingService", "PopLongPollingService", "NotificationProcessor", "StatisticsManager",
-            "BrokerOuterAPI"));
+            "BrokerOuterAPI",
+            // 5.5.0 BrokerController#shutdown:1758 (its lock manager's timer: OrderLockTimer here)
+            "QueueLevelConsumerManager"));
 
         /** Shuts down every ExecutorService and java.util.Timer held in a field of ``owner`` (its
          * own class and superclasses): for parts that start a thread and offer no way to stop it. */
@@ -683,6 +685,7 @@ public final class Lockstep {
                     return new JSONObject();
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 case "queryAssignment": return QueryAssignmentOps.query(this, req);
+                case "setMessageRequestMode": return QueryAssignmentOps.setRequestMode(this, req);
                 case "deferWoken": case "runWoken": case "pollingTimeout": return LongPollOps.handle(this, op, req);
                 case "cleanQueueLocks": return QueueLockOps.clean(this);
                 case "startQueues": return StartOffsetOps.start(this, req);

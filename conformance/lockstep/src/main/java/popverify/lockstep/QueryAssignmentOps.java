@@ -23,7 +23,8 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  * queues of the local TopicConfig on this broker (MQClientInstance#topicRouteData2TopicSubscribeInfo)
  * -- is put in the manager's topicSubscribeInfoTable before each query. A topic this broker has
  * no config for answers {"noTopic": true} without a query (its route would need the name server).
- * With "popShareQueueNum", the query is made with the group in POP mode (allocate4Pop).
+ * With "popShareQueueNum", the query is made with the group in POP mode (allocate4Pop); with
+ * "messageModel", in that model (BROADCASTING).
  */
 final class QueryAssignmentOps {
     private static final int QUERY_ASSIGNMENT = 400;  // RequestCode.QUERY_ASSIGNMENT
@@ -57,7 +58,8 @@ final class QueryAssignmentOps {
         body.put("consumerGroup", group);
         body.put("clientId", Lockstep.required(req, "clientId"));
         body.put("strategyName", Lockstep.required(req, "strategy"));
-        body.put("messageModel", "CLUSTERING");
+        String model = req.getString("messageModel");  // a broadcasting consumer's query: BROADCASTING
+        body.put("messageModel", model == null ? "CLUSTERING" : model);
         Integer share = req.getInteger("popShareQueueNum");
         if (share != null) {
             // the group in POP mode for this one query (SET_MESSAGE_REQUEST_MODE, as an admin's
@@ -87,6 +89,14 @@ final class QueryAssignmentOps {
             queues.add(q);
         }
         out.put("queues", queues);
+        return out;
+    }
+
+    /** The one-line dispatch target of op "setMessageRequestMode" {topic, group}: an admin's
+     * SET_MESSAGE_REQUEST_MODE (PULL) of any topic; answers {code}. */
+    static JSONObject setRequestMode(Lockstep.Broker broker, JSONObject req) throws Exception {
+        JSONObject out = new JSONObject(true);
+        out.put("code", setMode(broker, Lockstep.required(req, "topic"), Lockstep.required(req, "group"), "PULL", 0));
         return out;
     }
 
