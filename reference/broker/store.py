@@ -322,6 +322,16 @@ class MessageStore:
             return None
         return cq.units[offset - cq.base]
 
+    def queue_offset_at(self, topic: str, queue_id: int, index: int) -> int:
+        """The queue offset the message at consume-queue index ``index`` carries; at or past the
+        queue's end, the one its next put takes. Equal to ``index`` unless an offset was
+        burnt (``burn_queue_offset``)."""
+        unit = self.unit_at(topic, queue_id, index)
+        if unit is not None:
+            return unit.queue_offset
+        key = (topic, queue_id)
+        return self._next_queue_offset(key) + max(0, index - self.get_max_offset_in_queue(topic, queue_id))
+
     def first_readable_offset(self, topic: str, queue_id: int) -> int:
         """The first offset at or above the min offset whose commit-log data is still there
         (the max offset when none is)."""
