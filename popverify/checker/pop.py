@@ -309,19 +309,21 @@ class PopChecker:
             self._last_commits.clear()
             self._fresh_queues = set()
 
-    def on_reset_offset(self, queue_id: int, offset: int, before: int) -> None:
+    def on_reset_offset(self, queue_id: int, offset: int, before: int, stored: int | None = None) -> None:
         """An admin reset ``queue_id`` from committed offset ``before`` to ``offset``: the
         messages below it not yet delivered, and those stored later below it, may be skipped
         (ALO, OFF-1 excused); those at or above it may be re-read once; a later move of the
         committed offset back into the span the reset crossed is the reset taking effect (OFF-2;
         5.5.0 commits it at the queue's next POP, 5.0.0's in-flight POPs may commit their older
-        offsets over it)."""
+        offsets over it). ``stored`` is ``offset`` as the messages' stored queue offsets count
+        (MessageStore.queue_offset_at; None: the same)."""
         if not self.enabled:
             return
+        stored = offset if stored is None else stored
         self.orderly.forget()  # 5.5.0 resetPopOffset clears the queue's order info (clearBlock)
-        self._skip(queue_id, offset)
-        self._credit(queue_id, offset)
-        self._reset_floor[queue_id] = offset
+        self._skip(queue_id, stored)
+        self._credit(queue_id, stored)
+        self._reset_floor[queue_id] = stored
         self._reset_spans.setdefault(queue_id, []).append((min(before, offset), max(before, offset)))
         self._last_commits[queue_id] = offset
 
@@ -340,8 +342,8 @@ class PopChecker:
             if self._fresh_queues is not None and before == -1 and qid not in self._fresh_queues:
                 # the group's first commit on the queue after its deletion: where it starts anew
                 self._fresh_queues.add(qid)
-                self._skip(qid, now_commit)
-                self._credit(qid, now_commit)
+                self._skip(qid, self._stored(broker, qid, now_commit))
+                self._credit(qid, self._stored(broker, qid, now_commit))
             if now_commit < before and any(lo <= now_commit <= hi for lo, hi in self._reset_spans.get(qid, ())):
                 continue  # an admin's reset taking effect (on_reset_offset)
             if now_commit < before:
@@ -349,13 +351,13 @@ class PopChecker:
                 continue
             if covered is None:
                 covered = self._live_checkpoint_offsets(broker)
-            low = max(before, 0)
+            low, high = self._stored(broker, qid, max(before, 0)), self._stored(broker, qid, now_commit)
             # Only offsets a message was seen at can fail; a queue may start anywhere a long
             # allows (ScenarioConfig.start_offset), so the gap is not walked offset by offset.
-            if now_commit - low <= len(self.by_offset):
-                seen: Iterable[int] = range(low, now_commit)
+            if high - low <= len(self.by_offset):
+                seen: Iterable[int] = range(low, high)
             else:
-                seen = sorted(o for q, o in self.by_offset if q == qid and low <= o < now_commit)
+                seen = sorted(o for q, o in self.by_offset if q == qid and low <= o < high)
             for offset in seen:
                 uniq = self.by_offset.get((qid, offset))
                 if uniq is None or uniq in self.excused:
@@ -366,6 +368,12 @@ class PopChecker:
                                         f"(message {uniq}) that is neither acked, revived nor under a live checkpoint",
                                step)
 
+    def _stored(self, broker: "Broker", qid: int, index: int) -> int:
+        """A consume-queue index (committed offsets, CK offsets) as the stored queue offsets the
+        checker knows messages by count it (larger past a 5.0.0 burnt offset:
+        MessageStore.burn_queue_offset)."""
+        return broker.queue_offset_at(self.topic, qid, index)
+
     def _live_checkpoint_offsets(self, broker: "Broker") -> set[tuple[int, int]]:
         out: set[tuple[int, int]] = set()
         cks = [w.ck for w in broker.buffered_checkpoints()] + [s.ck for s in broker.stored_checkpoints()]
@@ -373,7 +381,7 @@ class PopChecker:
             if ck.topic != self.topic:
                 continue
             diffs = ck.queue_offset_diff or [0]
-            out.update((ck.queue_id, ck.start_offset + d) for d in diffs)
+            out.update((ck.queue_id, self._stored(broker, ck.queue_id, ck.start_offset + d)) for d in diffs)
         return out
 
     def finish(self, drained: bool, end_step: int) -> None:

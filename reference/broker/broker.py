@@ -500,6 +500,11 @@ class Broker:
             return
         self.offsets.commit_offset("client", group, mq.topic, mq.queue_id, offset)
 
+    def queue_offset_at(self, topic: str, queue_id: int, index: int) -> int:
+        """The queue offset the message at consume-queue index ``index`` carries (inspection;
+        MessageStore.queue_offset_at)."""
+        return self.store.queue_offset_at(topic, queue_id, index)
+
     def get_max_offset(self, mq: MessageQueue) -> int:
         """GET_MAX_OFFSET."""
         return self.store.get_max_offset_in_queue(mq.topic, mq.queue_id)

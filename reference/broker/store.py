@@ -326,10 +326,13 @@ class MessageStore:
         """The queue offset the message at consume-queue index ``index`` carries; at or past the
         queue's end, the one its next put takes. Equal to ``index`` unless an offset was
         burnt (``burn_queue_offset``)."""
+        key = (topic, queue_id)
+        cq = self._queues.get(key)
+        if cq is not None and index < cq.base:
+            return index  # its unit went with its consume-queue file: taken as not shifted
         unit = self.unit_at(topic, queue_id, index)
         if unit is not None:
             return unit.queue_offset
-        key = (topic, queue_id)
         return self._next_queue_offset(key) + max(0, index - self.get_max_offset_in_queue(topic, queue_id))
 
     def first_readable_offset(self, topic: str, queue_id: int) -> int:
