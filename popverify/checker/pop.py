@@ -263,9 +263,7 @@ class PopChecker:
     def on_expire(self, queue_id: int, below: int) -> None:
         if not self.enabled:
             return
-        for (qid, offset), uniq in self.by_offset.items():
-            if qid == queue_id and offset < below:
-                self.excused.add(uniq)
+        self.excused.update(u for q, o, u in self._live() if q == queue_id and o < below)
 
     def on_retention_lost(self, uniqs: "Iterable[str]") -> None:
         """Retention deleted a retry copy, CK, ACK or parked copy these messages needed."""
@@ -275,7 +273,7 @@ class PopChecker:
     def on_delete_topic(self) -> None:
         if not self.enabled:
             return
-        self.excused.update(self.by_offset.values())
+        self.excused.update(u for _, _, u in self._live())
         self.orderly.forget()
         self.by_offset.clear()
         self._last_commits.clear()
@@ -285,15 +283,21 @@ class PopChecker:
 
     def _skip(self, queue_id: int, below: int) -> None:
         """The messages of ``queue_id`` below ``below`` not yet delivered are skipped on purpose."""
-        self.excused.update(u for (q, o), u in self.by_offset.items()
+        self.excused.update(u for q, o, u in self._live()
                             if q == queue_id and o < below and self.messages[u].deliveries == 0)
 
     def _credit(self, queue_id: int | None, from_offset: int) -> None:
         """Each message (of ``queue_id``; None: every queue) at or above ``from_offset`` may be
         re-read once on purpose."""
-        for (qid, off), uniq in self.by_offset.items():
+        for qid, off, uniq in self._live():
             if (queue_id is None or qid == queue_id) and off >= from_offset:
                 self.messages[uniq].reread_credits += 1
+
+    def _live(self) -> list[tuple[int, int, str]]:
+        """(queue, stored offset, uniq) of every message of the topic's live incarnation. Not
+        by_offset's entries: after a 5.0.0 burnt offset and a broker restart two messages carry
+        the same stored offset (MessageStore.burn_queue_offset), and by_offset keeps one."""
+        return [(r.queue_id, r.offset, u) for u, r in self.messages.items() if r.incarnation == self.incarnation]
 
     def on_delete_group(self, clean_offset: bool) -> None:
         """The consumed group was deleted. Any deletion may re-read what was stored (the order
