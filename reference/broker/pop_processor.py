@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
 def _client_offsets(r: GetMessageResult) -> list[int]:
     """The handle offset the client gives each message of one queue's read:
-    MQClientAPIImpl#processPopResponse (client 5.0.0:1082-1114, 5.5.0 the same) sorts the
-    response's stored queue offsets per queue (sortMap) and takes msgOffsetInfo, the
+    MQClientAPIImpl#processPopResponse (client 5.0.0:1082-1114, 5.5.0 the same) lists the
+    response's stored queue offsets per queue in response order (sortMap) and takes msgOffsetInfo, the
     consume-queue indexes the broker read (getMessageQueueOffset), at the index of the first
     equal one (indexOf). They differ from the stored offsets when the store read another
     message's bytes (MessageStore._read, position 0) and, on 5.0.0, after a burnt queue offset
