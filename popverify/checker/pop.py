@@ -267,9 +267,7 @@ class PopChecker:
     def on_expire(self, queue_id: int, below: int) -> None:
         if not self.enabled:
             return
-        for (qid, offset), uniq in self.by_offset.items():
-            if qid == queue_id and offset < below:
-                self.excused.add(uniq)
+        self.excused.update(u for q, o, u in self._live() if q == queue_id and o < below)
 
     def on_retention_lost(self, uniqs: "Iterable[str]") -> None:
         """Retention deleted a retry copy, CK, ACK or parked copy these messages needed."""
@@ -279,7 +277,7 @@ class PopChecker:
     def on_delete_topic(self) -> None:
         if not self.enabled:
             return
-        self.excused.update(self.by_offset.values())
+        self.excused.update(u for _, _, u in self._live())
         self.orderly.forget()
         self.by_offset.clear()
         self._last_commits.clear()
@@ -291,7 +289,7 @@ class PopChecker:
         """The messages of ``queue_id`` below ``below`` not yet delivered are skipped on purpose,
         and so are those an orderly POP delivered and nobody acked: without a CK, the committed
         offset was their only way back, and the admin moved it past them."""
-        self.excused.update(u for (q, o), u in self.by_offset.items()
+        self.excused.update(u for q, o, u in self._live()
                             if q == queue_id and o < below and self._offset_bound(self.messages[u]))
 
     @staticmethod
@@ -301,9 +299,15 @@ class PopChecker:
     def _credit(self, queue_id: int | None, from_offset: int) -> None:
         """Each message (of ``queue_id``; None: every queue) at or above ``from_offset`` may be
         re-read once on purpose."""
-        for (qid, off), uniq in self.by_offset.items():
+        for qid, off, uniq in self._live():
             if (queue_id is None or qid == queue_id) and off >= from_offset:
                 self.messages[uniq].reread_credits += 1
+
+    def _live(self) -> list[tuple[int, int, str]]:
+        """(queue, stored offset, uniq) of every message of the topic's live incarnation. Not
+        by_offset's entries: after a 5.0.0 burnt offset and a broker restart two messages carry
+        the same stored offset (MessageStore.burn_queue_offset), and by_offset keeps one."""
+        return [(r.queue_id, r.offset, u) for u, r in self.messages.items() if r.incarnation == self.incarnation]
 
     def on_delete_group(self, clean_offset: bool) -> None:
         """The consumed group was deleted. Any deletion may re-read what was stored (the order
@@ -319,19 +323,21 @@ class PopChecker:
             self._last_commits.clear()
             self._fresh_queues = set()
 
-    def on_reset_offset(self, queue_id: int, offset: int, before: int) -> None:
+    def on_reset_offset(self, queue_id: int, offset: int, before: int, stored: int | None = None) -> None:
         """An admin reset ``queue_id`` from committed offset ``before`` to ``offset``: the
         messages below it not yet delivered, and those stored later below it, may be skipped
         (ALO, OFF-1 excused); those at or above it may be re-read once; a later move of the
         committed offset back into the span the reset crossed is the reset taking effect (OFF-2;
         5.5.0 commits it at the queue's next POP, 5.0.0's in-flight POPs may commit their older
-        offsets over it)."""
+        offsets over it). ``stored`` is ``offset`` as the messages' stored queue offsets count
+        (MessageStore.queue_offset_at; None: the same)."""
         if not self.enabled:
             return
+        stored = offset if stored is None else stored
         self.orderly.forget()  # 5.5.0 resetPopOffset clears the queue's order info (clearBlock)
-        self._skip(queue_id, offset)
-        self._credit(queue_id, offset)
-        self._reset_floor[queue_id] = offset
+        self._skip(queue_id, stored)
+        self._credit(queue_id, stored)
+        self._reset_floor[queue_id] = stored
         self._reset_spans.setdefault(queue_id, []).append((min(before, offset), max(before, offset)))
         self._last_commits[queue_id] = offset
 
@@ -350,8 +356,8 @@ class PopChecker:
             if self._fresh_queues is not None and before == -1 and qid not in self._fresh_queues:
                 # the group's first commit on the queue after its deletion: where it starts anew
                 self._fresh_queues.add(qid)
-                self._skip(qid, now_commit)
-                self._credit(qid, now_commit)
+                self._skip(qid, self._stored(broker, qid, now_commit))
+                self._credit(qid, self._stored(broker, qid, now_commit))
             if now_commit < before and any(lo <= now_commit <= hi for lo, hi in self._reset_spans.get(qid, ())):
                 continue  # an admin's reset taking effect (on_reset_offset)
             if now_commit < before:
@@ -359,13 +365,13 @@ class PopChecker:
                 continue
             if covered is None:
                 covered = self._live_checkpoint_offsets(broker)
-            low = max(before, 0)
+            low, high = self._stored(broker, qid, max(before, 0)), self._stored(broker, qid, now_commit)
             # Only offsets a message was seen at can fail; a queue may start anywhere a long
             # allows (ScenarioConfig.start_offset), so the gap is not walked offset by offset.
-            if now_commit - low <= len(self.by_offset):
-                seen: Iterable[int] = range(low, now_commit)
+            if high - low <= len(self.by_offset):
+                seen: Iterable[int] = range(low, high)
             else:
-                seen = sorted(o for q, o in self.by_offset if q == qid and low <= o < now_commit)
+                seen = sorted(o for q, o in self.by_offset if q == qid and low <= o < high)
             for offset in seen:
                 uniq = self.by_offset.get((qid, offset))
                 if uniq is None or uniq in self.excused:
@@ -376,6 +382,12 @@ class PopChecker:
                                         f"(message {uniq}) that is neither acked, revived nor under a live checkpoint",
                                step)
 
+    def _stored(self, broker: "Broker", qid: int, index: int) -> int:
+        """A consume-queue index (committed offsets, CK offsets) as the stored queue offsets the
+        checker knows messages by count it (larger past a 5.0.0 burnt offset:
+        MessageStore.burn_queue_offset)."""
+        return broker.queue_offset_at(self.topic, qid, index)
+
     def _live_checkpoint_offsets(self, broker: "Broker") -> set[tuple[int, int]]:
         out: set[tuple[int, int]] = set()
         cks = [w.ck for w in broker.buffered_checkpoints()] + [s.ck for s in broker.stored_checkpoints()]
@@ -383,7 +395,7 @@ class PopChecker:
             if ck.topic != self.topic:
                 continue
             diffs = ck.queue_offset_diff or [0]
-            out.update((ck.queue_id, ck.start_offset + d) for d in diffs)
+            out.update((ck.queue_id, self._stored(broker, ck.queue_id, ck.start_offset + d)) for d in diffs)
         return out
 
     def finish(self, drained: bool, end_step: int) -> None:

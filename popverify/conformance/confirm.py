@@ -55,10 +55,9 @@ _TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
 _CLIENT_ONLY = frozenset({"consumer_crash"})
 # The action kinds a Lockstep replays (each has a case in Lockstep#_dispatch / _plan): the one
 # declaration of the harness's reach, which the coverage replay imports. Any other kind (the
-# model's `stall` of a request thread, `produce_sized`) is "out of scope: the harness has no
-# counterpart".
+# model's `stall` of a request thread) is "out of scope: the harness has no counterpart".
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
-    "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
+    "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
@@ -332,6 +331,11 @@ class _JavaView:
 
     def buffered_checkpoints(self) -> list[Any]:
         return [_Ck(e.get("ck") or {}) for e in self.state.get("buffer", [])]
+
+    def queue_offset_at(self, topic: str, queue_id: int, index: int) -> int:
+        # the harness's state lists no unit's stored offset: a consume-queue index is taken as
+        # the queue offset its message carries (they differ only after a 5.0.0 burnt offset)
+        return index
 
     def stored_checkpoints(self) -> list[Any]:
         revive_offsets = self.state.get("reviveOffsets", {})
@@ -778,6 +782,25 @@ class Lockstep:
                      {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
                     lambda a: {"error": a[0]["error"]} if "error" in a[0] else
                     {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
+        if kind == "produce_sized":
+            # the same put with the same sizes (the harness's `put` takes body and properties, as
+            # the push replay sends it): the store's size checks refuse the same ones, and 5.0.0
+            # burns the queue offset of a refused one (spec/broker.md "Message sizes")
+            from popverify.sim.actions import PADDING_PROPERTY
+
+            qid, body_size, property_size = args[0] % self.config.queues, args[1], args[2]
+            stored = next((e for e in events if e["type"] == "produce"), None)
+            if stored is not None:
+                self.java_checker.on_produce(stored["uniq"], stored["queue"], stored["offset"])
+            put: dict[str, Any] = {"op": "put", "topic": TOPIC, "queueId": qid,
+                                   "uniqKey": stored["uniq"] if stored else "0" * 32, "body": "x" * body_size}
+            if property_size:
+                put["properties"] = {PADDING_PROPERTY: "p" * property_size}
+            return ({"ok": stored is not None, "queueOffset": stored["offset"] if stored else None},
+                    [{"op": "rollCommitLog"}, put],
+                    lambda a: {"error": a[0]["error"]} if "error" in a[0] else
+                    {"ok": a[1].get("status") == PUT_OK,
+                     "queueOffset": a[1].get("queueOffset") if a[1].get("status") == PUT_OK else None})
         if kind in ("ack", "change_invisible") and len(self.java_held[pre["c"]]) != pre["held"]:
             # the model's consumer holds messages the harness's POPs did not deliver (or the
             # reverse): a divergence of the POP answers, seen at the first use of a handle

@@ -47,7 +47,7 @@ def _reset_offset(world: Any, queue_id: int, to: int) -> bool:
     before = broker.committed_offset(group, topic, qid)
     code = broker.reset_offset(topic, group, qid, offset)
     world.coverage.add(f"reset_offset:{rc.NAMES.get(code, code)}:{'back' if offset < before else 'forward'}")
-    world.publish(OffsetReset(qid, offset, before, code))
+    world.publish(OffsetReset(qid, offset, before, code, broker.store.queue_offset_at(topic, qid, offset)))
     return code == rc.SUCCESS
 
 

@@ -248,6 +248,8 @@ class OffsetReset(Event):
     offset: int
     before: int
     code: int
+    # the queue offset the message at ``offset`` carries (larger past a 5.0.0 burnt offset)
+    stored: int = ghost()
 
 
 @attrs.frozen
@@ -445,7 +447,7 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
         elif isinstance(event, GroupDeleted):
             checker.on_delete_group(event.clean_offset)
         elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
-            checker.on_reset_offset(event.queue, event.offset, event.before)
+            checker.on_reset_offset(event.queue, event.offset, event.before, event.stored)
         elif isinstance(event, FaultInjected):
             checker.on_fault(event.kind)
     return on_event

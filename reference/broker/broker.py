@@ -282,6 +282,8 @@ class Broker:
         # MessageExtEncoder#encode's size checks, answered MESSAGE_ILLEGAL by
         # SendMessageProcessor#handlePutMessageResult (message.py: MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH)
         if len(body) > MAX_MESSAGE_SIZE or properties_length(props) > MAX_PROPERTIES_LENGTH:
+            if self.config.refused_put_burns_offset:
+                self.store.burn_queue_offset(topic, queue_id)
             return PutResult(rc.MESSAGE_ILLEGAL)
         msg = MessageExt(topic=topic, queue_id=queue_id, body=body, tags=tags, properties=props,
                          born_timestamp=self.clock.now())
@@ -512,6 +514,11 @@ class Broker:
             return
         self.offsets.commit_offset("client", group, mq.topic, mq.queue_id, offset)
 
+    def queue_offset_at(self, topic: str, queue_id: int, index: int) -> int:
+        """The queue offset the message at consume-queue index ``index`` carries (inspection;
+        MessageStore.queue_offset_at)."""
+        return self.store.queue_offset_at(topic, queue_id, index)
+
     def get_max_offset(self, mq: MessageQueue) -> int:
         """GET_MAX_OFFSET."""
         return self.store.get_max_offset_in_queue(mq.topic, mq.queue_id)
@@ -519,9 +526,9 @@ class Broker:
     def search_offset(self, mq: MessageQueue, timestamp: int) -> int:
         """SEARCH_OFFSET_BY_TIMESTAMP: the first offset stored at or after ``timestamp`` (the
         max offset when none)."""
-        for msg in self.store.snapshot_queue(mq.topic, mq.queue_id):
+        for index, msg in self.store.live_units(mq.topic, mq.queue_id):
             if msg.store_timestamp >= timestamp:
-                return msg.queue_offset
+                return index  # ConsumeQueue#getOffsetInQueueByTime answers a unit's index
         return self.store.get_max_offset_in_queue(mq.topic, mq.queue_id)
 
     def consumer_send_msg_back(self, group: str, msg: MessageExt, delay_level: int, max_reconsume_times: int) -> int:

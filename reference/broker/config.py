@@ -195,6 +195,13 @@ class BrokerConfig:
     # topic's trailing messages come back in its (re-created) queues; 5.0.0's recoverNormally
     # never dispatches (CommitLog 5.0.0:303-304). Found by the retention differential (case 94).
     recover_redispatches_past_cq_max: bool = False
+    # CommitLog#asyncPutMessage 5.0.0:846-851 assigns the queue offset (assignOffset →
+    # QueueOffsetAssigner#assignQueueOffset moves the table) before MessageExtEncoder#encode
+    # (:1853-1888) refuses a body > maxMessageBodySize or properties > Short.MAX_VALUE, and
+    # never gives it back: the queue's next message is stored with offset N + 1 at
+    # consume-queue index N until a restart (recoverTopicQueueTable). 5.5.0 reads the offset
+    # there and increases it only after the append (CommitLog 5.5.0:1047-1050, :1117).
+    refused_put_burns_offset: bool = True
     # --- end H2 switches ---
     # --- H3 (issue 16): features modelled from the coverage gaps (spec/profiles.md) ---
     # PopReviveService#reviveRetry when the retry-topic put fails: 5.0.0 throws and the round
@@ -300,6 +307,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "buffer_ack_has_broker_name": True,
         "pop_ck_takes_uncorrected_offset": True,
         "recover_redispatches_past_cq_max": True,
+        "refused_put_burns_offset": False,
         "pop_refusal_invalid_parameter": True,
         "pop_negative_max_msg_nums_throws": True,
         "order_info_queue_level": True,

@@ -31,6 +31,18 @@ if TYPE_CHECKING:
     from reference.broker.context import BrokerContext
 
 
+def _client_offsets(r: GetMessageResult) -> list[int]:
+    """The handle offset the client gives each message of one queue's read:
+    MQClientAPIImpl#processPopResponse (client 5.0.0:1082-1114, 5.5.0 the same) lists the
+    response's stored queue offsets per queue in response order (sortMap) and takes msgOffsetInfo, the
+    consume-queue indexes the broker read (getMessageQueueOffset), at the index of the first
+    equal one (indexOf). They differ from the stored offsets when the store read another
+    message's bytes (MessageStore._read, position 0) and, on 5.0.0, after a burnt queue offset
+    (MessageStore.burn_queue_offset): the message then carries N + 1, its handle N."""
+    stored = [m.queue_offset for m in r.messages]
+    return [r.message_queue_offsets[stored.index(o)] for o in stored]
+
+
 class PopOperation:
     """One POP request in flight; ``step()`` runs it to its next interleaving point."""
 
@@ -257,12 +269,12 @@ class PopOperation:
                 continue
             key = get_start_offset_info_map_key(m.topic, m.queue_id)
             index = sort_map[key].index(m.queue_offset)
-            handle = ""
+            handle, queue_offset = "", None
             if key in offsets and key in starts and index < len(offsets[key].split(",")):
                 queue_offset = int(offsets[key].split(",")[index])
                 handle = build_extra_info(int(starts[key]), pop_time, self.request.invisible_time, revive_qid,
                                           m.topic, cfg.broker_name, m.queue_id, queue_offset)
-            out.append(PoppedMessage(m, pm.ack_topic, m.queue_id, m.queue_offset, handle))
+            out.append(PoppedMessage(m, pm.ack_topic, m.queue_id, m.queue_offset, handle, queue_offset))
         return out
 
     # -- popMsgFromQueue ----------------------------------------------------------------------
@@ -316,22 +328,18 @@ class PopOperation:
                 return
             build_start_offset_info(start_info, is_retry, queue_id, offset)
             build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
-            stored = [m.queue_offset for m in r.messages]
-            for m in r.messages:
+            for m, cq_offset in zip(r.messages, _client_offsets(r)):
                 # The client's handle: MQClientAPIImpl#processPopResponse builds it from the
-                # response header (startOffsetInfo for this queue, popTime, reviveQid...); its
-                # offset is msgOffsetInfo at the index of the first message whose stored queue
-                # offset is this one's (buildQueueOffsetSortedMap + indexOf). They differ only
-                # when the store read another message's bytes (MessageStore._read, phy offset 0).
+                # response header (startOffsetInfo for this queue, popTime, reviveQid...) and
+                # the message's msgOffsetInfo entry (_client_offsets)
                 handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic,
-                                          b.config.broker_name, queue_id,
-                                          r.message_queue_offsets[stored.index(m.queue_offset)])
+                                          b.config.broker_name, queue_id, cq_offset)
                 if is_retry and b.config.pop_retry_answers_request_topic:
                     # 5.5.0 popMsgFromQueue re-encodes a retry message with the request's topic
                     # (popResponseReturnActualRetryTopic false); the stored message is unchanged
                     m = copy.copy(m)
                     m.topic = req.topic
-                messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
+                messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle, cq_offset))
             self._hold(r, is_retry)
         elif r.status in (GetMessageStatus.NO_MATCHED_MESSAGE, GetMessageStatus.OFFSET_FOUND_NULL,
                           GetMessageStatus.MESSAGE_WAS_REMOVING, GetMessageStatus.NO_MATCHED_LOGIC_QUEUE) \
@@ -366,10 +374,10 @@ class PopOperation:
         self._order_counts.extend(c.encode() for c in counts)
         build_start_offset_info(start_info, is_retry, queue_id, offset)
         build_msg_offset_info(msg_info, is_retry, queue_id, r.message_queue_offsets)
-        for m in r.messages:
+        for m, cq_offset in zip(r.messages, _client_offsets(r)):
             handle = build_extra_info(offset, pop_time, req.invisible_time, revive_qid, topic, b.config.broker_name,
-                                      queue_id, m.queue_offset)
-            messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle))
+                                      queue_id, cq_offset)
+            messages.append(PoppedMessage(m, topic, queue_id, m.queue_offset, handle, cq_offset))
         self._hold(r, is_retry)
 
     def _get_pop_offset(self, topic: str, queue_id: int, init: bool, lock_key: str) -> int:

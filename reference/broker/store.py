@@ -177,19 +177,46 @@ class MessageStore:
         self._seq_of: dict[int, int] = {}
         self._last_timer_copy_seq = -1
         self._first_seq_of_file: dict[int, int] = {}
+        # ConsumeQueueStore's queue-offset table (QueueOffsetAssigner#topicQueueTable), kept
+        # only for a queue whose counter left its consume queue's max offset: a put the
+        # encoder refused after assignQueueOffset (5.0.0, ``burn_queue_offset``). Absent = the
+        # consume queue's max offset (recoverTopicQueueTable's value).
+        self._offset_table: dict[tuple[str, int], int] = {}
+        # commit-log offset -> the consume-queue index of the unit pointing at it (the unit's
+        # position; the message's own queue_offset differs once an offset was burnt)
+        self._cq_index: dict[int, int] = {}
 
     # -- writes ---------------------------------------------------------------------------
     def now(self) -> int:
         """The store's clock (System.currentTimeMillis() as the store and its hooks read it)."""
         return self._now()
 
+    def burn_queue_offset(self, topic: str, queue_id: int) -> None:
+        """A put the encoder refuses after its queue offset was assigned (5.0.0
+        CommitLog#asyncPutMessage:846-851: DefaultMessageStore#assignOffset →
+        QueueOffsetAssigner#assignQueueOffset moves the table, then MessageExtEncoder#encode
+        returns MESSAGE_ILLEGAL / PROPERTIES_SIZE_EXCEEDED and nothing gives the offset back):
+        the queue's next message is stored with the following offset. Nothing is written."""
+        key = (topic, queue_id)
+        self._offset_table[key] = self._next_queue_offset(key) + 1
+
+    def _next_queue_offset(self, key: tuple[str, int]) -> int:
+        cq = self._queues.get(key)
+        return self._offset_table.get(key, cq.max_offset if cq is not None else 0)
+
     def put_message(self, msg: MessageExt) -> MessageExt:
-        """Append ``msg`` to its queue (created on first put, as the CQ is); returns the stored record."""
-        cq = self._queues.get((msg.topic, msg.queue_id))
+        """Append ``msg`` to its queue (created on first put, as the CQ is); returns the stored
+        record, whose queue_offset is the offset table's (the consume-queue index unless an
+        offset was burnt: ``burn_queue_offset``)."""
+        key = (msg.topic, msg.queue_id)
+        msg.queue_offset = self._next_queue_offset(key)
+        if key in self._offset_table:
+            self._offset_table[key] = msg.queue_offset + 1
+        cq = self._queues.get(key)
         if cq is None:
-            cq = ConsumeQueue()
-            self._queues[(msg.topic, msg.queue_id)] = cq
-        msg.queue_offset = cq.max_offset
+            # ConsumeQueue#putMessagePositionInfo on a queue without a file: a first unit at
+            # cqOffset != 0 fills the blanks before it (fillPreBlank, minLogicOffset = cqOffset)
+            cq = self._queues[key] = ConsumeQueue(base=msg.queue_offset, min_offset=msg.queue_offset)
         msg.store_timestamp = self._now()
         msg.commit_log_offset = self._next_physical_offset
         self._next_physical_offset += 1
@@ -199,10 +226,17 @@ class MessageStore:
         if not self._wrote:
             self._phy0 = msg if self._position_zero_quirk else None
             self._wrote = True
-        cq.units.append(msg)
+        self._append_unit(cq, msg)
         for listener in self.put_listeners:
             listener(msg)
         return msg
+
+    def _append_unit(self, cq: ConsumeQueue, msg: MessageExt) -> None:
+        """ConsumeQueue#putMessagePositionInfo (5.0.0:695-747): the unit goes at the queue's
+        end whatever the message's queue offset (a larger one is only logged, "[BUG]logic
+        queue order maybe wrong")."""
+        self._cq_index[msg.commit_log_offset] = cq.max_offset
+        cq.units.append(msg)
 
     def _write(self) -> int:
         """A write to the commit log's current file (creating it); returns the file."""
@@ -288,6 +322,19 @@ class MessageStore:
             return None
         return cq.units[offset - cq.base]
 
+    def queue_offset_at(self, topic: str, queue_id: int, index: int) -> int:
+        """The queue offset the message at consume-queue index ``index`` carries; at or past the
+        queue's end, the one its next put takes. Equal to ``index`` unless an offset was
+        burnt (``burn_queue_offset``)."""
+        key = (topic, queue_id)
+        cq = self._queues.get(key)
+        if cq is not None and index < cq.base:
+            return index  # its unit went with its consume-queue file: taken as not shifted
+        unit = self.unit_at(topic, queue_id, index)
+        if unit is not None:
+            return unit.queue_offset
+        return self._next_queue_offset(key) + max(0, index - self.get_max_offset_in_queue(topic, queue_id))
+
     def first_readable_offset(self, topic: str, queue_id: int) -> int:
         """The first offset at or above the min offset whose commit-log data is still there
         (the max offset when none is)."""
@@ -362,6 +409,7 @@ class MessageStore:
         self._min_file = self._listed_min
         self._holds.clear()
         self._shut_down_at.clear()
+        self._offset_table.clear()  # recoverOffsetTable: every queue's counter = its CQ max offset
         if redispatch:
             self._redispatch()
         for cq in self._queues.values():
@@ -399,7 +447,7 @@ class MessageStore:
                                                                        min_offset=msg.queue_offset)
         elif msg.queue_offset != 0 and msg.queue_offset < cq.max_offset:
             return
-        cq.units.append(msg)
+        self._append_unit(cq, msg)
 
     def _delete_expired_cq_files(self, cq: ConsumeQueue) -> None:
         u = self._cq_file_units
@@ -450,6 +498,8 @@ class MessageStore:
         """
         for key in [k for k in self._queues if k[0] == topic]:
             del self._queues[key]
+        for key in [k for k in self._offset_table if k[0] == topic]:
+            del self._offset_table[key]  # cleanUnusedTopic → removeTopicQueueTable
 
     # -- reads ----------------------------------------------------------------------------
     def has_queue(self, topic: str, queue_id: int) -> bool:
@@ -500,8 +550,8 @@ class MessageStore:
         if msg is None or self.is_removed(msg):
             return None
         cq = self._queues.get((msg.topic, msg.queue_id))
-        if cq is None or not cq.base <= msg.queue_offset < cq.max_offset or \
-                cq.units[msg.queue_offset - cq.base] is not msg:
+        index = self._cq_index.get(commit_log_offset, -1)
+        if cq is None or not cq.base <= index < cq.max_offset or cq.units[index - cq.base] is not msg:
             return None
         return msg.copy()
 
@@ -591,7 +641,7 @@ class MessageStore:
                 skip_below_file = self._file_of[unit.commit_log_offset] + 1  # CommitLog#rollNextFile
                 continue
             result.messages.append(msg.copy())
-            result.queue_offsets.append(unit.queue_offset)
+            result.queue_offsets.append(next_begin - 1)  # the unit's index (CqUnit#getQueueOffset)
             total += size_py
             result.status = GetMessageStatus.FOUND
             if len(result.messages) >= max_msg_nums:
@@ -603,7 +653,14 @@ class MessageStore:
 
     def snapshot_queue(self, topic: str, queue_id: int) -> Iterable[MessageExt]:
         """Read-only view of the live messages of a queue (for inspection)."""
+        return [m for _, m in self.live_units(topic, queue_id)]
+
+    def live_units(self, topic: str, queue_id: int) -> list[tuple[int, MessageExt]]:
+        """The live messages of a queue from its min offset with their consume-queue indexes
+        (what a committed offset counts; a message's queue_offset may be larger, 5.0.0's burnt
+        offsets)."""
         cq = self._queues.get((topic, queue_id))
         if cq is None:
             return []
-        return [m for m in cq.units[max(0, cq.min_offset - cq.base):] if not self.is_removed(m)]
+        start = max(cq.min_offset, cq.base)
+        return [(start + i, m) for i, m in enumerate(cq.units[start - cq.base:]) if not self.is_removed(m)]

@@ -95,13 +95,13 @@ class PopConsumer:
         popped = self.held.popleft()
         msg = popped.message
         if status is ConsumeConcurrentlyStatus.CONSUME_SUCCESS:
-            code = self.broker.ack(self.group, popped.ack_topic, popped.queue_id, popped.queue_offset,
+            code = self.broker.ack(self.group, popped.ack_topic, popped.queue_id, popped.ack_offset,
                                    popped.extra_info)
             return PopConsumeRecord(msg.uniq_key, status.value, "ack", code)
         if msg.reconsume_times >= MAX_RECONSUME_TIMES:
             level = need_ack_or_delay(self._now() - msg.born_timestamp)
             if level is None:  # given up: acked, never consumed (spec/push.md)
-                code = self.broker.ack(self.group, popped.ack_topic, popped.queue_id, popped.queue_offset,
+                code = self.broker.ack(self.group, popped.ack_topic, popped.queue_id, popped.ack_offset,
                                        popped.extra_info)
                 return PopConsumeRecord(msg.uniq_key, status.value, "ack", code)
             try:
@@ -110,6 +110,6 @@ class PopConsumer:
                 return PopConsumeRecord(msg.uniq_key, status.value, "none", None)
         else:
             delay = change_invisible_delay_ms(msg.reconsume_times)
-        result = self.broker.change_invisible_time(self.group, popped.ack_topic, popped.queue_id, popped.queue_offset,
+        result = self.broker.change_invisible_time(self.group, popped.ack_topic, popped.queue_id, popped.ack_offset,
                                                    popped.extra_info, delay)
         return PopConsumeRecord(msg.uniq_key, status.value, "change_invisible", result.code, delay)

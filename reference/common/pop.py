@@ -47,6 +47,16 @@ class PoppedMessage:
     queue_id: int
     queue_offset: int
     extra_info: str
+    # The handle's queue offset (msgOffsetInfo's consume-queue index the client maps the
+    # message to, MQClientAPIImpl#processPopResponse); None without a handle. It differs from
+    # ``queue_offset`` (the stored message's, what the client decodes) once an offset was burnt.
+    handle_offset: int | None = None
+
+    @property
+    def ack_offset(self) -> int:
+        """The offset an ack or changeInvisibleTime names: the handle's
+        (DefaultMQPushConsumerImpl#ackAsync: ExtraInfoUtil.getQueueOffset), else the message's."""
+        return self.queue_offset if self.handle_offset is None else self.handle_offset
 
 
 @attrs.frozen

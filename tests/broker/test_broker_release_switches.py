@@ -141,3 +141,32 @@ def test_batch_ack_drops_offsets_outside_the_queue_and_answers_success() -> None
     assert [a.ack_offset for a in b.acks_received] == [1]  # offset 0 expired: not in the batch
     # single acks on 5.5.0 answer NO_MESSAGE for the expired offset
     assert b.ack("G", msgs[0].ack_topic, 0, 0, msgs[0].extra_info) == rc.NO_MESSAGE
+
+
+def test_refused_put_burns_queue_offset() -> None:
+    """5.0.0 CommitLog#asyncPutMessage:846-851 assigns the queue offset before
+    MessageExtEncoder#encode refuses an oversized body (:1876-1879): the next message is
+    stored with offset 1 at consume-queue index 0; getMessage and the POP handle name the
+    index; a new queue starts with a blank first unit; a restart re-sets the counter from
+    the consume queue (recoverTopicQueueTable). 5.5.0 increases the offset only after the
+    append (CommitLog 5.5.0:1117)."""
+    from reference.common.message import MAX_MESSAGE_SIZE
+
+    for profile, stored in (("v5.0", 1), ("v5.5", 0)):
+        b = make_broker(profile)
+        assert b.put_message("T", 0, b"x" * (MAX_MESSAGE_SIZE + 1)).code == rc.MESSAGE_ILLEGAL
+        assert b.put_message("T", 0, b"a").queue_offset == stored
+        # the queue never had a file: its first unit sits at the stored offset (fillPreBlank)
+        assert (b.min_offset("T", 0), b.max_offset("T", 0)) == (stored, stored + 1)
+        assert b.put_message("T", 1, b"b").queue_offset == 0
+        assert b.put_message("T", 1, b"x" * (MAX_MESSAGE_SIZE + 1)).code == rc.MESSAGE_ILLEGAL
+        assert b.put_message("T", 1, b"c").queue_offset == 1 + stored
+        assert b.max_offset("T", 1) == 2  # the unit went at the queue's end
+        r = b.store.get_message("G", "T", 1, 1, 1)
+        assert (r.messages[0].queue_offset, r.queue_offsets, r.next_begin_offset) == (1 + stored, [1], 2)
+        m = [p for p in b.pop(PopRequest("T", "G", queue_id=1, invisible_time=INV)).result.messages
+             if p.message.body == b"c"][0]
+        assert (m.queue_offset, m.ack_offset) == (1 + stored, 1)  # processPopResponse's sortMap
+        assert b.ack("G", "T", 1, m.ack_offset, m.extra_info) == rc.SUCCESS
+        b.restart()
+        assert b.put_message("T", 1, b"d").queue_offset == 2  # the counter is the CQ's max again

@@ -108,6 +108,9 @@ def test_offsets_moving_back_outside_a_reset_span_are_reported() -> None:
         def stored_checkpoints(self) -> list:
             return []
 
+        def queue_offset_at(self, topic: str, qid: int, index: int) -> int:
+            return index
+
     b = B()
     c.check_offsets(1, b, 1)
     c.on_reset_offset(0, 2, 5)

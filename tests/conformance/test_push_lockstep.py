@@ -411,3 +411,41 @@ def test_the_send_back_of_a_retried_message_agrees_on_both_releases(
     verdict = ls.run(schedule)
     assert verdict.status == status, verdict.to_json()
     assert ls.calls_compared.get("consumer_send_msg_back") == 2
+
+
+BURN_CONFIG = ScenarioConfig(queues=1, consumers=2, max_msg_nums=4, consume_fail_percent=0, faults=(), drain=True,
+                             actions=(*CONFIG.actions, "produce_sized"))
+# a refused put (properties over Short.MAX_VALUE) between two produces, both consumed, a third
+# produce, a clean shutdown: the other consumer starts at the committed stored offset
+BURN_SCHEDULE = [Action("produce", (0,)), Action("produce_sized", (0, 0, 32768)), Action("produce", (0,)),
+                 Action("advance", (1000,)), Action("pull", (0,)), Action("deliver", (0, 4)),
+                 Action("consume", (0, False)), Action("consume", (0, False)), Action("produce", (0,)),
+                 Action("shutdown", (0,))]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_refused_put_burns_a_queue_offset_on_5_0_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    harness: Callable[[str], LockstepClient]) -> None:
+    """5.0.0 CommitLog#asyncPutMessage:846-851: the refused put took queue offset 1, so the next
+    put answers queueOffset 2 while its consume-queue unit is 1, and the third 3 at unit 2; the
+    client commits 3 = the max offset and the next owner never reads unit 2 (ALO-3, every broker
+    answer agreeing). Without the switch the model answers 1 where Java answers 2."""
+    spec = run_spec(read_trace(_trace(tmp_path, "v5.0", BURN_SCHEDULE, BURN_CONFIG)))
+    puts: list[tuple[object, object]] = []
+    observe = pl.PushLockstep._observe
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, call: pl.Call) -> tuple[object, object]:
+        model, java = observe(self, i, action, call)
+        if call.name == "put_message":
+            puts.append((model, java))
+        return model, java
+    monkeypatch.setattr(pl.PushLockstep, "_observe", spy)
+    verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], harness("5.0.0"))
+    assert verdict.status == "agrees", verdict.to_json()
+    assert {"ALO-3", "OFF-3"} <= set(verdict.model_violations)
+    assert [m["queueOffset"] for m, _ in puts if m["ok"]] == [0, 2, 3] and all(m == j for m, j in puts)
+    from reference.broker import config as broker_config
+    monkeypatch.setitem(broker_config.RELEASE_SWITCHES["v5.0"], "refused_put_burns_offset", False)
+    verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], harness("5.0.0"))
+    assert verdict.status == "diverges" and (verdict.model, verdict.java) == (1, 2), verdict.to_json()
