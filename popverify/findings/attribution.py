@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F19 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F20 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -94,6 +94,8 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F19", "v5.5 with enableSkipLongAwaitingAck: a mock CK for an early ACK replaces its real CK, whose messages "
             "are never revived", "broker", "mock_ck_replaces_read_ck", ("pop",),
             broker_option="enableSkipLongAwaitingAck"),
+    Finding("F20", "v5.0: a refused put burns a queue offset; the stored offset runs one past the consume-queue unit",
+            "broker", "refused_put_burns_offset", ("pop", "push"), needs=(("produce_sized",),)),
 )}
 
 

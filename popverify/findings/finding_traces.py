@@ -1,4 +1,4 @@
-"""The minimal schedule of every confirmed finding (F1..F19), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F20), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -218,6 +218,17 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                  (_a("pop", 0, 1, True), _a("produce", 1), _a("produce", 1), _a("clock_jump", 95_627),
                   _a("change_invisible", 0, 11, 19_000), _a("consumer_crash", 0), _a("clock_jump", 94_710)),
                  "a v5.5 swarm run with the broker option drawn (revive helper, seed 3), shrunk"),
+    # a put refused for its properties (over Short.MAX_VALUE) burns queue offset 1 on 5.0.0: the
+    # next message is stored as 2 at unit 1, the third as 3 at unit 2; the push client commits
+    # 3 after the first two, and the other consumer, starting there, never reads unit 2
+    FindingTrace("F20", "ALO-3", "push",
+                 ScenarioConfig(queues=1, consumers=2, max_msg_nums=4, consume_fail_percent=0, faults=(),
+                                actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold",
+                                         "consume", "persist", "consumer_timer", "advance", "produce_sized")),
+                 (_a("produce", 0), _a("produce_sized", 0, 0, 32768), _a("produce", 0), _a("advance", 1000),
+                  _a("pull", 0), _a("deliver", 0, 4), _a("consume", 0, False), _a("consume", 0, False),
+                  _a("produce", 0), _a("shutdown", 0)),
+                 "the v5.0 push swarm once refused_put_burns_offset modelled 5.0.0's store (putoffset helper), shrunk"),
 )}
 
 
@@ -241,6 +252,7 @@ JAVA_LINES: dict[str, str] = {
     "F17": "PopReviveService#reviveMsgFromCk reads the CK's message through EscapeBridge#getMessage (5.0.0:259-272; 5.5.0 #getMessageAsync:305-324) = messageStore.getMessage(offset, 1) and takes list.get(0) with no queue-offset check; DefaultMessageStore#getMessage skips a unit whose commit-log file retention deleted and answers the next one, which #reviveRetry puts into %RETRY%group_topic (spec/findings/F17.md)",
     "F18": "PopMessageProcessor#popMsgFromQueue asks ConsumerOrderInfoManager#checkBlock only `if (isOrder)` (5.0.0:482; 5.5.0:739-740); an orderly POP commits its batch's start offset and writes no CK (5.0.0:524-528; 5.5.0:817), so #getPopOffset of a non-orderly POP of the group starts at the held batch and reads it again (spec/findings/F18.md)",
     "F19": "PopReviveService#consumeReviveMessage 5.5.0:412-419 (enableSkipLongAwaitingAck) makes a mock CK (mockCkForAck:470-483, createMockCkForAck:485-497: num 0) for an ACK whose CK the round has not read and that is older than reviveAckWaitMs, and after the scan `consumeReviveObj.map.putAll(mockPointMap)` (:466) replaces a real CK of that merge key read later in the round; mergeAndRevive revives nothing for it and commits past it. 5.0.0 has no such option (spec/findings/F19.md)",
+    "F20": "CommitLog#asyncPutMessage 5.0.0:846-851 assigns the queue offset (ConsumeQueueStore#assignQueueOffset moves the table) before MessageExtEncoder#encode (:1853-1888) refuses the message (properties > Short.MAX_VALUE, body > maxMessageSize); nothing gives the offset back, so the next message is stored with N + 1 at consume-queue unit N (ConsumeQueue#putMessagePositionInfo:695-747 appends at the end) until a restart (recoverTopicQueueTable). rocketmq-client ProcessQueue keys by the stored offset and commits max + 1 (#removeMessage); processPopResponse maps a POP's messages to msgOffsetInfo by indexOf of the stored offset (MQClientAPIImpl 5.0.0:1082-1114). 5.5.0 increases the table only after the append (CommitLog 5.5.0:1117) (spec/findings/F20.md)",
     "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 

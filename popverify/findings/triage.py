@@ -96,6 +96,11 @@ EXPLANATIONS: dict[str, str] = {
     "F19": "With enableSkipLongAwaitingAck (5.5.0, off by default) a revive round turns an ACK read before its CK "
            "into a mock CK and then `map.putAll(mockPointMap)` replaces the real CK read later in the round: the CK's "
            "un-acked messages are never revived (spec/findings/F19.md).",
+    "F20": "On 5.0.0 a put the store refuses (properties over 32 KB, a body over 4 MB) still takes a queue offset: "
+           "the queue's next messages carry a stored offset one past their consume-queue unit, so a push consumer "
+           "commits one past the next message, which the queue's next owner skips (ALO-3, OFF-3), and after a "
+           "restart two messages share one stored offset (a POP's acks both name the first: PRG-2; a push "
+           "ProcessQueue holds one: PQ-2) (spec/findings/F20.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -71,6 +71,28 @@ def test_f19_is_55s_with_its_broker_option() -> None:
     assert "ALO-2" not in {v.property_id for v in _run("F19", "v5.0").violations}
 
 
+# the v5.0 POP swarm's seed 119, shrunk (orderly, queue 0 starting at 2^31): a refused body,
+# a produce stored one past its unit, a restart (the table falls back to the CQ's max), a
+# produce stored with the same offset: one POP returns both, both acks name the first unit
+F20_POP_CONFIG = ScenarioConfig(queues=1, consumers=1, pop_orderly=True, start_offset=2 ** 31, faults=("restart",),
+                                actions=("produce", "pop", "pop_step", "ack", "advance", "produce_sized"))
+F20_POP = (Action("produce_sized", (0, 4_194_305, 10_521)), Action("produce", (0,)), Action("restart", ()),
+           Action("produce", (0,)))
+
+
+def test_f20_is_50s_alone_in_push_and_pop() -> None:
+    """5.0.0 burns a queue offset on a refused put: the push client commits one past the next
+    message, which the other consumer skips (ALO-3, OFF-3); after a restart two messages share a
+    stored offset and an orderly POP's batch is never fully acked (PRG-2). v5.5 holds both."""
+    assert {s.key for s in attribute(_run("F20", "v5.0"))} == {"ALO-3/F20", "OFF-3/F20"}
+    with removed(["F20"]):
+        assert _run("F20", "v5.0").violations == ()
+    assert _run("F20", "v5.5").violations == ()
+    pop = run_scenario("v5.0", SEED, 0, config=F20_POP_CONFIG, schedule=F20_POP)
+    assert {s.key for s in attribute(pop)} == {"PRG-2/F20"}
+    assert run_scenario("v5.5", SEED, 0, config=F20_POP_CONFIG, schedule=F20_POP).violations == ()
+
+
 def test_verify_v55_seed_10_is_f10_alone() -> None:
     """verify's campaign run of seed 10 (250 steps) before the input domain was drawn by default
     (its swarm configuration without draw_domain): ALO-1 was unexplained; F10 explains all of it
