@@ -397,7 +397,16 @@ class _Pending:
 
 def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What a revive round wrote to the retry topic (the harness reports the retry messages)."""
-    return [{"uniqKey": e["uniq"], "retryOffset": e["retry_offset"]} for e in events if e["type"] == "revive"]
+    return _revived([(e["uniq"], e.get("retry_queue", 0), e["retry_offset"])
+                     for e in events if e["type"] == "revive"])
+
+
+def _revived(copies: list[tuple[str | None, int, int]]) -> list[dict[str, Any]]:
+    """(uniqKey, retry queue, retry offset) of a round's copies as both sides report them: by queue
+    then offset (the harness reads queue by queue), the queue named only when not 0 (5.5.0's
+    useSeparateRetryQueue; without it every copy goes to queue 0)."""
+    return [{"uniqKey": u, "retryOffset": off, **({"retryQueue": q} if q else {})}
+            for u, q, off in sorted(copies, key=lambda c: (c[1], c[2]))]
 
 
 def harness_release(profile: str, client: LockstepClient, release: str | None = None) -> str:
@@ -926,7 +935,8 @@ class Lockstep:
             return {"reviveError": True}
         if "error" in a:
             return a
-        revived = [{"uniqKey": r.get("uniqKey"), "retryOffset": r.get("retryOffset")} for r in a.get("revived") or []]
+        revived = _revived([(r.get("uniqKey"), r.get("retryQueue", 0), r.get("retryOffset"))
+                            for r in a.get("revived") or []])
         for r in revived:  # the retry copy carries the UNIQ_KEY, so the position is not needed
             self.java_checker.on_revive(i, r["uniqKey"], -1, -1, False)
         return {"revived": revived}

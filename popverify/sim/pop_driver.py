@@ -155,7 +155,8 @@ class PopWorld:
         timer = len(b.timer_pending())
         revive_lag = sum(b.max_offset(b.revive_topic, q) - 1 - b.committed_offset(REVIVE_GROUP, b.revive_topic, q)
                          for q in range(b.config.revive_queue_num))
-        retry = b.max_offset(RETRY_TOPIC, 0) - max(b.committed_offset(GROUP, RETRY_TOPIC, 0), 0)
+        retry = sum(b.max_offset(RETRY_TOPIC, q) - max(b.committed_offset(GROUP, RETRY_TOPIC, q), 0)
+                    for q in range(max(b.topics.get(RETRY_TOPIC, 0), 1)))
         pipeline = f"buf{min(buffered, 3)}:timer{min(timer, 3)}:revive{min(max(revive_lag, 0), 3)}:retry{min(retry, 2)}"
         self.coverage.add(f"state:held{min(held, 3)}:pending{pending}:buffer{min(buffered, 2)}")
         self.coverage.add(f"pipeline:{kind}:{pipeline}")
@@ -374,7 +375,7 @@ class PopWorld:
         revived = self.broker.revive_step(qid % self.broker.config.revive_queue_num)
         for r in revived:
             self.publish(Revived(r.uniq_key, r.ck_topic, r.ck_queue_id, r.msg_offset, r.retry_offset,
-                                 r.ck_topic == TOPIC))
+                                 r.ck_topic == TOPIC, r.retry_queue_id))
         self.coverage.add(f"revive:{min(len(revived), 2)}")
         return True
 

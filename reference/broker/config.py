@@ -255,6 +255,11 @@ class BrokerConfig:
     enable_skip_long_awaiting_ack: bool = False
     # BrokerConfig#reviveAckWaitMs (5.5.0: 3 minutes)
     revive_ack_wait_ms: int = 3 * 60 * 1000
+    # BrokerConfig#useSeparateRetryQueue (5.5.0, default false): PopReviveService#
+    # addRetryTopicIfNotExist:174-180 gives the POP retry topic as many queues as the normal
+    # topic has write queues, and #getRetryQueueId:196-205 re-sends a message to the retry queue
+    # of its own queue id instead of queue 0.
+    use_separate_retry_queue: bool = False
     # --- end issue 16 (revive) switches ---
 
     @classmethod
@@ -298,7 +303,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
-        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync"),
+        "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
+                                 "useSeparateRetryQueue"),
     },
 }
 
@@ -318,6 +324,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # handling runs inside the put, as the model's synchronous put does.
     "appendCkAsync": None,
     "appendAckAsync": None,
+    # revive2 (issue 16): appended last, so the swarm draws it after every option above
+    "useSeparateRetryQueue": "use_separate_retry_queue",
 }
 
 
