@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference.broker.broker import Broker
+from reference.broker.put_failure import PROCESSOR_SITES
 
 # The text of PopReviveService#reviveRetry's exception (5.0.0 and 5.5.0).
 REVIVE_ERROR = "revive error"
@@ -26,7 +27,8 @@ REVIVE_ERROR = "revive error"
 def model_refusals(broker: Broker) -> dict[str, Any]:
     """The model's ``putRefusals`` state entry."""
     f = broker.put_faults
-    return {"pending": f.pending, "retryPending": f.retry_pending, "failed": list(f.failed)}
+    return {"pending": f.pending, "retryPending": f.retry_pending, "failed": list(f.failed),
+            **processor_armed(broker)}
 
 
 def java_refusals(state: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +36,22 @@ def java_refusals(state: dict[str, Any]) -> dict[str, Any]:
     r = state.get("putRefusals")
     if not isinstance(r, dict):
         return {"pending": "<absent>", "retryPending": "<absent>", "failed": "<absent>"}
-    return {"pending": r.get("pending"), "retryPending": r.get("retryPending"), "failed": list(r.get("failed") or [])}
+    return {"pending": r.get("pending"), "retryPending": r.get("retryPending"), "failed": list(r.get("failed") or []),
+            **processor_armed_java(r)}
+
+
+def processor_armed(broker: Broker) -> dict[str, Any]:
+    """The processor site still armed (``processor_put_fail``) and its count; {} when none is
+    (the harness names it only then)."""
+    f = broker.put_faults
+    return {"processorSite": f.processor_site, "processorPending": f.processor_pending} if f.processor_pending else {}
+
+
+def processor_armed_java(answer: dict[str, Any]) -> dict[str, Any]:
+    """processor_armed's form of a harness answer carrying PutRefusal#state (an error as is)."""
+    if "error" in answer:
+        return {"error": answer["error"]}
+    return {k: answer[k] for k in ("processorSite", "processorPending") if k in answer}
 
 
 def revive_threw(broker: Broker, failed_before: int) -> bool:
@@ -52,6 +69,11 @@ def java_revive_threw(answer: dict[str, Any]) -> bool:
 def arm_request(count: int) -> dict[str, Any]:
     """The harness request of a ``store_put_fail`` step."""
     return {"op": "refusePuts", "count": count}
+
+
+def arm_processor_request(site: int, count: int) -> dict[str, Any]:
+    """The harness request of a ``processor_put_fail`` step (site: put_failure.PROCESSOR_SITES' index)."""
+    return {"op": "refuseProcessorPuts", "site": PROCESSOR_SITES[site], "count": count}
 
 
 def arm_retry_request(count: int) -> dict[str, Any]:

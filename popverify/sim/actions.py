@@ -155,10 +155,11 @@ def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), dra
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-          opt_in: bool = False) -> ActionSpec:
+          opt_in: bool = False, late: bool = False) -> ActionSpec:
     """A fault: weight FAULT_WEIGHT, off unless the configuration lists it (``opt_in``: drawn
-    only by the swarm's late draw, ScenarioConfig.draw_domain)."""
-    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True, opt_in=opt_in)
+    only by the swarm's late draw, ScenarioConfig.draw_domain; ``late``: its coin after every
+    other field's, the broker options' too)."""
+    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True, opt_in=opt_in, late=late)
 
 
 # -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------

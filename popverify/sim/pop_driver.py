@@ -41,6 +41,7 @@ from reference.broker.config import with_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
+from reference.broker.put_failure import PROCESSOR_SITES
 from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
@@ -438,6 +439,15 @@ class PopWorld:
         self.broker.put_faults.arm_retry(count)
         return True
 
+    def processor_put_fail(self, site: int, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) puts of one processor site, whenever they
+        come: ``site`` 0 the ACK message (AckMessageProcessor's, ChangeInvisibleTimeProcessor#
+        ackOrigin's), 1 changeInvisibleTime's new CK (put_failure.PROCESSOR_SITES)."""
+        if not 1 <= count <= 2 or not 0 <= site < len(PROCESSOR_SITES):
+            return False
+        self.broker.put_faults.arm_processor(PROCESSOR_SITES[site], count)
+        return True
+
     def scan_stall(self, ms: int) -> bool:
         """One PopBufferMergeService scan takes ``ms`` (1..5 s: GC pause, slow disk); past
         popCkStayBufferTimeOut - 1000 ms the buffer stops serving until it is empty. The scan's
@@ -566,6 +576,11 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
           lambda rng, w: (1 + rng.next_int(2),), opt_in=True),
     # an admin's group deletion and offset reset (opt-in: popverify/sim/admin.py)
     *ADMIN_ACTIONS,
+    # revive2 (issue 16): a put failure at an ack's or changeInvisibleTime's own put (opt-in,
+    # late: its swarm coin after the broker options, ScenarioConfig.draw_domain)
+    fault("processor_put_fail", "processor_put_fail", (Arg("site", int, 0, 1, value=False),
+                                                       Arg("count", int, 1, 2, value=False)),
+          lambda rng, w: (rng.next_int(2), 1 + rng.next_int(2)), opt_in=True, late=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

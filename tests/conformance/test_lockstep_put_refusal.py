@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+import attrs
 import pytest
 
 from popverify.conformance import put_refusal
@@ -57,6 +58,13 @@ CASES = [
                            _a("change_invisible", 0, 0, 3000), _a("store_put_fail", 2),
                            _a("change_invisible", 0, 0, 3000)],
      {"v5.0": ["change_invisible_ck", "change_invisible_ck"], "v5.5": ["change_invisible_ck", "change_invisible_ck"]}),
+    # processor_put_fail: the ack site alone (a changeInvisibleTime whose new CK is stored and
+    # whose ackOrigin's ACK is refused: the old CK revives too), then the new CK's site
+    ("processor sites", attrs.evolve(CONFIG, faults=("processor_put_fail",)),
+     [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("scan"), _a("processor_put_fail", 0, 1),
+      _a("change_invisible", 0, 0, 3000), _a("processor_put_fail", 1, 1), _a("change_invisible", 0, 1, 3000),
+      _a("ack", 0, 1), *_DUE, *[_a("revive", q) for q in range(8)]],
+     {"v5.0": ["ack", "change_invisible_ck"], "v5.5": ["ack", "change_invisible_ck"]}),
     ("revive retry", CONFIG, [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("scan"), *_DUE,
                               _a("store_put_fail", 1), _a("revive", 0), _a("revive", 0), _a("advance", 6000),
                               _a("timer"), _a("revive", 0)],
@@ -129,6 +137,18 @@ def test_a_model_refusing_the_wrong_put_diverges_at_that_step(monkeypatch: pytes
 
 @needs_jdk
 @pytest.mark.slow
+def test_a_model_that_never_arms_a_processor_site_diverges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """processor_put_fail can fail: a model that ignores the arming lets the changeInvisibleTime's
+    ackOrigin through, which Java refuses."""
+    name, config, schedule, _ = next(c for c in CASES if c[0] == "processor sites")
+    monkeypatch.setattr(StorePutFaults, "arm_processor", lambda self, site, count: None)
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, config, schedule, client)
+    assert verdict.status == "diverges" and verdict.action == ("processor_put_fail", 0, 1), verdict.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
 def test_refuse_puts_is_bounded() -> None:
     with LockstepClient(RELEASES["v5.5"]) as client:
         client.ok({"op": "init", "version": RELEASES["v5.5"]})
@@ -138,6 +158,9 @@ def test_refuse_puts_is_bounded() -> None:
         for bad in (0, 9):
             status, value = client.call({"op": "refuseRetryPuts", "count": bad})
             assert status == "error" and "count must be in 1..8" in value, (bad, value)
+        for bad in ({"site": "ack", "count": 9}, {"site": "buffer_ck", "count": 1}):
+            status, value = client.call({"op": "refuseProcessorPuts", **bad})
+            assert status == "error" and ("count must be in 1..8" in value or "site" in value), (bad, value)
         assert client.ok({"op": "refuseRetryPuts", "count": 1}) == {"pending": 0, "retryPending": 1, "failed": []}
         assert client.ok({"op": "refusePuts", "count": 2}) == {"pending": 2, "retryPending": 1, "failed": []}
         # producer puts are never refused

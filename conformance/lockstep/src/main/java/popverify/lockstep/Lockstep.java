@@ -676,6 +676,8 @@ public final class Lockstep {
                     return PutRefusal.arm(req);
                 case "refuseRetryPuts":
                     return PutRefusal.armRetry(req);
+                case "refuseProcessorPuts":
+                    return PutRefusal.armProcessor(req);
                 case "scanStall":
                     return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
                 case "settle":

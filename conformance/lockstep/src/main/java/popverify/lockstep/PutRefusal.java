@@ -35,6 +35,9 @@ public final class PutRefusal {
     private static int pending;
     /** Revive retry puts still to refuse, whenever they come (`refuseRetryPuts`). */
     private static int retryPending;
+    /** The processor site `refuseProcessorPuts` named, and its puts still to refuse. */
+    private static String processorSite = "";
+    private static int processorPending;
     private static final List<String> FAILED = new ArrayList<>();
 
     private PutRefusal() {
@@ -45,6 +48,8 @@ public final class PutRefusal {
     static synchronized void clear() {
         pending = 0;
         retryPending = 0;
+        processorSite = "";
+        processorPending = 0;
         FAILED.clear();
     }
 
@@ -62,12 +67,30 @@ public final class PutRefusal {
         return state();
     }
 
-    /** {pending, retryPending, failed: [site, ...]} (also part of the `state` answer). */
+    /** `refuseProcessorPuts` {site: ack | change_invisible_ck, count: 1..8}: the next ``count``
+     * puts at that site fail whenever they come (put_failure.py StorePutFaults#arm_processor; the
+     * `processor_put_fail` fault). */
+    static synchronized JSONObject armProcessor(JSONObject req) {
+        String site = req.getString("site");
+        if (!"ack".equals(site) && !"change_invisible_ck".equals(site)) {
+            throw new IllegalArgumentException("site: ack or change_invisible_ck, got " + site);
+        }
+        processorPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
+        processorSite = site;
+        return state();
+    }
+
+    /** {pending, retryPending, failed: [site, ...]}, and {processorSite, processorPending} while
+     * that is armed (also part of the `state` answer). */
     static synchronized JSONObject state() {
         JSONObject o = new JSONObject(true);
         o.put("pending", pending);
         o.put("retryPending", retryPending);
         o.put("failed", new JSONArray(new ArrayList<Object>(FAILED)));
+        if (processorPending > 0) {
+            o.put("processorSite", processorSite);
+            o.put("processorPending", processorPending);
+        }
         return o;
     }
 
@@ -75,6 +98,11 @@ public final class PutRefusal {
     private static synchronized boolean take(String site) {
         if ("revive_retry".equals(site) && retryPending > 0) {
             retryPending--;
+            FAILED.add(site);
+            return true;
+        }
+        if (site.equals(processorSite) && processorPending > 0) {
+            processorPending--;
             FAILED.add(site);
             return true;
         }
