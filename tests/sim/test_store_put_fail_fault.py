@@ -36,7 +36,7 @@ def test_the_older_fault_list_is_unchanged_for_its_users() -> None:
     # verify's campaign and mutation runs, simulate --faults all of earlier versions, use FAULTS
     assert FAULTS == ("restart", "expire", "delete_recreate", "clock_jump", "stall")
     assert ALL_POP_FAULTS == FAULTS + ("store_put_fail", "scan_stall", "expire_commit_log", "clean_consume_queue",
-                                       "revive_put_fail")
+                                       "revive_put_fail", "processor_put_fail")
 
 
 def test_explicit_faults_are_taken_as_given() -> None:
@@ -70,6 +70,25 @@ def test_properties_excluding_the_fault() -> None:
     excluding = {pid for pid, p in PROPERTIES.items() if "store_put_fail" in p.excluded_faults}
     assert excluding == {"NSR-1", "INV-1", "CKM-1", "RED-1"}  # a refused ACK put is lost; ALO still holds to it
     assert excluding == {pid for pid, p in PROPERTIES.items() if "revive_put_fail" in p.excluded_faults}
+    assert excluding == {pid for pid, p in PROPERTIES.items() if "processor_put_fail" in p.excluded_faults}
+
+
+def test_processor_put_fail_reaches_both_processor_sites() -> None:
+    # armed at a random step, the refusal waits for the site's next put: an ack's or a
+    # changeInvisibleTime's ACK, or a changeInvisibleTime's new CK
+    failed: set[str] = set()
+    for seed in range(4):
+        config = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, faults=("processor_put_fail",))
+        driver = PopDriver("v5.5", seed, config, True, False)
+        driver.run(150, None)
+        failed.update(driver.broker.put_faults.failed)
+    assert failed == {"ack", "change_invisible_ck"}
+    driver = PopDriver("v5.0", 1, ScenarioConfig(faults=("processor_put_fail",)), True, False)
+    assert driver.world.processor_put_fail(0, 3) is False and driver.world.processor_put_fail(2, 1) is False
+    assert driver.broker.put_faults.processor_pending == 0
+    assert driver.world.processor_put_fail(1, 2) is True
+    assert (driver.broker.put_faults.processor_site, driver.broker.put_faults.processor_pending) == \
+        ("change_invisible_ck", 2)
 
 
 def test_revive_put_fail_waits_for_a_revive_retry_and_reaches_re_put_ck() -> None:
