@@ -60,7 +60,7 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail", "processor_put_fail",
+    "revive_put_fail", "processor_put_fail", "flush_timeout",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 
 
@@ -873,8 +873,11 @@ class Lockstep:
                     lambda a: {"retryPending": a[0].get("retryPending", a[0].get("error"))})
         if kind == "processor_put_fail":
             self.java_checker.on_fault("processor_put_fail")
-            return (put_refusal.processor_armed(d.broker), [put_refusal.arm_processor_request(*args)],
-                    lambda a: put_refusal.processor_armed_java(a[0]))
+            return (put_refusal.armed(d.broker), [put_refusal.arm_processor_request(*args)],
+                    lambda a: put_refusal.armed_java(a[0]))
+        if kind == "flush_timeout":
+            return (put_refusal.armed(d.broker), [put_refusal.flush_timeout_request(*args)],
+                    lambda a: put_refusal.armed_java(a[0]))
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.

@@ -41,7 +41,7 @@ from reference.broker.config import with_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
-from reference.broker.put_failure import PROCESSOR_SITES
+from reference.broker.put_failure import FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
 from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
@@ -448,6 +448,15 @@ class PopWorld:
         self.broker.put_faults.arm_processor(PROCESSOR_SITES[site], count)
         return True
 
+    def flush_timeout(self, site: int, count: int) -> bool:
+        """The next ``count`` (1..2) puts of one site (put_failure.FLUSH_TIMEOUT_SITES: the
+        buffer's CK, the buffer's ACK, an ack's ACK, changeInvisibleTime's CK) are written and
+        answered FLUSH_DISK_TIMEOUT (a SYNC_FLUSH store's slow flush), whenever they come."""
+        if not 1 <= count <= 2 or not 0 <= site < len(FLUSH_TIMEOUT_SITES):
+            return False
+        self.broker.put_faults.arm_flush_timeout(FLUSH_TIMEOUT_SITES[site], count)
+        return True
+
     def scan_stall(self, ms: int) -> bool:
         """One PopBufferMergeService scan takes ``ms`` (1..5 s: GC pause, slow disk); past
         popCkStayBufferTimeOut - 1000 ms the buffer stops serving until it is empty. The scan's
@@ -581,6 +590,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("processor_put_fail", "processor_put_fail", (Arg("site", int, 0, 1, value=False),
                                                        Arg("count", int, 1, 2, value=False)),
           lambda rng, w: (rng.next_int(2), 1 + rng.next_int(2)), opt_in=True, late=True),
+    # and a put written but answered FLUSH_DISK_TIMEOUT (a SYNC_FLUSH store's slow flush)
+    fault("flush_timeout", "flush_timeout", (Arg("site", int, 0, 3, value=False), Arg("count", int, 1, 2, value=False)),
+          lambda rng, w: (rng.next_int(4), 1 + rng.next_int(2)), opt_in=True, late=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

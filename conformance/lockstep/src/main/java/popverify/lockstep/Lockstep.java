@@ -678,6 +678,8 @@ public final class Lockstep {
                     return PutRefusal.armRetry(req);
                 case "refuseProcessorPuts":
                     return PutRefusal.armProcessor(req);
+                case "flushTimeouts":
+                    return PutRefusal.armFlushTimeout(req);
                 case "scanStall":
                     return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
                 case "settle":
