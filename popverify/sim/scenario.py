@@ -196,7 +196,7 @@ class ScenarioConfig:
           reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
         - POP: each broker option (reference/broker/config.py BROKER_OPTIONS) on with probability
           1/2, drawn after every field above so each keeps its value;
-        - then each ``late`` opt-in fault (processor_put_fail) with probability 0.3.
+        - then each ``late`` opt-in fault (processor_put_fail, flush_timeout) with probability 0.3.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -215,7 +215,7 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
-        # late opt-in faults (revive2's processor_put_fail): after every field above
+        # late opt-in faults (revive2's processor_put_fail, flush_timeout): after every field above
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True) if the_mode.spec(f).late and rng.next_int(10) < 3)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,

@@ -260,7 +260,8 @@ class Broker:
         is re-created with it whenever the counts differ. Answers the retry topic's queue count."""
         queues = RETRY_QUEUE_NUM
         if self.config.use_separate_retry_queue:
-            # the normal topic "always exists" (5.5.0:176): delete_recreate re-creates it at once
+            # the normal topic "always exists" (5.5.0:176): mergeAndRevive skipped a CK whose
+            # normal topic is gone (5.5.0:518-522) before it got here
             queues = self.topics[parse_normal_topic(topic, group)]
             if self.topics.get(topic) == queues:
                 return queues
