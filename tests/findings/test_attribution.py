@@ -49,10 +49,12 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # over seeds 0..; each names a different finding. Re-pinned when the domain draw went on by
 # default after pop_orderly (it changes every seed's run): before it, seeds 11, 52, 152, 230, 4 and 22.
 # Re-pinned on 26 November 2026 (getMessage's in-memory transfer caps, the long-polling limits,
-# broker options and admin kinds drawn late change the swarm's runs).
+# broker options and admin kinds drawn late change the swarm's runs); and again for revive2's
+# late faults processor_put_fail and flush_timeout (v5.0 seeds 25 and 26 before: F2 now shows
+# with F15 in every v5.0 seed of 0..119 that shows it).
 KNOWN_RUNS = [
-    ("v5.0", "pop", 25, 400, "ALO-2/F1"),
-    ("v5.0", "pop", 26, 400, "CKM-1/F2"),
+    ("v5.0", "pop", 38, 400, "ALO-2/F1"),
+    ("v5.0", "pop", 14, 400, "CKM-1/F2+F15"),
     ("v5.0", "pop", 62, 400, "ALO-2/F3"),
     ("v5.5", "pop", 796, 400, "CKM-1/F4"),
     ("v5.0", "pop", 22, 400, "ALO-1/F7"),
@@ -76,7 +78,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     are not re-run (their removal gives this same run). The signatures are those of the full
     attribution -- explained, several at once, and jointly explained (the joint search skipped too;
     v5.5 seed 15, now 67 after the re-pin, was four unexplained signatures until F11 and F17 were registered)."""
-    cases = [("v5.0", 25, ("ALO-1/F1", "ALO-2/F1")), ("v5.0", 62, ("ALO-2/F3",)),
+    cases = [("v5.0", 38, ("ALO-2/F1",)), ("v5.0", 62, ("ALO-2/F3",)),
              ("v5.5", 67, ("CKM-1/F11&F17", "INV-1/F11", "NSR-1/F11", "RED-1/F11"))]
     for profile, seed, keys in cases:
         config = swarm_config(seed)
@@ -88,7 +90,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
         assert tuple(s.key for s in full) == keys
         assert attribute(result, consulted=read) == full
         assert set(read) & set(present(profile, "pop")) < set(present(profile, "pop")), read  # some were skipped
-        if seed == 25:
+        if seed == 38:
             # the comparison can fail: with its reads unnoted, the run loses its explanations
             assert attribute(result, consulted=()) != full
 
