@@ -26,6 +26,9 @@ import org.apache.rocketmq.store.PutMessageStatus;
  * original method. Producer puts (the harness's `put`), the timer's own deliveries (TimerMessageStore's
  * escape-bridge hook, EscapeBridge#putMessage) and everything else reach the store untouched.
  *
+ * <p>`refuseRetryPuts` and `refuseProcessorPuts` refuse one site's next puts whenever they come;
+ * `flushTimeouts` lets one site's next puts through and answers them FLUSH_DISK_TIMEOUT.
+ *
  * <p>The site names are reference/broker/put_failure.py's PUT_SITES.
  */
 public final class PutRefusal {
