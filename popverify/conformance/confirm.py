@@ -59,7 +59,7 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail", "persist_restart",
+    "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 
 
@@ -401,7 +401,16 @@ class _Pending:
 
 def _model_revived(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What a revive round wrote to the retry topic (the harness reports the retry messages)."""
-    return [{"uniqKey": e["uniq"], "retryOffset": e["retry_offset"]} for e in events if e["type"] == "revive"]
+    return _revived([(e["uniq"], e.get("retry_queue", 0), e["retry_offset"])
+                     for e in events if e["type"] == "revive"])
+
+
+def _revived(copies: list[tuple[str | None, int, int]]) -> list[dict[str, Any]]:
+    """(uniqKey, retry queue, retry offset) of a round's copies as both sides report them: by queue
+    then offset (the harness reads queue by queue), the queue named only when not 0 (5.5.0's
+    useSeparateRetryQueue; without it every copy goes to queue 0)."""
+    return [{"uniqKey": u, "retryOffset": off, **({"retryQueue": q} if q else {})}
+            for u, q, off in sorted(copies, key=lambda c: (c[1], c[2]))]
 
 
 def harness_release(profile: str, client: LockstepClient, release: str | None = None) -> str:
@@ -887,6 +896,13 @@ class Lockstep:
             self.java_checker.on_fault("revive_put_fail")
             return ({"retryPending": d.broker.put_faults.retry_pending}, [put_refusal.arm_retry_request(args[0])],
                     lambda a: {"retryPending": a[0].get("retryPending", a[0].get("error"))})
+        if kind == "processor_put_fail":
+            self.java_checker.on_fault("processor_put_fail")
+            return (put_refusal.armed(d.broker), [put_refusal.arm_processor_request(*args)],
+                    lambda a: put_refusal.armed_java(a[0]))
+        if kind == "flush_timeout":
+            return (put_refusal.armed(d.broker), [put_refusal.flush_timeout_request(*args)],
+                    lambda a: put_refusal.armed_java(a[0]))
         if kind == "flush":
             # the model persists only when flushConsumerOffsetInterval has passed; so does Java's
             # scheduled persist, which the harness runs when the model's did.
@@ -954,7 +970,8 @@ class Lockstep:
             return {"reviveError": True}
         if "error" in a:
             return a
-        revived = [{"uniqKey": r.get("uniqKey"), "retryOffset": r.get("retryOffset")} for r in a.get("revived") or []]
+        revived = _revived([(r.get("uniqKey"), r.get("retryQueue", 0), r.get("retryOffset"))
+                            for r in a.get("revived") or []])
         for r in revived:  # the retry copy carries the UNIQ_KEY, so the position is not needed
             self.java_checker.on_revive(i, r["uniqKey"], -1, -1, False)
         return {"revived": revived}

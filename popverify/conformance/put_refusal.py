@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference.broker.broker import Broker
+from reference.broker.put_failure import FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
 
 # The text of PopReviveService#reviveRetry's exception (5.0.0 and 5.5.0).
 REVIVE_ERROR = "revive error"
@@ -26,7 +27,8 @@ REVIVE_ERROR = "revive error"
 def model_refusals(broker: Broker) -> dict[str, Any]:
     """The model's ``putRefusals`` state entry."""
     f = broker.put_faults
-    return {"pending": f.pending, "retryPending": f.retry_pending, "failed": list(f.failed)}
+    return {"pending": f.pending, "retryPending": f.retry_pending, "failed": list(f.failed),
+            **armed(broker)}
 
 
 def java_refusals(state: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +36,30 @@ def java_refusals(state: dict[str, Any]) -> dict[str, Any]:
     r = state.get("putRefusals")
     if not isinstance(r, dict):
         return {"pending": "<absent>", "retryPending": "<absent>", "failed": "<absent>"}
-    return {"pending": r.get("pending"), "retryPending": r.get("retryPending"), "failed": list(r.get("failed") or [])}
+    return {"pending": r.get("pending"), "retryPending": r.get("retryPending"), "failed": list(r.get("failed") or []),
+            **armed_java(r)}
+
+
+# PutRefusal#state's keys named only while they hold something (older answers keep their form)
+_ARMED_KEYS = ("processorSite", "processorPending", "timeoutSite", "timeoutPending", "timedOut")
+
+
+def armed(broker: Broker) -> dict[str, Any]:
+    """The processor site still armed (``processor_put_fail``), the flush-timeout site still
+    armed (``flush_timeout``) with their counts, and the sites answered FLUSH_DISK_TIMEOUT so far;
+    each only when it holds something (the harness names them only then)."""
+    f = broker.put_faults
+    out = {"processorSite": f.processor_site, "processorPending": f.processor_pending} if f.processor_pending else {}
+    if f.timeout_pending:
+        out |= {"timeoutSite": f.timeout_site, "timeoutPending": f.timeout_pending}
+    return out | ({"timedOut": list(f.timed_out)} if f.timed_out else {})
+
+
+def armed_java(answer: dict[str, Any]) -> dict[str, Any]:
+    """armed's form of a harness answer carrying PutRefusal#state (an error as is)."""
+    if "error" in answer:
+        return {"error": answer["error"]}
+    return {k: answer[k] for k in _ARMED_KEYS if k in answer}
 
 
 def revive_threw(broker: Broker, failed_before: int) -> bool:
@@ -52,6 +77,16 @@ def java_revive_threw(answer: dict[str, Any]) -> bool:
 def arm_request(count: int) -> dict[str, Any]:
     """The harness request of a ``store_put_fail`` step."""
     return {"op": "refusePuts", "count": count}
+
+
+def arm_processor_request(site: int, count: int) -> dict[str, Any]:
+    """The harness request of a ``processor_put_fail`` step (site: put_failure.PROCESSOR_SITES' index)."""
+    return {"op": "refuseProcessorPuts", "site": PROCESSOR_SITES[site], "count": count}
+
+
+def flush_timeout_request(site: int, count: int) -> dict[str, Any]:
+    """The harness request of a ``flush_timeout`` step (site: put_failure.FLUSH_TIMEOUT_SITES' index)."""
+    return {"op": "flushTimeouts", "site": FLUSH_TIMEOUT_SITES[site], "count": count}
 
 
 def arm_retry_request(count: int) -> dict[str, Any]:

@@ -126,6 +126,14 @@ class ActionSpec:
     # An opt-in kind whose swarm coin comes after the opt-in faults' (it came after them: the
     # configurations drawn before keep their faults; ScenarioConfig.draw_domain)
     late: bool = False
+    # A late opt-in fault's swarm coin: on with probability late_percent %, always when the
+    # configuration's bool field late_if is on (persist_restart in an orderly configuration)
+    late_percent: int = 50
+    late_if: str = ""
+
+    def late_coin(self, config: Any, rng: JavaRandom) -> bool:
+        """Whether the swarm's late draw lists this late opt-in fault for ``config``."""
+        return bool(self.late_if and getattr(config, self.late_if)) or rng.next_int(100) < self.late_percent
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -155,10 +163,12 @@ def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), dra
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-          opt_in: bool = False) -> ActionSpec:
+          opt_in: bool = False, late: bool = False, late_percent: int = 50) -> ActionSpec:
     """A fault: weight FAULT_WEIGHT, off unless the configuration lists it (``opt_in``: drawn
-    only by the swarm's late draw, ScenarioConfig.draw_domain)."""
-    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True, opt_in=opt_in)
+    only by the swarm's late draw, ScenarioConfig.draw_domain; ``late``: its coin, on with
+    probability ``late_percent`` %, after every other field's, the broker options' too)."""
+    return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True, opt_in=opt_in, late=late,
+                      late_percent=late_percent)
 
 
 # -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------

@@ -219,6 +219,15 @@ class Revived(Event):
     offset: int
     retry_offset: int
     normal: bool = ghost(True)
+    # the retry queue the copy went to: 0 but with 5.5.0's useSeparateRetryQueue
+    retry_queue: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """As Event's, ``retry_queue`` left out when 0 (the traces written before it existed)."""
+        out = super().to_json()
+        if not self.retry_queue:
+            del out["retry_queue"]
+        return out
 
 
 @attrs.frozen
@@ -435,7 +444,7 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
             checker.on_change_invisible(event.uniq, event.code, event.new_deadline, event.old_deadline)
         elif isinstance(event, Revived):
             checker.on_revive(step, event.uniq, event.queue, event.offset, event.normal,
-                              (event.topic, 0, event.retry_offset))  # reviveRetry writes queue 0
+                              (event.topic, event.retry_queue, event.retry_offset))
         elif isinstance(event, BrokerRestarted):
             checker.on_restart()
         elif isinstance(event, Expired):

@@ -41,6 +41,7 @@ from reference.broker.config import with_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
+from reference.broker.put_failure import FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
 from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
@@ -155,7 +156,8 @@ class PopWorld:
         timer = len(b.timer_pending())
         revive_lag = sum(b.max_offset(b.revive_topic, q) - 1 - b.committed_offset(REVIVE_GROUP, b.revive_topic, q)
                          for q in range(b.config.revive_queue_num))
-        retry = b.max_offset(RETRY_TOPIC, 0) - max(b.committed_offset(GROUP, RETRY_TOPIC, 0), 0)
+        retry = sum(b.max_offset(RETRY_TOPIC, q) - max(b.committed_offset(GROUP, RETRY_TOPIC, q), 0)
+                    for q in range(max(b.topics.get(RETRY_TOPIC, 0), 1)))
         pipeline = f"buf{min(buffered, 3)}:timer{min(timer, 3)}:revive{min(max(revive_lag, 0), 3)}:retry{min(retry, 2)}"
         self.coverage.add(f"state:held{min(held, 3)}:pending{pending}:buffer{min(buffered, 2)}")
         self.coverage.add(f"pipeline:{kind}:{pipeline}")
@@ -374,7 +376,7 @@ class PopWorld:
         revived = self.broker.revive_step(qid % self.broker.config.revive_queue_num)
         for r in revived:
             self.publish(Revived(r.uniq_key, r.ck_topic, r.ck_queue_id, r.msg_offset, r.retry_offset,
-                                 r.ck_topic == TOPIC))
+                                 r.ck_topic == TOPIC, r.retry_queue_id))
         self.coverage.add(f"revive:{min(len(revived), 2)}")
         return True
 
@@ -441,6 +443,24 @@ class PopWorld:
         if not 1 <= count <= 2:
             return False
         self.broker.put_faults.arm_retry(count)
+        return True
+
+    def processor_put_fail(self, site: int, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) puts of one processor site, whenever they
+        come: ``site`` 0 the ACK message (AckMessageProcessor's, ChangeInvisibleTimeProcessor#
+        ackOrigin's), 1 changeInvisibleTime's new CK (put_failure.PROCESSOR_SITES)."""
+        if not 1 <= count <= 2 or not 0 <= site < len(PROCESSOR_SITES):
+            return False
+        self.broker.put_faults.arm_processor(PROCESSOR_SITES[site], count)
+        return True
+
+    def flush_timeout(self, site: int, count: int) -> bool:
+        """The next ``count`` (1..2) puts of one site (put_failure.FLUSH_TIMEOUT_SITES: the
+        buffer's CK, the buffer's ACK, an ack's ACK, changeInvisibleTime's CK) are written and
+        answered FLUSH_DISK_TIMEOUT (a SYNC_FLUSH store's slow flush), whenever they come."""
+        if not 1 <= count <= 2 or not 0 <= site < len(FLUSH_TIMEOUT_SITES):
+            return False
+        self.broker.put_faults.arm_flush_timeout(FLUSH_TIMEOUT_SITES[site], count)
         return True
 
     def scan_stall(self, ms: int) -> bool:
@@ -578,7 +598,16 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # recover, the offsets' decode), where a plain restart reloads what the last 10 s task wrote.
     # Weight PERSIST_RESTART_WEIGHT: most runs that list it restart so at least once (1 in 100 steps
     # at the fault weight: a third of them never did in a 60-run campaign)
-    ActionSpec("persist_restart", PERSIST_RESTART_WEIGHT, "persist_restart", fault=True, opt_in=True, late=True),
+    ActionSpec("persist_restart", PERSIST_RESTART_WEIGHT, "persist_restart", fault=True, opt_in=True, late=True,
+               late_if="pop_orderly"),
+    # revive2 (issue 16): a put failure at an ack's or changeInvisibleTime's own put (opt-in,
+    # late: its swarm coin after the broker options, ScenarioConfig.draw_domain)
+    fault("processor_put_fail", "processor_put_fail", (Arg("site", int, 0, 1, value=False),
+                                                       Arg("count", int, 1, 2, value=False)),
+          lambda rng, w: (rng.next_int(2), 1 + rng.next_int(2)), opt_in=True, late=True, late_percent=30),
+    # and a put written but answered FLUSH_DISK_TIMEOUT (a SYNC_FLUSH store's slow flush)
+    fault("flush_timeout", "flush_timeout", (Arg("site", int, 0, 3, value=False), Arg("count", int, 1, 2, value=False)),
+          lambda rng, w: (rng.next_int(4), 1 + rng.next_int(2)), opt_in=True, late=True, late_percent=30),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

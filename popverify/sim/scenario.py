@@ -195,9 +195,10 @@ class ScenarioConfig:
         - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
           reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
         - POP: each broker option (reference/broker/config.py BROKER_OPTIONS) on with probability
-          1/2, drawn after the fields above so they keep their values;
-        - then each ``late`` opt-in fault of the mode (persist_restart): always in an orderly
-          configuration, else with probability 1/2.
+          1/2, drawn after every field above so each keeps its value;
+        - then each ``late`` opt-in fault of the mode (ActionSpec#late_coin): persist_restart always
+          in an orderly configuration, else with probability 1/2; processor_put_fail and
+          flush_timeout with probability 0.3.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -216,10 +217,10 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
-        # order helper's block, after every field above: the late opt-in faults (persist_restart),
-        # always in an orderly configuration (what it reloads is the order info; 1 in 4 is orderly)
+        # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
+        # field above, each by its own coin (ActionSpec#late_coin)
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
-                            if the_mode.spec(f).late and (self.pop_orderly or rng.next_boolean()))
+                            if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)

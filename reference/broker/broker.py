@@ -252,16 +252,26 @@ class Broker:
     def _normal_topic_exists(self, topic: str) -> bool:
         return topic in self.topics
 
-    def _ensure_retry_topic(self, topic: str, group: str) -> None:
+    def _ensure_retry_topic(self, topic: str, group: str) -> int:
         """PopReviveService#addRetryTopicIfNoExit: a new retry topic gets
         PopAckConstants.retryQueueNum (1) queue, then initPopRetryOffset commits offset 0 for
-        each of its queues that has no offset yet (found by lockstep replay on 5.0.0)."""
-        if topic in self.topics:
-            return
-        self.topics[topic] = RETRY_QUEUE_NUM
-        for queue_id in range(RETRY_QUEUE_NUM):
+        each of its queues that has no offset yet (found by lockstep replay on 5.0.0). With
+        useSeparateRetryQueue (5.5.0:174-180) it gets the normal topic's write queue count, and
+        is re-created with it whenever the counts differ. Answers the retry topic's queue count."""
+        queues = RETRY_QUEUE_NUM
+        if self.config.use_separate_retry_queue:
+            # the normal topic "always exists" (5.5.0:176): mergeAndRevive skipped a CK whose
+            # normal topic is gone (5.5.0:518-522) before it got here
+            queues = self.topics[parse_normal_topic(topic, group)]
+            if self.topics.get(topic) == queues:
+                return queues
+        elif topic in self.topics:
+            return self.topics[topic]
+        self.topics[topic] = queues
+        for queue_id in range(queues):
             if self.offsets.query_offset(group, topic, queue_id) < 0:
                 self.offsets.commit_offset("initPopRetryOffset", group, topic, queue_id, 0)
+        return queues
 
     # -- requests -------------------------------------------------------------------------------
     def put_message(self, topic: str, queue_id: int, body: bytes = b"", tags: str | None = None,

@@ -265,6 +265,11 @@ class BrokerConfig:
     enable_skip_long_awaiting_ack: bool = False
     # BrokerConfig#reviveAckWaitMs (5.5.0: 3 minutes)
     revive_ack_wait_ms: int = 3 * 60 * 1000
+    # BrokerConfig#useSeparateRetryQueue (5.5.0, default false): PopReviveService#
+    # addRetryTopicIfNotExist:174-180 gives the POP retry topic as many queues as the normal
+    # topic has write queues, and #getRetryQueueId:196-205 re-sends a message to the retry queue
+    # of its own queue id instead of queue 0.
+    use_separate_retry_queue: bool = False
     # --- end issue 16 (revive) switches ---
     # QueryAssignmentProcessor#setMessageRequestMode answers TOPIC_NOT_EXIST for a topic without
     # a config (5.5.0:319-324; 5.0.0 stores the mode of any topic but a retry topic)
@@ -319,7 +324,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
-                                 "enableNotifyAfterPopOrderLockRelease=false"),
+                                 "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue"),
     },
 }
 
@@ -342,6 +347,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # order helper: a BrokerConfig boolean whose default is true, switched off ("=false": the
     # harness calls its setter with false); drawn last of the options
     "enableNotifyAfterPopOrderLockRelease=false": "notify_after_pop_order_lock_release",
+    # revive2 (issue 16): appended last, so the swarm draws it after every option above
+    "useSeparateRetryQueue": "use_separate_retry_queue",
 }
 
 

@@ -26,7 +26,20 @@ Besides, ``arm_retry`` refuses the next N revive retry puts whenever they come (
 ``revive_put_fail`` fault): a revive re-sends only after a CK's invisible time has passed
 un-acked, which a put failure armed at a random step almost never meets.
 
-Which puts fail is data the driver sets (``arm``, ``arm_retry``); the model draws nothing here.
+Likewise ``arm_processor`` refuses the next N puts of one processor site, ``ack`` (AckMessageProcessor's
+ACK and ChangeInvisibleTimeProcessor#ackOrigin's) or ``change_invisible_ck``, whenever they come
+(the ``processor_put_fail`` fault): a refusal armed at a random step is mostly taken by a POP's
+CK, and a changeInvisibleTime whose ackOrigin alone fails needs the ACK site by itself.
+
+``arm_flush_timeout`` does not refuse: the next N puts at one site are written, dispatched and
+answered FLUSH_DISK_TIMEOUT, what a SYNC_FLUSH store (flushDiskType, not the default) answers
+when the flush outlasts syncFlushTimeout (CommitLog#handleDiskFlush). Every caller's check
+passes it as a success (the four statuses above; reviveRetry reads the append result, PUT_OK),
+so the model's state does not change; the sites are recorded (``timed_out``) for the lockstep
+replay, which answers the same puts so on Java (the ``flush_timeout`` fault).
+
+Which puts fail is data the driver sets (``arm``, ``arm_retry``, ``arm_processor``); the model
+draws nothing here.
 """
 
 from __future__ import annotations
@@ -35,6 +48,10 @@ import attrs
 
 # The sites a failure can hit, for inspection and tests.
 PUT_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack", "ack", "change_invisible_ck", "revive_retry", "reput_ck")
+# The sites arm_processor may name (the processors' own puts).
+PROCESSOR_SITES: tuple[str, ...] = ("ack", "change_invisible_ck")
+# The sites arm_flush_timeout may name (the puts whose callers test FLUSH_DISK_TIMEOUT).
+FLUSH_TIMEOUT_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack", "ack", "change_invisible_ck")
 # Bound of one arming (popverify's fault draws 1..2).
 MAX_PENDING_FAILURES = 8
 
@@ -46,6 +63,11 @@ class StorePutFaults:
     pending: int = 0
     failed: list[str] = attrs.Factory(list)
     retry_pending: int = 0  # revive retry puts still to refuse (arm_retry)
+    processor_site: str = ""  # the site arm_processor named
+    processor_pending: int = 0  # its puts still to refuse
+    timeout_site: str = ""  # the site arm_flush_timeout named
+    timeout_pending: int = 0  # its puts still to answer FLUSH_DISK_TIMEOUT
+    timed_out: list[str] = attrs.Factory(list)  # the sites answered so
 
     def arm(self, count: int) -> None:
         """The next ``count`` puts (1..MAX_PENDING_FAILURES) fail; replaces what was pending."""
@@ -60,17 +82,43 @@ class StorePutFaults:
             raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
         self.retry_pending = count
 
+    def arm_processor(self, site: str, count: int) -> None:
+        """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (PROCESSOR_SITES) fail,
+        whenever they come; replaces what was armed so."""
+        if site not in PROCESSOR_SITES:
+            raise ValueError(f"processor put site must be one of {', '.join(PROCESSOR_SITES)}, got {site!r}")
+        if not 1 <= count <= MAX_PENDING_FAILURES:
+            raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
+        self.processor_site, self.processor_pending = site, count
+
+    def arm_flush_timeout(self, site: str, count: int) -> None:
+        """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (FLUSH_TIMEOUT_SITES) that
+        are not refused answer FLUSH_DISK_TIMEOUT, whenever they come; replaces what was armed so."""
+        if site not in FLUSH_TIMEOUT_SITES:
+            raise ValueError(f"flush timeout site must be one of {', '.join(FLUSH_TIMEOUT_SITES)}, got {site!r}")
+        if not 1 <= count <= MAX_PENDING_FAILURES:
+            raise ValueError(f"flush timeout count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
+        self.timeout_site, self.timeout_pending = site, count
+
     def take(self, site: str) -> bool:
         """Whether the put at ``site`` fails (one pending failure is used up if so: a revive
-        retry put takes one of ``arm_retry``'s first)."""
+        retry put takes one of ``arm_retry``'s first, a processor's put one of ``arm_processor``'s)."""
         if site not in PUT_SITES:
             raise ValueError(f"unknown put site {site!r}")
         if site == "revive_retry" and self.retry_pending > 0:
             self.retry_pending -= 1
             self.failed.append(site)
             return True
-        if self.pending <= 0:
-            return False
-        self.pending -= 1
-        self.failed.append(site)
-        return True
+        if site == self.processor_site and self.processor_pending > 0:
+            self.processor_pending -= 1
+            self.failed.append(site)
+            return True
+        if self.pending > 0:
+            self.pending -= 1
+            self.failed.append(site)
+            return True
+        if site == self.timeout_site and self.timeout_pending > 0:
+            # written: only the answer's status differs, which every caller passes as a success
+            self.timeout_pending -= 1
+            self.timed_out.append(site)
+        return False

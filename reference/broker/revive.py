@@ -61,6 +61,7 @@ class RevivedMessage:
     retry_topic: str
     retry_offset: int
     uniq_key: str | None
+    retry_queue_id: int = 0
 
 
 class PopReviveService:
@@ -69,7 +70,7 @@ class PopReviveService:
     def __init__(self, queue_id: int, revive_topic: str, config: BrokerConfig, now: Callable[[], int],
                  store: MessageStore, timer: TimerService, offsets: ConsumerOffsetManager,
                  topic_exists: Callable[[str], bool], group_exists: Callable[[str], bool],
-                 ensure_retry_topic: Callable[[str, str], None], *, put_faults: StorePutFaults | None = None,
+                 ensure_retry_topic: Callable[[str, str], int], *, put_faults: StorePutFaults | None = None,
                  put_ck: Callable[[PopCheckPoint, int, str], int] | None = None,
                  retry_arrived: Callable[[str, str, str, int], None] | None = None) -> None:
         self.queue_id = queue_id
@@ -272,9 +273,10 @@ class PopReviveService:
         props = dict(msg.properties)
         if msg.reconsume_times == 0 or props.get(PROPERTY_FIRST_POP_TIME) is None:
             props[PROPERTY_FIRST_POP_TIME] = str(point.pop_time)
-        inner = MessageExt(topic=retry_topic, queue_id=0, body=msg.body, tags=msg.tags, properties=props,
-                           reconsume_times=msg.reconsume_times + 1, born_timestamp=msg.born_timestamp)
-        self._ensure_retry_topic(retry_topic, point.cid or "")
+        retry_queues = self._ensure_retry_topic(retry_topic, point.cid or "")
+        inner = MessageExt(topic=retry_topic, queue_id=self._retry_queue_id(retry_queues, msg), body=msg.body,
+                           tags=msg.tags, properties=props, reconsume_times=msg.reconsume_times + 1,
+                           born_timestamp=msg.born_timestamp)
         if self._put_faults.take("revive_retry"):
             # the store refused the retry message (appendMessageResult not PUT_OK)
             if not self._cfg.revive_retry_failure_reputs_ck:
@@ -283,11 +285,18 @@ class PopReviveService:
             return
         stored = self._store.put_message(inner)
         self.revived.append(RevivedMessage(topic, point.queue_id, msg_offset, retry_topic, stored.queue_offset,
-                                           msg.uniq_key))
+                                           msg.uniq_key, inner.queue_id))
         if self._retry_arrived is not None:
             self._retry_arrived(topic, retry_topic, point.cid or "", inner.queue_id)
 
 
+
+    def _retry_queue_id(self, retry_queues: int, msg: MessageExt) -> int:
+        """getRetryQueueId (5.5.0:196-205): queue 0, or with useSeparateRetryQueue the revived
+        message's own queue id (of the normal or the retry topic), 0 past the retry topic's queues."""
+        if not self._cfg.use_separate_retry_queue or msg.queue_id > retry_queues - 1:
+            return 0
+        return msg.queue_id
 
     def re_put_ck(self, old: PopCheckPoint, msg_offset: int) -> None:
         """rePutCK (5.5.0 PopReviveService:608-635): a one-message CK for the offset whose

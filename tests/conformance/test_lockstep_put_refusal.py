@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
+import attrs
 import pytest
 
 from popverify.conformance import put_refusal
@@ -57,6 +58,16 @@ CASES = [
                            _a("change_invisible", 0, 0, 3000), _a("store_put_fail", 2),
                            _a("change_invisible", 0, 0, 3000)],
      {"v5.0": ["change_invisible_ck", "change_invisible_ck"], "v5.5": ["change_invisible_ck", "change_invisible_ck"]}),
+    # processor_put_fail: the ack site alone (a changeInvisibleTime whose new CK is stored and
+    # whose ackOrigin's ACK is refused: the old CK revives too), then the new CK's site; and
+    # flush_timeout: the POP's CK, a changeInvisibleTime's CK and an ack's ACK written but
+    # answered FLUSH_DISK_TIMEOUT, which every caller takes as a success
+    ("processor sites", attrs.evolve(CONFIG, faults=("processor_put_fail", "flush_timeout")),
+     [_a("produce", 0), _a("produce", 0), _a("produce", 0), _a("flush_timeout", 0, 1), *_pop(0, 0, 3), _a("scan"),
+      _a("processor_put_fail", 0, 1), _a("change_invisible", 0, 0, 3000), _a("processor_put_fail", 1, 1),
+      _a("change_invisible", 0, 1, 3000), _a("flush_timeout", 3, 1), _a("change_invisible", 0, 1, 3000),
+      _a("flush_timeout", 2, 2), _a("ack", 0, 2), *_DUE, *[_a("revive", q) for q in range(8)]],
+     {"v5.0": ["ack", "change_invisible_ck"], "v5.5": ["ack", "change_invisible_ck"]}),
     ("revive retry", CONFIG, [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("scan"), *_DUE,
                               _a("store_put_fail", 1), _a("revive", 0), _a("revive", 0), _a("advance", 6000),
                               _a("timer"), _a("revive", 0)],
@@ -127,6 +138,35 @@ def test_a_model_refusing_the_wrong_put_diverges_at_that_step(monkeypatch: pytes
         verdict.to_json()
 
 
+def _timeout_refuses(self: StorePutFaults, site: str) -> bool:
+    """A model that takes a FLUSH_DISK_TIMEOUT answer for a refusal."""
+    if site == self.timeout_site and self.timeout_pending > 0 and not (self.pending or self.processor_pending):
+        self.timeout_pending -= 1
+        self.failed.append(site)
+        return True
+    return _TAKE(self, site)
+
+
+_TAKE = StorePutFaults.take
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant, attr, first_step", [
+    ("never arms a processor site", "arm_processor", ("processor_put_fail", 0, 1)),
+    ("takes a flush timeout for a refusal", "take", ("pop_step", 0))])
+def test_a_model_mishandling_the_processor_faults_diverges(mutant: str, attr: str, first_step: tuple,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """processor_put_fail and flush_timeout can fail: a model that ignores the arming lets the
+    changeInvisibleTime's ackOrigin through, which Java refuses; one that refuses a timed-out
+    put loses the POP's CK, which Java stored."""
+    name, config, schedule, _ = next(c for c in CASES if c[0] == "processor sites")
+    monkeypatch.setattr(StorePutFaults, attr, _timeout_refuses if attr == "take" else lambda self, site, count: None)
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 3, config, schedule, client)
+    assert verdict.status == "diverges" and verdict.action == first_step, (mutant, verdict.to_json())
+
+
 @needs_jdk
 @pytest.mark.slow
 def test_refuse_puts_is_bounded() -> None:
@@ -138,6 +178,12 @@ def test_refuse_puts_is_bounded() -> None:
         for bad in (0, 9):
             status, value = client.call({"op": "refuseRetryPuts", "count": bad})
             assert status == "error" and "count must be in 1..8" in value, (bad, value)
+        for op, bad in (("refuseProcessorPuts", {"site": "ack", "count": 9}),
+                        ("refuseProcessorPuts", {"site": "buffer_ck", "count": 1}),
+                        ("flushTimeouts", {"site": "ack", "count": 0}),
+                        ("flushTimeouts", {"site": "revive_retry", "count": 1})):
+            status, value = client.call({"op": op, **bad})
+            assert status == "error" and ("count must be in 1..8" in value or "site" in value), (op, bad, value)
         assert client.ok({"op": "refuseRetryPuts", "count": 1}) == {"pending": 0, "retryPending": 1, "failed": []}
         assert client.ok({"op": "refusePuts", "count": 2}) == {"pending": 2, "retryPending": 1, "failed": []}
         # producer puts are never refused

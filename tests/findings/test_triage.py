@@ -16,9 +16,8 @@ from popverify.verify.campaign import run_campaign
 
 def _verify_folder(folder: Path, mutant: str | None) -> None:
     # a campaign folder per model, as verify keys them (a folder holds the rows of one campaign)
-    # 3 runs: seed 2 is ALO-2/F2+F3 (seed 3's reset past an orderly batch is excused:
-    # tests/checker/test_admin_obligations.py)
-    camp = run_campaign("v5.0", 3, 300, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
+    # seed 3's reset past an orderly batch is excused (tests/checker/test_admin_obligations.py)
+    camp = run_campaign("v5.0", 3, 500, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
     folder.mkdir(exist_ok=True)
     (folder / "summary.json").write_text(json.dumps({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}))
     record(folder)

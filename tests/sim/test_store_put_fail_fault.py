@@ -4,10 +4,13 @@ excluded from the properties whose assumptions it breaks."""
 from __future__ import annotations
 
 import attrs
+import pytest
 
 from popverify.checker.properties import PROPERTIES
+from popverify.conformance.confirm import model_state
 from popverify.sim.pop_driver import PopDriver
-from popverify.sim.scenario import ALL_POP_FAULTS, FAULTS, LATE_FAULTS, POP_ACTIONS, POP_ALWAYS, ScenarioConfig
+from popverify.sim.scenario import (ALL_POP_FAULTS, FAULTS, LATE_FAULTS, POP_ACTIONS, POP_ALWAYS, Action,
+                                    ScenarioConfig)
 from reference.common.javalang import JavaRandom
 
 
@@ -36,7 +39,7 @@ def test_the_older_fault_list_is_unchanged_for_its_users() -> None:
     # verify's campaign and mutation runs, simulate --faults all of earlier versions, use FAULTS
     assert FAULTS == ("restart", "expire", "delete_recreate", "clock_jump", "stall")
     assert ALL_POP_FAULTS == FAULTS + ("store_put_fail", "scan_stall", "expire_commit_log", "clean_consume_queue",
-                                       "revive_put_fail", "persist_restart")
+                                       "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout")
 
 
 def test_explicit_faults_are_taken_as_given() -> None:
@@ -70,6 +73,44 @@ def test_properties_excluding_the_fault() -> None:
     excluding = {pid for pid, p in PROPERTIES.items() if "store_put_fail" in p.excluded_faults}
     assert excluding == {"NSR-1", "INV-1", "CKM-1", "RED-1"}  # a refused ACK put is lost; ALO still holds to it
     assert excluding == {pid for pid, p in PROPERTIES.items() if "revive_put_fail" in p.excluded_faults}
+    assert excluding == {pid for pid, p in PROPERTIES.items() if "processor_put_fail" in p.excluded_faults}
+
+
+def test_processor_put_fail_reaches_both_processor_sites() -> None:
+    # armed at a random step, the refusal waits for the site's next put: an ack's or a
+    # changeInvisibleTime's ACK, or a changeInvisibleTime's new CK
+    failed: set[str] = set()
+    for seed in range(4):
+        config = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, faults=("processor_put_fail",))
+        driver = PopDriver("v5.5", seed, config, True, False)
+        driver.run(150, None)
+        failed.update(driver.broker.put_faults.failed)
+    assert failed == {"ack", "change_invisible_ck"}
+    driver = PopDriver("v5.0", 1, ScenarioConfig(faults=("processor_put_fail",)), True, False)
+    assert driver.world.processor_put_fail(0, 3) is False and driver.world.processor_put_fail(2, 1) is False
+    assert driver.broker.put_faults.processor_pending == 0
+    assert driver.world.processor_put_fail(1, 2) is True
+    assert (driver.broker.put_faults.processor_site, driver.broker.put_faults.processor_pending) == \
+        ("change_invisible_ck", 2)
+
+
+def test_flush_timeout_writes_the_put_and_changes_nothing_the_model_keeps() -> None:
+    # a FLUSH_DISK_TIMEOUT answer is a success to every caller: the run is the run without it,
+    # but for the sites recorded
+    schedule = [Action("produce", (0,)), Action("flush_timeout", (0, 2)), Action("pop", (0, 0, False)),
+                *[Action("pop_step", (0,))] * 3, Action("flush_timeout", (2, 1)), Action("ack", (0, 0))]
+    runs = []
+    for steps in (schedule, [a for a in schedule if a.kind != "flush_timeout"]):
+        driver = PopDriver("v5.5", 1, ScenarioConfig(queues=1, consumers=1, faults=("flush_timeout",)), True, False)
+        for action in steps:
+            driver.apply(action)
+        runs.append(driver)
+    assert runs[0].broker.put_faults.timed_out == ["buffer_ck", "ack"] and not runs[0].broker.put_faults.failed
+    states = [{k: v for k, v in model_state(d).items() if k != "putRefusals"} for d in runs]
+    assert states[0] == states[1] and states[0]["revive"]
+    with pytest.raises(ValueError, match="flush timeout site"):
+        runs[0].broker.put_faults.arm_flush_timeout("revive_retry", 1)
+    assert runs[0].world.flush_timeout(4, 1) is False and runs[0].world.flush_timeout(0, 3) is False
 
 
 def test_revive_put_fail_waits_for_a_revive_retry_and_reaches_re_put_ck() -> None:

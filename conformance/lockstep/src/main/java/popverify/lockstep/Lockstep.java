@@ -678,6 +678,10 @@ public final class Lockstep {
                     return PutRefusal.arm(req);
                 case "refuseRetryPuts":
                     return PutRefusal.armRetry(req);
+                case "refuseProcessorPuts":
+                    return PutRefusal.armProcessor(req);
+                case "flushTimeouts":
+                    return PutRefusal.armFlushTimeout(req);
                 case "scanStall":
                     return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
                 case "settle":
@@ -1124,7 +1128,10 @@ public final class Lockstep {
             int qid = bounded(req, "qid", -1, 0, settings.reviveQueueNum - 1);
             PopReviveService svc = reviveServices()[qid];
             String retry = KeyBuilder.buildPopRetryTopic(TOPIC, GROUP);
-            long retryBefore = store.getMaxOffsetInQueue(retry, 0);
+            long[] retryBefore = new long[retryQueues(retry)];
+            for (int q = 0; q < retryBefore.length; q++) {
+                retryBefore[q] = store.getMaxOffsetInQueue(retry, q);
+            }
             // one pass of PopReviveService#run (ServiceLoops): its checks, the round, its back-off
             ServiceLoops.pass(svc);
             long[] r = LockstepAccess.takeRound();
@@ -1137,20 +1144,30 @@ public final class Lockstep {
             o.put("reviveOffset", controller.getConsumerOffsetManager().queryOffset("CID_RMQ_SYS_REVIVE_GROUP", reviveTopic, qid));
             o.put("endTime", r[2]);
             JSONArray revived = new JSONArray();
-            long retryAfter = store.getMaxOffsetInQueue(retry, 0);
-            for (long off = retryBefore; off < retryAfter; off++) {
-                MessageExt m = readOne(retry, 0, off);
-                if (m == null) {
-                    continue;
+            // every retry queue: useSeparateRetryQueue (5.5.0) may have created more in this pass
+            for (int q = 0; q < retryQueues(retry); q++) {
+                long retryAfter = store.getMaxOffsetInQueue(retry, q);
+                for (long off = q < retryBefore.length ? retryBefore[q] : 0; off < retryAfter; off++) {
+                    MessageExt m = readOne(retry, q, off);
+                    if (m == null) {
+                        continue;
+                    }
+                    JSONObject e = new JSONObject(true);
+                    e.put("retryOffset", off);
+                    e.put("retryQueue", q);
+                    e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
+                    e.put("reconsumeTimes", m.getReconsumeTimes());
+                    revived.add(e);
                 }
-                JSONObject e = new JSONObject(true);
-                e.put("retryOffset", off);
-                e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
-                e.put("reconsumeTimes", m.getReconsumeTimes());
-                revived.add(e);
             }
             o.put("revived", revived);
             return o;
+        }
+
+        /** The retry topic's queue count: PopAckConstants.retryQueueNum (1) until a revive creates it. */
+        private int retryQueues(String retry) {
+            TopicConfig tc = controller.getTopicConfigManager().selectTopicConfig(retry);
+            return tc == null ? 1 : tc.getReadQueueNums();
         }
 
         PopReviveService[] reviveServices() throws Exception {
@@ -1204,7 +1221,7 @@ public final class Lockstep {
             String retry = KeyBuilder.buildPopRetryTopic(TOPIC, GROUP);
             JSONObject topics = new JSONObject(true);
             topics.put(TOPIC, ranges(TOPIC, settings.queues));
-            topics.put(retry, ranges(retry, 1));
+            topics.put(retry, ranges(retry, retryQueues(retry)));
             topics.put(reviveTopic, ranges(reviveTopic, settings.reviveQueueNum));
             o.put("topics", topics);
             JSONObject reviveOffsets = new JSONObject(true);
@@ -1213,13 +1230,15 @@ public final class Lockstep {
             }
             o.put("reviveOffsets", reviveOffsets);
             JSONArray retryMsgs = new JSONArray();
-            for (MessageExt m : readAll(retry, 0)) {
-                JSONObject e = new JSONObject(true);
-                e.put("queueId", m.getQueueId());
-                e.put("queueOffset", m.getQueueOffset());
-                e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
-                e.put("reconsumeTimes", m.getReconsumeTimes());
-                retryMsgs.add(e);
+            for (int q = 0; q < retryQueues(retry); q++) {
+                for (MessageExt m : readAll(retry, q)) {
+                    JSONObject e = new JSONObject(true);
+                    e.put("queueId", m.getQueueId());
+                    e.put("queueOffset", m.getQueueOffset());
+                    e.put("uniqKey", m.getProperty(MessageConst.PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX));
+                    e.put("reconsumeTimes", m.getReconsumeTimes());
+                    retryMsgs.add(e);
+                }
             }
             o.put("retry", retryMsgs);
             JSONArray revive = new JSONArray();

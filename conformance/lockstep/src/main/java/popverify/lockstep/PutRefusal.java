@@ -26,6 +26,9 @@ import org.apache.rocketmq.store.PutMessageStatus;
  * original method. Producer puts (the harness's `put`), the timer's own deliveries (TimerMessageStore's
  * escape-bridge hook, EscapeBridge#putMessage) and everything else reach the store untouched.
  *
+ * <p>`refuseRetryPuts` and `refuseProcessorPuts` refuse one site's next puts whenever they come;
+ * `flushTimeouts` lets one site's next puts through and answers them FLUSH_DISK_TIMEOUT.
+ *
  * <p>The site names are reference/broker/put_failure.py's PUT_SITES.
  */
 public final class PutRefusal {
@@ -35,6 +38,13 @@ public final class PutRefusal {
     private static int pending;
     /** Revive retry puts still to refuse, whenever they come (`refuseRetryPuts`). */
     private static int retryPending;
+    /** The processor site `refuseProcessorPuts` named, and its puts still to refuse. */
+    private static String processorSite = "";
+    private static int processorPending;
+    /** The site `flushTimeouts` named, and its puts still to answer FLUSH_DISK_TIMEOUT. */
+    private static String timeoutSite = "";
+    private static int timeoutPending;
+    private static final List<String> TIMED_OUT = new ArrayList<>();
     private static final List<String> FAILED = new ArrayList<>();
 
     private PutRefusal() {
@@ -45,6 +55,11 @@ public final class PutRefusal {
     static synchronized void clear() {
         pending = 0;
         retryPending = 0;
+        processorSite = "";
+        processorPending = 0;
+        timeoutSite = "";
+        timeoutPending = 0;
+        TIMED_OUT.clear();
         FAILED.clear();
     }
 
@@ -62,12 +77,52 @@ public final class PutRefusal {
         return state();
     }
 
-    /** {pending, retryPending, failed: [site, ...]} (also part of the `state` answer). */
+    /** `refuseProcessorPuts` {site: ack | change_invisible_ck, count: 1..8}: the next ``count``
+     * puts at that site fail whenever they come (put_failure.py StorePutFaults#arm_processor; the
+     * `processor_put_fail` fault). */
+    static synchronized JSONObject armProcessor(JSONObject req) {
+        String site = req.getString("site");
+        if (!"ack".equals(site) && !"change_invisible_ck".equals(site)) {
+            throw new IllegalArgumentException("site: ack or change_invisible_ck, got " + site);
+        }
+        processorPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
+        processorSite = site;
+        return state();
+    }
+
+    /** `flushTimeouts` {site: buffer_ck | buffer_ack | ack | change_invisible_ck, count: 1..8}:
+     * the next ``count`` puts at that site that are not refused are written and answered
+     * FLUSH_DISK_TIMEOUT, what a SYNC_FLUSH store answers when the flush outlasts
+     * syncFlushTimeout (CommitLog#handleDiskFlush; put_failure.py StorePutFaults#arm_flush_timeout). */
+    static synchronized JSONObject armFlushTimeout(JSONObject req) {
+        String site = req.getString("site");
+        if (!java.util.Arrays.asList("buffer_ck", "buffer_ack", "ack", "change_invisible_ck").contains(site)) {
+            throw new IllegalArgumentException("site: buffer_ck, buffer_ack, ack or change_invisible_ck, got " + site);
+        }
+        timeoutPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
+        timeoutSite = site;
+        return state();
+    }
+
+    /** {pending, retryPending, failed: [site, ...]}; {processorSite, processorPending},
+     * {timeoutSite, timeoutPending} while armed and timedOut once a put was answered so (also
+     * part of the `state` answer). */
     static synchronized JSONObject state() {
         JSONObject o = new JSONObject(true);
         o.put("pending", pending);
         o.put("retryPending", retryPending);
         o.put("failed", new JSONArray(new ArrayList<Object>(FAILED)));
+        if (processorPending > 0) {
+            o.put("processorSite", processorSite);
+            o.put("processorPending", processorPending);
+        }
+        if (timeoutPending > 0) {
+            o.put("timeoutSite", timeoutSite);
+            o.put("timeoutPending", timeoutPending);
+        }
+        if (!TIMED_OUT.isEmpty()) {
+            o.put("timedOut", new JSONArray(new ArrayList<Object>(TIMED_OUT)));
+        }
         return o;
     }
 
@@ -78,12 +133,53 @@ public final class PutRefusal {
             FAILED.add(site);
             return true;
         }
+        if (site.equals(processorSite) && processorPending > 0) {
+            processorPending--;
+            FAILED.add(site);
+            return true;
+        }
         if (pending <= 0) {
             return false;
         }
         pending--;
         FAILED.add(site);
         return true;
+    }
+
+    /** Whether a put at ``site`` that was not refused answers FLUSH_DISK_TIMEOUT (one used up). */
+    private static synchronized boolean timesOut(String site) {
+        if (!site.equals(timeoutSite) || timeoutPending <= 0) {
+            return false;
+        }
+        timeoutPending--;
+        TIMED_OUT.add(site);
+        return true;
+    }
+
+    /** A written put's result as a SYNC_FLUSH store's timed-out flush answers it. */
+    private static PutMessageResult timedOut(PutMessageResult r) {
+        return r != null && r.getPutMessageStatus() == PutMessageStatus.PUT_OK
+            ? new PutMessageResult(PutMessageStatus.FLUSH_DISK_TIMEOUT, r.getAppendMessageResult()) : r;
+    }
+
+    /** The put at ``site``: refused, written, or written and answered FLUSH_DISK_TIMEOUT. */
+    private static PutMessageResult put(String site, EscapeBridge bridge, MessageExtBrokerInner msg) {
+        if (take(site)) {
+            return refused();
+        }
+        boolean timeout = timesOut(site);
+        PutMessageResult r = bridge.putMessageToSpecificQueue(msg);
+        return timeout ? timedOut(r) : r;
+    }
+
+    private static CompletableFuture<PutMessageResult> putAsync(String site, EscapeBridge bridge,
+        MessageExtBrokerInner msg) {
+        if (take(site)) {
+            return CompletableFuture.completedFuture(refused());
+        }
+        boolean timeout = timesOut(site);
+        CompletableFuture<PutMessageResult> f = asyncPut(bridge, msg);
+        return timeout ? f.thenApply(PutRefusal::timedOut) : f;
     }
 
     private static PutMessageResult refused() {
@@ -112,44 +208,41 @@ public final class PutRefusal {
     // -- PopBufferMergeService: putCkToStore (CK tag), putAckToStore / putBatchAckToStore ------
 
     public static PutMessageResult bufferPut(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take(isCk(msg) ? "buffer_ck" : "buffer_ack") ? refused() : bridge.putMessageToSpecificQueue(msg);
+        return put(isCk(msg) ? "buffer_ck" : "buffer_ack", bridge, msg);
     }
 
     public static CompletableFuture<PutMessageResult> bufferPutAsync(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take(isCk(msg) ? "buffer_ck" : "buffer_ack") ? CompletableFuture.completedFuture(refused())
-            : asyncPut(bridge, msg);
+        return putAsync(isCk(msg) ? "buffer_ck" : "buffer_ack", bridge, msg);
     }
 
     // -- AckMessageProcessor: the ACK (or BatchAckMsg) message ----------------------------------
 
     public static PutMessageResult ackPut(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take("ack") ? refused() : bridge.putMessageToSpecificQueue(msg);
+        return put("ack", bridge, msg);
     }
 
     public static CompletableFuture<PutMessageResult> ackPutAsync(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take("ack") ? CompletableFuture.completedFuture(refused()) : asyncPut(bridge, msg);
+        return putAsync("ack", bridge, msg);
     }
 
     // -- ChangeInvisibleTimeProcessor: the new CK, and the ackOrigin's ACK ----------------------
 
     public static PutMessageResult changePut(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take(isCk(msg) ? "change_invisible_ck" : "ack") ? refused() : bridge.putMessageToSpecificQueue(msg);
+        return put(isCk(msg) ? "change_invisible_ck" : "ack", bridge, msg);
     }
 
     public static CompletableFuture<PutMessageResult> changePutAsync(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take(isCk(msg) ? "change_invisible_ck" : "ack") ? CompletableFuture.completedFuture(refused())
-            : asyncPut(bridge, msg);
+        return putAsync(isCk(msg) ? "change_invisible_ck" : "ack", bridge, msg);
     }
 
     // -- PopReviveService: reviveRetry's retry-topic put; 5.5.0 rePutCK's store put -------------
 
     public static PutMessageResult revivePut(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take("revive_retry") ? refused() : bridge.putMessageToSpecificQueue(msg);
+        return put("revive_retry", bridge, msg);
     }
 
     public static CompletableFuture<PutMessageResult> revivePutAsync(EscapeBridge bridge, MessageExtBrokerInner msg) {
-        return take("revive_retry") ? CompletableFuture.completedFuture(refused())
-            : asyncPut(bridge, msg);
+        return putAsync("revive_retry", bridge, msg);
     }
 
     public static PutMessageResult reviveStorePut(MessageStore store, MessageExtBrokerInner msg) {
