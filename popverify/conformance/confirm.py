@@ -60,14 +60,17 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail",
+    "revive_put_fail", "pop_shape",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
+# The kinds that send a POP request (pop_request: the request domain's; pop_shape:
+# popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
+POP_KINDS = frozenset({"pop", "pop_request", "pop_shape"})
 
 
 # What the harness cannot run inside an in-flight POP: a second POP (PopMessageProcessor is not
 # re-entered) and a restart. Anything else runs in the POP's interleave, at the point the model
 # ran it; a woken long-polling POP's re-run takes nothing inside (Java re-runs it in one go).
-INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart"})
+INTERLEAVE_BARRIERS = POP_KINDS | {"restart"}
 
 
 # An orderly ack or changeInvisibleTime waits for the queue lock in a busy loop (5.0.0
@@ -553,7 +556,7 @@ class Lockstep:
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
         d = self.driver
-        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", "pop",
+        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", *POP_KINDS,
                            *request_domain.KINDS) and action.args:
             c = action.args[0] % len(d.world.consumers)
             return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
@@ -566,7 +569,7 @@ class Lockstep:
     def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int) -> None:
         d, kind = self.driver, action.kind
         pending = self.pending
-        if kind in ("pop", "pop_request"):
+        if kind in POP_KINDS:
             if pending is not None:
                 raise OutOfScope(i, action, f"a second POP while the one of step {pending.step} is in flight; "
                                             f"PopMessageProcessor cannot be interleaved with itself")
@@ -669,8 +672,15 @@ class Lockstep:
         r: PopRequest = op.request
         req = {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
-        if r.poll_time > 0:  # a re-run's isTimeoutTooMuch and the park's expiry count from it
+        if r.born_time == 0:  # left unset (pop_shape): the broker takes its now
+            req["bornTime"] = 0
+        elif r.poll_time > 0 or r.born_time is not None:
+            # a re-run's isTimeoutTooMuch and the park's expiry count from it
             req["bornTime"] = to_java_time(op.born_time)
+        if r.tags is not None:  # a tag filter (pop_shape): the expression the client sends
+            req["exp"], req["expType"] = "||".join(sorted(r.tags)), "TAG"
+        elif r.exp is not None:
+            req["exp"], req["expType"] = r.exp, r.exp_type
         return req
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],

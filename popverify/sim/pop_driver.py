@@ -31,6 +31,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
                                    millis)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
+from popverify.sim.pop_shapes import POP_SHAPE
 from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
@@ -565,6 +566,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
           lambda rng, w: (1 + rng.next_int(2),), opt_in=True),
     # an admin's group deletion and offset reset (opt-in: popverify/sim/admin.py)
     *ADMIN_ACTIONS,
+    # issue 16 (pop): POP requests of shapes the run's consumers never send (opt-in, drawn after
+    # every other field: popverify/sim/pop_shapes.py)
+    POP_SHAPE,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -195,7 +195,8 @@ class ScenarioConfig:
         - POP mode, one configuration in SMALL_POLLING_ONE_IN: long-polling limits a run can
           reach, pop_polling_size 0..1 and max_pop_polling_size 0..2 (POLLING_FULL).
         - POP: each broker option (reference/broker/config.py BROKER_OPTIONS) on with probability
-          1/2, drawn last of all so every field above keeps its value.
+          1/2, drawn after the fields above so each keeps its value;
+        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2, last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -204,16 +205,18 @@ class ScenarioConfig:
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         the_mode = MODES[mode]
         kinds = the_mode.opt_in()
-        early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late)
+        last = [k for k in kinds if the_mode.spec(k).after_options]
+        early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late and k not in last)
         opt = tuple(a for group in early if rng.next_boolean() for a in group)
         opt_faults = tuple(f for f in the_mode.opt_in(fault=True) if rng.next_int(10) < 3)
-        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late)
+        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late and k not in last)
         opt += tuple(a for group in late if rng.next_boolean() for a in group)
         polling: dict[str, int] = {}
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
+        opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from reference.broker.context import BrokerContext
 
 
+# ExpressionType#isTagType: null, "" or TAG (the model's None is the header's absent type).
+TAG_TYPES = (None, "", "TAG")
+
+
 class PopOperation:
     """One POP request in flight; ``step()`` runs it to its next interleaving point."""
 
@@ -38,7 +42,10 @@ class PopOperation:
         self.broker = broker
         self.request = request
         self.op_id = op_id
-        self.born_time = broker.clock.now()
+        born = request.born_time
+        if not born or not broker.config.pop_keeps_client_born_time:
+            born = broker.clock.now()  # unset (0), or 5.0.0: the broker's arrival time
+        self.born_time = born
         self.result: PopResult | None = None
         self.parked = False
         self.pop_time: int | None = None
@@ -156,6 +163,14 @@ class PopOperation:
             return
         if not b.find_group(req.group):  # findSubscriptionGroupConfig: auto-creates by default
             self._finish(rc.SUBSCRIPTION_GROUP_NOT_EXIST)
+            return
+        if req.exp and req.exp_type not in TAG_TYPES:
+            # FilterAPI.build keeps the type; ConsumerFilterManager#build asks FilterFactory for
+            # it (5.0.0 processRequest:313-325, 5.5.0 :342-350): no filter of an unknown type
+            # (a NullPointerException, caught) answers null → SUBSCRIPTION_PARSE_FAILED.
+            if req.exp_type == "SQL92":
+                raise ValueError("a SQL92 POP filter is not modelled (the model filters by tags)")
+            self._finish(rc.SUBSCRIPTION_PARSE_FAILED)
             return
         if cfg.pop_negative_max_msg_nums_throws and req.max_msg_nums < 0:
             self._finish(rc.SYSTEM_ERROR)  # 5.5.0: new ArrayList<>(negative) throws (see config)
