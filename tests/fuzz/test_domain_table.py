@@ -26,7 +26,7 @@ def test_a_campaign_that_cannot_reach_a_boundary_shows_it_unreached(tmp_path: Pa
     advance = rows["pop.advance.ms"]
     assert advance["declared"] == [0, MAX_TIME_ARG_MS]
     assert not advance["all_reached"] and MAX_TIME_ARG_MS in advance["unreached"]
-    assert rows["pop.scan_stall.ms"]["reached"] is None  # no run drew it: declared, never drawn
+    assert rows["pop.stall.ms"]["reached"] is None  # no run drew it: declared, never drawn
     assert "pop.config.queues" in rows and "pop.config.start_offset" in rows
     line = domain_line(summary["domain"])
     assert "pop.advance.ms" in line.split("; not: ")[1]
