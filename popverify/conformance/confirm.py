@@ -681,6 +681,8 @@ class Lockstep:
             req["exp"], req["expType"] = "||".join(sorted(r.tags)), "TAG"
         elif r.exp is not None:
             req["exp"], req["expType"] = r.exp, r.exp_type
+        elif r.exp_type is None:
+            req["noExp"] = True
         return req
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],

@@ -7,7 +7,8 @@ field and a schedule without it runs as before. Consumer ``c`` sends one POP of 
 (SHAPES) on queue ``queue_id`` (-1: every queue). Each shape is a request a real client can
 send: another consumer group (SHAPE_GROUP, popping with initMode MAX or a tag filter), a topic
 that does not exist, a group name TopicValidator refuses, an expression type no filter exists
-for, a header without bornTime, a bornTime far behind, a pollTime that has already run out
+for, a header without bornTime, a bornTime far behind, a pollTime that has already run out, an
+empty or absent expression (with maxMsgNums 0: nothing is read)
 (5.0.0 takes the broker's arrival time for every bornTime, so there the last two are a plain
 POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time).
 
@@ -33,7 +34,7 @@ from reference.common.javalang import JavaRandom
 from reference.common.pop import INIT_MODE_MAX, PopRequest
 
 SHAPES: tuple[str, ...] = ("init_max", "tag_filter", "no_topic", "bad_group", "unknown_type", "born_unset",
-                           "born_stale", "poll_expired")
+                           "born_stale", "poll_expired", "exp_empty", "exp_absent")
 # The group of the shapes that reach the queues: a second group of the same topic.
 SHAPE_GROUP = "GID_popverify_shape"
 # A name TopicValidator#validateGroup refuses (a space): 5.5.0 creates no such group.
@@ -64,6 +65,9 @@ def shaped_request(world: Any, shape: str, queue_id: int, client: str) -> PopReq
         "born_unset": {"born_time": 0},
         "born_stale": {"born_time": now - STALE_MS},
         "poll_expired": {"poll_time": POLL_MS, "born_time": now - POLL_MS + EXPIRED_BY_MS},
+        # no filter at all (processRequest's default subscription): maxMsgNums 0 reads nothing
+        "exp_empty": {"tags": None, "exp": "", "max_msg_nums": 0},
+        "exp_absent": {"tags": None, "exp_type": None, "max_msg_nums": 0},
     }[shape]
     return attrs.evolve(base, **changes)
 

@@ -35,8 +35,8 @@ class PopRequest:
     # #bornTime: None = the client's now (every client sends it); 0 = left unset.
     born_time: int | None = None
     # #expType and #exp of an expression that is not a tag list (``tags`` is the TAG case):
-    # SQL92 or a type no filter exists for.
-    exp_type: str = "TAG"
+    # SQL92, a type no filter exists for, or an empty one; exp_type None: neither field sent.
+    exp_type: str | None = "TAG"
     exp: str | None = None
 
 

@@ -116,12 +116,12 @@ SHAPE_CONFIG = attrs.evolve(CONFIG, actions=tuple(POP_ACTIONS) + ("pop_shape",))
 
 def _shape_schedule() -> list[Action]:
     s = [Action("produce", (0,)), Action("produce", (1,)), Action("produce", (1,))]
-    for k in range(len(SHAPES)):
+    for k, shape in enumerate(SHAPES):
         for q in (-1, 1):
             s += [Action("pop_shape", (0, k, q)), *[Action("pop_step", (0,))] * 3]
-    # 5.0.0's poll_expired parked (for 1 s): its timeout answers it before the group's own POP
-    return s + [Action("advance", (2000,)), Action("long_poll",), *[Action("pop_step", (0,))] * 3, Action("scan",),
-                Action("pop", (0, -1, False)), *[Action("pop_step", (0,))] * 3]
+            if shape == "poll_expired":  # 5.0.0 parked it (for 1 s): its timeout answers it
+                s += [Action("advance", (2000,)), Action("long_poll",), *[Action("pop_step", (0,))] * 3]
+    return s + [Action("scan",), Action("pop", (0, -1, False)), *[Action("pop_step", (0,))] * 3]
 
 
 @pytest.mark.parametrize("profile", ["v5.0", "v5.5"])

@@ -774,8 +774,10 @@ public final class Lockstep {
             f.put("bornTime", String.valueOf(req.getLong("bornTime") == null ? VirtualClock.get() : req.getLong("bornTime")));
             f.put("initMode", String.valueOf(bounded(req, "initMode", 0, 0, 1)));
             // a filter of pop_shape (popverify/sim/pop_shapes.py); every other POP subscribes to all
-            f.put("expType", req.getString("expType") == null ? "TAG" : req.getString("expType"));
-            f.put("exp", req.getString("exp") == null ? "*" : req.getString("exp"));
+            if (!Boolean.TRUE.equals(req.getBoolean("noExp"))) {
+                f.put("expType", req.getString("expType") == null ? "TAG" : req.getString("expType"));
+                f.put("exp", req.getString("exp") == null ? "*" : req.getString("exp"));
+            }
             // orderly POP (ConsumeMessagePopOrderlyService pops with order=true)
             f.put("order", String.valueOf(Boolean.TRUE.equals(req.getBoolean("order"))));
             Interleave il = new Interleave(req.getJSONArray("interleave"), this);
