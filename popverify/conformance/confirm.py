@@ -896,7 +896,11 @@ class Lockstep:
                                        Callable[[list[dict[str, Any]]], dict[str, Any]]]:
         """The model's long-polling step on Java: 5.5.0's due lock-free notifications
         (OrderLockTimer), then the polling service's timeout scan; the same requests woken."""
-        woken = sorted(p.opaque for p in self.long_polls.just_woken())
+        lp = self.long_polls
+        # the harness names every request that left the polling map: woken, or dropped with its
+        # key by cleanUnusedResource (a deleted group's; aborted on the model)
+        dropped = [p.opaque for p in lp.parked + lp.orphans if not (p.op.parked or p.op.in_flight or p.op.done)]
+        woken = sorted([p.opaque for p in lp.just_woken()] + dropped)
 
         def java(a: list[dict[str, Any]]) -> dict[str, Any]:
             errors = [x["error"] for x in a if "error" in x]

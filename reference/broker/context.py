@@ -37,6 +37,7 @@ class BrokerContext(Protocol):
     clock: VirtualClock                    # System.currentTimeMillis
     rng: JavaRandom                        # PopMessageProcessor's random (retry-first choice)
     topics: dict[str, int]                 # TopicConfigManager: topic -> read queue nums
+    groups: set[str]                       # SubscriptionGroupManager's table (no auto-create)
     store: MessageStore                    # DefaultMessageStore
     offsets: ConsumerOffsetManager         # ConsumerOffsetManager
     queue_locks: QueueLockManager          # PopMessageProcessor#queueLockManager

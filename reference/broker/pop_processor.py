@@ -449,6 +449,10 @@ class PopOperation:
         return b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
 
 
+# PopLongPollingService#run: cleanUnusedResource at the first pass, then every 5 minutes.
+CLEAN_UNUSED_INTERVAL_MS = 5 * 60 * 1000
+
+
 class PopLongPollingService:
     """pollingMap / topicCidMap / totalPollingNum of PopMessageProcessor and its timeout scan."""
 
@@ -457,6 +461,7 @@ class PopLongPollingService:
         self.polling_map: dict[str, list[PopOperation]] = {}
         self.topic_cid_map: dict[str, dict[str, None]] = {}
         self.total_polling_num = 0
+        self.last_clean_time = 0  # cleanUnusedResource's lastCleanTime (0: never ran)
 
     def polling(self, op: PopOperation) -> str:
         """polling(): "NOT" (no pollTime), "FULL", "TIMEOUT" or "SUC" (parked)."""
@@ -502,7 +507,11 @@ class PopLongPollingService:
             self.notify_message_arriving(topic, cid, queue_id)
 
     def timeout_step(self, now: int) -> int:
-        """PopLongPollingService#run: wake every parked request whose expiry has passed."""
+        """PopLongPollingService#run (its passes while time stood still: the harness runs 100):
+        wake every parked request whose expiry has passed, then cleanUnusedResource when due;
+        the number woken. Nothing while the polling map has no key (the loop's `continue`)."""
+        if not self.polling_map:
+            return 0
         woken = 0
         for key in list(self.polling_map):
             queue = self.polling_map[key]
@@ -511,7 +520,30 @@ class PopLongPollingService:
                 self.total_polling_num -= 1
                 op.wake()
                 woken += 1
+        if self.last_clean_time == 0 or now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS:
+            self._clean_unused_resource(now)
         return woken
+
+    def _clean_unused_resource(self, now: int) -> None:
+        """cleanUnusedResource (5.0.0 PopMessageProcessor$PopLongPollingService:733-781, 5.5.0
+        PopLongPollingService#cleanUnusedResource:365-418): drop the topicCidMap entries and the
+        polling keys whose topic or group no longer exists (the group table as it is: no
+        auto-create). A dropped key's parked requests are never woken nor answered (the client's
+        own timeout ends them): aborted. The 100th pass then sets totalPollingNum to what is left."""
+        b = self._broker
+        for topic in list(self.topic_cid_map):
+            if topic not in b.topics:
+                del self.topic_cid_map[topic]
+                continue
+            for cid in [c for c in self.topic_cid_map[topic] if c not in b.groups]:
+                del self.topic_cid_map[topic][cid]
+        for key in list(self.polling_map):
+            parts = key.split("@")
+            if len(parts) == 3 and (parts[0] not in b.topics or parts[1] not in b.groups):
+                for op in self.polling_map.pop(key):
+                    op.abort()
+        self.total_polling_num = sum(len(q) for q in self.polling_map.values())
+        self.last_clean_time = now
 
     def clear(self) -> None:
         """Restart: every parked request is dropped (the channels are gone)."""
