@@ -32,6 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import admin_replay, long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
+from popverify.sim.actions import PADDING_PROPERTY
 from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
@@ -55,12 +56,11 @@ _TIME_KEYS = frozenset({"pt", "popTime", "deliverTime", "reviveTime"})
 _CLIENT_ONLY = frozenset({"consumer_crash"})
 # The action kinds a Lockstep replays (each has a case in Lockstep#_dispatch / _plan): the one
 # declaration of the harness's reach, which the coverage replay imports. Any other kind (the
-# model's `stall` of a request thread, `produce_sized`) is "out of scope: the harness has no
-# counterpart".
+# model's `stall` of a request thread) is "out of scope: the harness has no counterpart".
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail", "pop_shape",
+    "revive_put_fail", "pop_shape", "produce_sized",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -790,6 +790,22 @@ class Lockstep:
                      {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
                     lambda a: {"error": a[0]["error"]} if "error" in a[0] else
                     {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
+        if kind == "produce_sized":
+            # the same body and padding property (popverify/sim/actions.py#_produce_sized); a
+            # refused put names no message: any uniq key of the same length weighs the same
+            ev = next((e for e in events if e["type"] == "produce"), None)
+            if ev is not None:
+                self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
+            put = {"op": "put", "topic": TOPIC, "queueId": args[0] % self.config.queues,
+                   "uniqKey": ev["uniq"] if ev is not None else "0" * 32, "body": "x" * args[1]}
+            if args[2]:
+                put["properties"] = {PADDING_PROPERTY: "p" * args[2]}
+            return ({"status": PUT_OK if ev is not None else "refused",
+                     "queueOffset": ev["offset"] if ev is not None else None},
+                    [{"op": "rollCommitLog"}, put],
+                    lambda a: {"error": a[0]["error"]} if "error" in a[0] else
+                    {"status": a[1].get("status", a[1].get("error")) if a[1].get("status") == PUT_OK else "refused",
+                     "queueOffset": a[1].get("queueOffset") if a[1].get("status") == PUT_OK else None})
         if kind in ("ack", "change_invisible") and len(self.java_held[pre["c"]]) != pre["held"]:
             # the model's consumer holds messages the harness's POPs did not deliver (or the
             # reverse): a divergence of the POP answers, seen at the first use of a handle

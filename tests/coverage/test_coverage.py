@@ -345,7 +345,7 @@ def test_lockstep_kinds_are_model_kinds_and_leave_out_only_what_has_no_harness_o
 
     kinds = {spec.name for spec in POP_MODE_ACTIONS}
     assert LOCKSTEP_KINDS <= kinds
-    assert kinds - LOCKSTEP_KINDS == {"stall", "produce_sized"}
+    assert kinds - LOCKSTEP_KINDS == {"stall"}
 
 
 def test_methods_never_entered_are_listed_per_whole_class_target(tmp_path: Path) -> None:

@@ -887,7 +887,8 @@ public final class Lockstep {
                 e.put("reconsumeTimes", m.getReconsumeTimes());
                 e.put("realTopic", handle.isEmpty() ? m.getTopic() : ExtraInfo.realTopic(handle, TOPIC, GROUP));
                 e.put("extraInfo", handle);
-                e.put("body", new String(m.getBody(), StandardCharsets.UTF_8));
+                // MessageDecoder leaves an empty body (produce_sized's size 0) null
+                e.put("body", m.getBody() == null ? "" : new String(m.getBody(), StandardCharsets.UTF_8));
                 arr.add(e);
             }
             return arr;
