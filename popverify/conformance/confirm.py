@@ -34,6 +34,7 @@ from popverify.conformance import admin_replay, long_poll_replay, put_refusal, r
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
 from popverify.sim.actions import PADDING_PROPERTY
 from popverify.sim.domain import boundary_draw, config_dimensions
+from popverify.sim import pop_shapes
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -559,7 +560,10 @@ class Lockstep:
         if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", *POP_KINDS,
                            *request_domain.KINDS) and action.args:
             c = action.args[0] % len(d.world.consumers)
-            return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
+            pre = {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
+            if action.kind == "pop_shape" and pre["op"] is None:  # an admin's change first, if any
+                pre["admin"] = pop_shapes.admin_requests(d.broker, pop_shapes.SHAPES[action.args[1]])
+            return pre
         if action.kind == "flush":
             return {"last_flush": d.broker.offsets._last_flush, "last_persist": d.broker.order_info.last_persist}
         if action.kind in retention_replay.KINDS:
@@ -576,6 +580,10 @@ class Lockstep:
             op = d.broker._ops[-1] if d.broker._op_seq > op_seq else None
             assert op is not None
             c = pre["c"]
+            for admin in pre.get("admin", ()):
+                answer = self._call(admin)
+                if "error" in answer:
+                    raise Diverged(i, action, "admin", "done", answer["error"])
             request = self._pop_request(op)
             if op.done or op.parked:
                 self._complete(i, action, c, op, request, [])

@@ -8,7 +8,8 @@ field and a schedule without it runs as before. Consumer ``c`` sends one POP of 
 send: another consumer group (SHAPE_GROUP, popping with initMode MAX or a tag filter), a topic
 that does not exist, a group name TopicValidator refuses, an expression type no filter exists
 for, a header without bornTime, a bornTime far behind, a pollTime that has already run out, an
-empty or absent expression (with maxMsgNums 0: nothing is read)
+empty or absent expression (with maxMsgNums 0: nothing is read), a topic an admin made
+write-only, a group whose consumption an admin disabled
 (5.0.0 takes the broker's arrival time for every bornTime, so there the last two are a plain
 POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time).
 
@@ -34,11 +35,16 @@ from reference.common.javalang import JavaRandom
 from reference.common.pop import INIT_MODE_MAX, PopRequest
 
 SHAPES: tuple[str, ...] = ("init_max", "tag_filter", "no_topic", "bad_group", "unknown_type", "born_unset",
-                           "born_stale", "poll_expired", "exp_empty", "exp_absent")
+                           "born_stale", "poll_expired", "exp_empty", "exp_absent", "topic_unreadable",
+                           "group_disabled")
 # The group of the shapes that reach the queues: a second group of the same topic.
 SHAPE_GROUP = "GID_popverify_shape"
 # A name TopicValidator#validateGroup refuses (a space): 5.5.0 creates no such group.
 BAD_GROUP = "GID popverify shape"
+# topic_unreadable / group_disabled: an admin made the topic write-only (perm 2, mqadmin updateTopic
+# -p 2) or the group's consumption disabled (updateSubGroup consumeEnable false), once, just before.
+WRITE_ONLY_TOPIC = "TopicWriteOnly"
+DISABLED_GROUP = "GID_popverify_disabled"
 # A tag no stored message has (produce stores no tags).
 NO_MATCH_TAG = "popverify_no_match"
 # An expression type FilterFactory has no filter for.
@@ -68,8 +74,31 @@ def shaped_request(world: Any, shape: str, queue_id: int, client: str) -> PopReq
         # no filter at all (processRequest's default subscription): maxMsgNums 0 reads nothing
         "exp_empty": {"tags": None, "exp": "", "max_msg_nums": 0},
         "exp_absent": {"tags": None, "exp_type": None, "max_msg_nums": 0},
+        "topic_unreadable": {"topic": WRITE_ONLY_TOPIC},
+        "group_disabled": {"group": DISABLED_GROUP},
     }[shape]
     return attrs.evolve(base, **changes)
+
+
+def admin_requests(broker: Any, shape: str) -> list[dict[str, Any]]:
+    """The harness requests (AdminPermOps) of the admin's change ``shape`` needs before its POP,
+    none when ``broker`` (the model's) already has it."""
+    if shape == "topic_unreadable" and WRITE_ONLY_TOPIC not in broker.unreadable_topics:
+        return [{"op": "writeOnlyTopic", "topic": WRITE_ONLY_TOPIC}]
+    if shape == "group_disabled" and DISABLED_GROUP not in broker.consume_disabled:
+        return [{"op": "disableGroup", "group": DISABLED_GROUP}]
+    return []
+
+
+def _admin_setup(broker: Any, shape: str) -> None:
+    """The admin's change ``shape`` needs, made on the model's ``broker`` (admin_requests)."""
+    for request in admin_requests(broker, shape):
+        if request["op"] == "writeOnlyTopic":
+            broker.create_topic(WRITE_ONLY_TOPIC, 1)
+            broker.unreadable_topics.add(WRITE_ONLY_TOPIC)
+        else:
+            broker.create_group(DISABLED_GROUP)
+            broker.consume_disabled.add(DISABLED_GROUP)
 
 
 def _pop_shape(world: Any, c: int, shape: int, queue_id: int) -> bool:
@@ -80,6 +109,7 @@ def _pop_shape(world: Any, c: int, shape: int, queue_id: int) -> bool:
         return False
     qid = -1 if queue_id < 0 else queue_id % world.config.queues
     name = SHAPES[shape]
+    _admin_setup(world.broker, name)
     consumer.op = world.broker.begin_pop(shaped_request(world, name, qid, consumer.name))
     world.coverage.add(f"pop_shape:{name}")
     world.publish(PopBegun(consumer.name, qid))

@@ -92,6 +92,10 @@ class Broker:
         self.topic_incarnation: dict[str, int] = {}
         self._orderly_read_incarnation: dict[tuple[str, int, int], int] = {}
         self.groups: set[str] = set()
+        # An admin's permissions (mqadmin updateTopic -p, updateSubGroup -e false): topics whose
+        # perm is not readable, groups whose consumeEnable is false (persisted, as their configs)
+        self.unreadable_topics: set[str] = set()
+        self.consume_disabled: set[str] = set()
         self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size,
                                   position_zero_reads_first_file=cfg.position_zero_reads_first_file)
         self.store.put_listeners.append(self._on_put)

@@ -149,7 +149,7 @@ class PopOperation:
             return
         # Request validation (spec/broker.md "Request validation"). The header's checkFields is
         # empty: no bound on queueId below, on maxMsgNums below 1, on invisibleTime or pollTime.
-        # The permission checks are not modelled: the broker, topic and group are readable.
+        # The broker's permission is not modelled (always readable); the topic's and the group's are.
         refused = rc.INVALID_PARAMETER if cfg.pop_refusal_invalid_parameter else rc.SYSTEM_ERROR
         if req.max_msg_nums > cfg.pop_max_msg_nums:
             self._finish(refused)  # "pop message's num is greater than 32"
@@ -158,11 +158,17 @@ class PopOperation:
         if topic_cfg is None:
             self._finish(rc.TOPIC_NOT_EXIST)
             return
+        if req.topic in b.unreadable_topics:
+            self._finish(rc.NO_PERMISSION)  # PermName.isReadable(topicConfig.getPerm()) (5.0.0:281, 5.5.0:290)
+            return
         if req.queue_id >= topic_cfg:
             self._finish(refused)  # "queueId[%d] is illegal"; a queueId below -1 reads every queue
             return
         if not b.find_group(req.group):  # findSubscriptionGroupConfig: auto-creates by default
             self._finish(rc.SUBSCRIPTION_GROUP_NOT_EXIST)
+            return
+        if req.group in b.consume_disabled:
+            self._finish(rc.NO_PERMISSION)  # !subscriptionGroupConfig.isConsumeEnable() (5.0.0:306, 5.5.0:316)
             return
         if req.exp and req.exp_type not in TAG_TYPES:
             # FilterAPI.build keeps the type; ConsumerFilterManager#build asks FilterFactory for

@@ -129,7 +129,7 @@ def test_the_shapes_answer_as_each_release_does(profile: str) -> None:
     """(On the model) each shape's answer; the consumed group still gets its three messages."""
     cov = run_scenario(profile, 5, 0, config=SHAPE_CONFIG, schedule=_shape_schedule()).coverage
     assert {f"pop_shape:{s}" for s in SHAPES} <= set(cov)
-    assert {"pop:TOPIC_NOT_EXIST:0", "pop:SUBSCRIPTION_PARSE_FAILED:0", "pop:SUCCESS:2"} <= set(cov)
+    assert {"pop:TOPIC_NOT_EXIST:0", "pop:SUBSCRIPTION_PARSE_FAILED:0", "pop:NO_PERMISSION:0", "pop:SUCCESS:2"} <= set(cov)
     # 5.5.0 refuses a group name TopicValidator refuses; 5.0.0 creates the group
     assert ("pop:SUBSCRIPTION_GROUP_NOT_EXIST:0" in cov) == (profile == "v5.5")
 
@@ -139,7 +139,9 @@ def test_the_shapes_answer_as_each_release_does(profile: str) -> None:
 @pytest.mark.parametrize("profile", ["v5.0", "v5.5"])
 def test_pop_shapes_agree_on_the_real_broker(profile: str) -> None:
     """Each release's bornTime (5.0.0 overwrites it at arrival: born_stale is a plain POP and
-    poll_expired parks), group-name check, filter and init mode, on the real processor."""
+    poll_expired parks), group-name check, filter, init mode and an admin's permissions (the
+    disabled group would read the run's messages if its POP were not refused), on the real
+    processor."""
     with LockstepClient(RELEASES[profile]) as client:
         verdict = run_lockstep(profile, 5, SHAPE_CONFIG, _shape_schedule(), client)
     assert verdict.status == "agrees", verdict.to_json()
