@@ -121,6 +121,7 @@ def _pop_shape_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), rng.next_int(len(SHAPES)), qid)
 
 
-POP_SHAPE = opt_in("pop_shape", 1, _pop_shape,
+# Weight 4 (as produce_sized): a run that lists it sends a few of its 12 shapes per 100 steps.
+POP_SHAPE = opt_in("pop_shape", 4, _pop_shape,
                    (index("c"), Arg("shape", int, 0, len(SHAPES) - 1, value=False), index("queue_id")),
                    _pop_shape_draw, after_options=True)
