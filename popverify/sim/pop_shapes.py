@@ -9,7 +9,7 @@ send: another consumer group (SHAPE_GROUP, popping with initMode MAX or a tag fi
 that does not exist, a group name TopicValidator refuses, an expression type no filter exists
 for, a header without bornTime, a bornTime far behind, a pollTime that has already run out, an
 empty or absent expression (with maxMsgNums 0: nothing is read), a topic an admin made
-write-only, a group whose consumption an admin disabled
+write-only, a group whose consumption an admin disabled, an orderly POP with the filter
 (5.0.0 takes the broker's arrival time for every bornTime, so there the last two are a plain
 POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time).
 
@@ -36,9 +36,12 @@ from reference.common.pop import INIT_MODE_MAX, PopRequest
 
 SHAPES: tuple[str, ...] = ("init_max", "tag_filter", "no_topic", "bad_group", "unknown_type", "born_unset",
                            "born_stale", "poll_expired", "exp_empty", "exp_absent", "topic_unreadable",
-                           "group_disabled")
+                           "group_disabled", "orderly_filter")
 # The group of the shapes that reach the queues: a second group of the same topic.
 SHAPE_GROUP = "GID_popverify_shape"
+# init_max's own group: no other shape initialises its offsets first (getInitOffset runs at a
+# group's first POP of a queue: empty, holding messages or starting past 0).
+MAX_GROUP = "GID_popverify_max"
 # A name TopicValidator#validateGroup refuses (a space): 5.5.0 creates no such group.
 BAD_GROUP = "GID popverify shape"
 # topic_unreadable / group_disabled: an admin made the topic write-only (perm 2, mqadmin updateTopic
@@ -63,7 +66,7 @@ def shaped_request(world: Any, shape: str, queue_id: int, client: str) -> PopReq
     base = PopRequest(topic=world.topic, group=SHAPE_GROUP, queue_id=queue_id, max_msg_nums=world.config.max_msg_nums,
                       invisible_time=world.config.invisible_time, client=client, tags=frozenset({NO_MATCH_TAG}))
     changes: dict[str, Any] = {
-        "init_max": {"init_mode": INIT_MODE_MAX},
+        "init_max": {"init_mode": INIT_MODE_MAX, "group": MAX_GROUP},
         "tag_filter": {},
         "no_topic": {"topic": NO_TOPIC},
         "bad_group": {"group": BAD_GROUP},
@@ -76,6 +79,8 @@ def shaped_request(world: Any, shape: str, queue_id: int, client: str) -> PopReq
         "exp_absent": {"tags": None, "exp_type": None, "max_msg_nums": 0},
         "topic_unreadable": {"topic": WRITE_ONLY_TOPIC},
         "group_disabled": {"group": DISABLED_GROUP},
+        # an orderly POP meeting NO_MATCHED_MESSAGE (5.5.0 commits nextBeginOffset, no mock CK)
+        "orderly_filter": {"order": True},
     }[shape]
     return attrs.evolve(base, **changes)
 
@@ -121,7 +126,7 @@ def _pop_shape_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), rng.next_int(len(SHAPES)), qid)
 
 
-# Weight 4 (as produce_sized): a run that lists it sends a few of its 12 shapes per 100 steps.
+# Weight 4 (as produce_sized): a run that lists it sends a few of its shapes per 100 steps.
 POP_SHAPE = opt_in("pop_shape", 4, _pop_shape,
                    (index("c"), Arg("shape", int, 0, len(SHAPES) - 1, value=False), index("queue_id")),
                    _pop_shape_draw, after_options=True)
