@@ -808,12 +808,15 @@ class Lockstep:
                    "uniqKey": ev["uniq"] if ev is not None else "0" * 32, "body": "x" * args[1]}
             if args[2]:
                 put["properties"] = {PADDING_PROPERTY: "p" * args[2]}
+
+            def java_put(a: list[dict[str, Any]]) -> dict[str, Any]:
+                errors = [x["error"] for x in a if "error" in x]
+                if errors:
+                    return {"error": errors[0]}
+                ok = a[1].get("status") == PUT_OK  # any refusal status: the model says "refused"
+                return {"status": PUT_OK if ok else "refused", "queueOffset": a[1].get("queueOffset") if ok else None}
             return ({"status": PUT_OK if ev is not None else "refused",
-                     "queueOffset": ev["offset"] if ev is not None else None},
-                    [{"op": "rollCommitLog"}, put],
-                    lambda a: {"error": a[0]["error"]} if "error" in a[0] else
-                    {"status": a[1].get("status", a[1].get("error")) if a[1].get("status") == PUT_OK else "refused",
-                     "queueOffset": a[1].get("queueOffset") if a[1].get("status") == PUT_OK else None})
+                     "queueOffset": ev["offset"] if ev is not None else None}, [{"op": "rollCommitLog"}, put], java_put)
         if kind in ("ack", "change_invisible") and len(self.java_held[pre["c"]]) != pre["held"]:
             # the model's consumer holds messages the harness's POPs did not deliver (or the
             # reverse): a divergence of the POP answers, seen at the first use of a handle
