@@ -49,13 +49,14 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # over seeds 0..; each names a different finding. Re-pinned when the domain draw went on by
 # default after pop_orderly (it changes every seed's run): before it, seeds 11, 52, 152, 230, 4 and 22.
 # Re-pinned on 26 November 2026 (getMessage's in-memory transfer caps, the long-polling limits,
-# broker options and admin kinds drawn late change the swarm's runs).
+# broker options and admin kinds drawn late change the swarm's runs). Re-pinned for pop_shape
+# drawn last (the configurations that list it run other schedules): F2 26 → 52, F7 22 → 28.
 KNOWN_RUNS = [
     ("v5.0", "pop", 25, 400, "ALO-2/F1"),
-    ("v5.0", "pop", 26, 400, "CKM-1/F2"),
+    ("v5.0", "pop", 52, 400, "CKM-1/F2"),
     ("v5.0", "pop", 62, 400, "ALO-2/F3"),
     ("v5.5", "pop", 796, 400, "CKM-1/F4"),
-    ("v5.0", "pop", 22, 400, "ALO-1/F7"),
+    ("v5.0", "pop", 28, 400, "ALO-1/F7"),
     ("v5.5", "push", 2, 300, "ALO-3/F5"),
 ]
 
@@ -75,9 +76,10 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     """run_row attributes with ``consulted``: the findings whose switches the run never read
     are not re-run (their removal gives this same run). The signatures are those of the full
     attribution -- explained, several at once, and jointly explained (the joint search skipped too;
-    v5.5 seed 15, now 67 after the re-pin, was four unexplained signatures until F11 and F17 were registered)."""
+    v5.5 seed 15, 67 after a re-pin, was four unexplained signatures until F11 and F17 were registered;
+    re-pinned to 1574 when pop_shape joined the swarm draw)."""
     cases = [("v5.0", 25, ("ALO-1/F1", "ALO-2/F1")), ("v5.0", 62, ("ALO-2/F3",)),
-             ("v5.5", 67, ("CKM-1/F11&F17", "INV-1/F11", "NSR-1/F11", "RED-1/F11"))]
+             ("v5.5", 1574, ("INV-1/F2+F4", "NSR-1/F2&F16", "RED-1/F2&F16"))]
     for profile, seed, keys in cases:
         config = swarm_config(seed)
         with consulted() as read:
