@@ -32,7 +32,9 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import admin_replay, long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
+from popverify.sim.actions import PADDING_PROPERTY
 from popverify.sim.domain import boundary_draw, config_dimensions
+from popverify.sim import pop_shapes
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
@@ -59,14 +61,17 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout",
+    "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
+# The kinds that send a POP request (pop_request: the request domain's; pop_shape:
+# popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
+POP_KINDS = frozenset({"pop", "pop_request", "pop_shape"})
 
 
 # What the harness cannot run inside an in-flight POP: a second POP (PopMessageProcessor is not
 # re-entered) and a restart. Anything else runs in the POP's interleave, at the point the model
 # ran it; a woken long-polling POP's re-run takes nothing inside (Java re-runs it in one go).
-INTERLEAVE_BARRIERS = frozenset({"pop", "pop_request", "restart", "persist_restart"})
+INTERLEAVE_BARRIERS = POP_KINDS | {"restart", "persist_restart"}
 
 
 # An orderly ack or changeInvisibleTime waits for the queue lock in a busy loop (5.0.0
@@ -566,10 +571,13 @@ class Lockstep:
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
         d = self.driver
-        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", "pop",
+        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", *POP_KINDS,
                            *request_domain.KINDS) and action.args:
             c = action.args[0] % len(d.world.consumers)
-            return {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
+            pre = {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
+            if action.kind == "pop_shape" and pre["op"] is None:  # an admin's change first, if any
+                pre["admin"] = pop_shapes.admin_requests(d.broker, pop_shapes.SHAPES[action.args[1]])
+            return pre
         if action.kind == "flush":
             return {"last_flush": d.broker.offsets._last_flush, "last_persist": d.broker.order_info.last_persist}
         if action.kind in retention_replay.KINDS:
@@ -579,13 +587,17 @@ class Lockstep:
     def _dispatch(self, i: int, action: Action, pre: dict[str, Any], op_seq: int) -> None:
         d, kind = self.driver, action.kind
         pending = self.pending
-        if kind in ("pop", "pop_request"):
+        if kind in POP_KINDS:
             if pending is not None:
                 raise OutOfScope(i, action, f"a second POP while the one of step {pending.step} is in flight; "
                                             f"PopMessageProcessor cannot be interleaved with itself")
             op = d.broker._ops[-1] if d.broker._op_seq > op_seq else None
             assert op is not None
             c = pre["c"]
+            for admin in pre.get("admin", ()):
+                answer = self._call(admin)
+                if "error" in answer:
+                    raise Diverged(i, action, "admin", "done", answer["error"])
             request = self._pop_request(op)
             if op.done or op.parked:
                 self._complete(i, action, c, op, request, [])
@@ -682,8 +694,17 @@ class Lockstep:
         r: PopRequest = op.request
         req = {"op": "pop", "topic": r.topic, "group": r.group, "queueId": r.queue_id, "maxMsgNums": r.max_msg_nums,
                "invisibleTime": r.invisible_time, "pollTime": r.poll_time, "initMode": r.init_mode, "order": r.order}
-        if r.poll_time > 0:  # a re-run's isTimeoutTooMuch and the park's expiry count from it
+        if r.born_time == 0:  # left unset (pop_shape): the broker takes its now
+            req["bornTime"] = 0
+        elif r.poll_time > 0 or r.born_time is not None:
+            # a re-run's isTimeoutTooMuch and the park's expiry count from it
             req["bornTime"] = to_java_time(op.born_time)
+        if r.tags is not None:  # a tag filter (pop_shape): the expression the client sends
+            req["exp"], req["expType"] = "||".join(sorted(r.tags)), "TAG"
+        elif r.exp is not None:
+            req["exp"], req["expType"] = r.exp, r.exp_type
+        elif r.exp_type is None:
+            req["noExp"] = True
         return req
 
     def _complete(self, i: int, action: Action, c: int, op: PopOperation, request: dict[str, Any],
@@ -792,24 +813,26 @@ class Lockstep:
                     lambda a: {"error": a[0]["error"]} if "error" in a[0] else
                     {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
         if kind == "produce_sized":
-            # the same put with the same sizes (the harness's `put` takes body and properties, as
-            # the push replay sends it): the store's size checks refuse the same ones, and 5.0.0
-            # burns the queue offset of a refused one (spec/broker.md "Message sizes")
-            from popverify.sim.actions import PADDING_PROPERTY
+            # the same body and padding property (popverify/sim/actions.py#_produce_sized): the
+            # store's size checks refuse the same ones, and 5.0.0 burns the queue offset of a refused
+            # one (spec/broker.md "Message sizes"); a refused put names no message: any uniq key of
+            # the same length weighs the same
+            ev = next((e for e in events if e["type"] == "produce"), None)
+            if ev is not None:
+                self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
+            put = {"op": "put", "topic": TOPIC, "queueId": args[0] % self.config.queues,
+                   "uniqKey": ev["uniq"] if ev is not None else "0" * 32, "body": "x" * args[1]}
+            if args[2]:
+                put["properties"] = {PADDING_PROPERTY: "p" * args[2]}
 
-            qid, body_size, property_size = args[0] % self.config.queues, args[1], args[2]
-            stored = next((e for e in events if e["type"] == "produce"), None)
-            if stored is not None:
-                self.java_checker.on_produce(stored["uniq"], stored["queue"], stored["offset"])
-            put: dict[str, Any] = {"op": "put", "topic": TOPIC, "queueId": qid,
-                                   "uniqKey": stored["uniq"] if stored else "0" * 32, "body": "x" * body_size}
-            if property_size:
-                put["properties"] = {PADDING_PROPERTY: "p" * property_size}
-            return ({"ok": stored is not None, "queueOffset": stored["offset"] if stored else None},
-                    [{"op": "rollCommitLog"}, put],
-                    lambda a: {"error": a[0]["error"]} if "error" in a[0] else
-                    {"ok": a[1].get("status") == PUT_OK,
-                     "queueOffset": a[1].get("queueOffset") if a[1].get("status") == PUT_OK else None})
+            def java_put(a: list[dict[str, Any]]) -> dict[str, Any]:
+                errors = [x["error"] for x in a if "error" in x]
+                if errors:
+                    return {"error": errors[0]}
+                ok = a[1].get("status") == PUT_OK  # any refusal status: the model says "refused"
+                return {"status": PUT_OK if ok else "refused", "queueOffset": a[1].get("queueOffset") if ok else None}
+            return ({"status": PUT_OK if ev is not None else "refused",
+                     "queueOffset": ev["offset"] if ev is not None else None}, [{"op": "rollCommitLog"}, put], java_put)
         if kind in ("ack", "change_invisible") and len(self.java_held[pre["c"]]) != pre["held"]:
             # the model's consumer holds messages the harness's POPs did not deliver (or the
             # reverse): a divergence of the POP answers, seen at the first use of a handle
@@ -928,7 +951,11 @@ class Lockstep:
                                        Callable[[list[dict[str, Any]]], dict[str, Any]]]:
         """The model's long-polling step on Java: 5.5.0's due lock-free notifications
         (OrderLockTimer), then the polling service's timeout scan; the same requests woken."""
-        woken = sorted(p.opaque for p in self.long_polls.just_woken())
+        lp = self.long_polls
+        # the harness names every request that left the polling map: woken, or dropped with its
+        # key by cleanUnusedResource (a deleted group's; aborted on the model)
+        dropped = [p.opaque for p in lp.parked + lp.orphans if not (p.op.parked or p.op.in_flight or p.op.done)]
+        woken = sorted([p.opaque for p in lp.just_woken()] + dropped)
 
         def java(a: list[dict[str, Any]]) -> dict[str, Any]:
             errors = [x["error"] for x in a if "error" in x]

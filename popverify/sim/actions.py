@@ -134,6 +134,9 @@ class ActionSpec:
     def late_coin(self, config: Any, rng: JavaRandom) -> bool:
         """Whether the swarm's late draw lists this late opt-in fault for ``config``."""
         return bool(self.late_if and getattr(config, self.late_if)) or rng.next_int(100) < self.late_percent
+    # An opt-in kind whose swarm coin comes after every other field, broker options included
+    # (it came after them: every configuration drawn before keeps all its fields)
+    after_options: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -155,11 +158,12 @@ class ActionSpec:
 
 
 def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-           drawn_with: str = "", late: bool = False) -> ActionSpec:
+           drawn_with: str = "", late: bool = False, after_options: bool = False) -> ActionSpec:
     """An opt-in action: run only when the configuration lists it (``drawn_with``: listed or
     left out together with that earlier opt-in kind; ``late``: its swarm coin after the opt-in
-    faults')."""
-    return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with, late=late)
+    faults'; ``after_options``: after every other field's)."""
+    return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with, late=late,
+                      after_options=after_options)
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,

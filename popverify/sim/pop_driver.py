@@ -31,6 +31,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
                                    millis)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
+from popverify.sim.pop_shapes import POP_SHAPE
 from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
@@ -608,6 +609,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # and a put written but answered FLUSH_DISK_TIMEOUT (a SYNC_FLUSH store's slow flush)
     fault("flush_timeout", "flush_timeout", (Arg("site", int, 0, 3, value=False), Arg("count", int, 1, 2, value=False)),
           lambda rng, w: (rng.next_int(4), 1 + rng.next_int(2)), opt_in=True, late=True, late_percent=30),
+    # issue 16 (pop): POP requests of shapes the run's consumers never send (opt-in, drawn after
+    # every other field: popverify/sim/pop_shapes.py)
+    POP_SHAPE,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

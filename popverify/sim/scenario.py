@@ -199,6 +199,7 @@ class ScenarioConfig:
         - then each ``late`` opt-in fault of the mode (ActionSpec#late_coin): persist_restart always
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
+        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2, last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -207,10 +208,11 @@ class ScenarioConfig:
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         the_mode = MODES[mode]
         kinds = the_mode.opt_in()
-        early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late)
+        last = [k for k in kinds if the_mode.spec(k).after_options]
+        early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late and k not in last)
         opt = tuple(a for group in early if rng.next_boolean() for a in group)
         opt_faults = tuple(f for f in the_mode.opt_in(fault=True) if not the_mode.spec(f).late and rng.next_int(10) < 3)
-        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late)
+        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late and k not in last)
         opt += tuple(a for group in late if rng.next_boolean() for a in group)
         polling: dict[str, int] = {}
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
@@ -221,6 +223,7 @@ class ScenarioConfig:
         # field above, each by its own coin (ActionSpec#late_coin)
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
                             if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
+        opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)

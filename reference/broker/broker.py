@@ -29,7 +29,7 @@ from reference.broker.config import BrokerConfig
 from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
                                    RETRY_GROUP_TOPIC_PREFIX, build_cluster_revive_topic, build_lock_key,
-                                   build_pop_retry_topic, parse_normal_topic)
+                                   build_pop_retry_topic, parse_normal_topic, valid_group_name)
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.consumer_order_info import make_order_info_manager
 from reference.broker.pop_processor import PopLongPollingService, PopOperation
@@ -92,6 +92,10 @@ class Broker:
         self.topic_incarnation: dict[str, int] = {}
         self._orderly_read_incarnation: dict[tuple[str, int, int], int] = {}
         self.groups: set[str] = set()
+        # An admin's permissions (mqadmin updateTopic -p, updateSubGroup -e false): topics whose
+        # perm is not readable, groups whose consumeEnable is false (persisted, as their configs)
+        self.unreadable_topics: set[str] = set()
+        self.consume_disabled: set[str] = set()
         self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size,
                                   position_zero_reads_first_file=cfg.position_zero_reads_first_file)
         self.store.put_listeners.append(self._on_put)
@@ -156,7 +160,8 @@ class Broker:
         """SubscriptionGroupManager#findSubscriptionGroupConfig: whether the group exists, after
         auto-creating a missing one when autoCreateSubscriptionGroup is on (the default; POP,
         revive and 5.5.0's buffer scan ask it, so a deleted group comes back at their next use)."""
-        if group not in self.groups and group and self.config.auto_create_subscription_group:
+        if group not in self.groups and group and self.config.auto_create_subscription_group \
+                and (not self.config.validate_group_name or valid_group_name(group)):
             self.groups.add(group)
         return group in self.groups
 

@@ -224,6 +224,14 @@ class BrokerConfig:
     # IllegalArgumentException, which the remoting layer answers SYSTEM_ERROR, nothing changed.
     # 5.0.0 sizes it by commercialSizePerMsg: a maxMsgNums <= 0 reads nothing (POLLING_TIMEOUT).
     pop_negative_max_msg_nums_throws: bool = False
+    # A POP's bornTime (isTimeoutTooMuch, PopRequest#isTimeout): 5.0.0's processRequest(ctx)
+    # (PopMessageProcessor:143) overwrites the client's with the broker's now; 5.5.0 keeps it and
+    # sets only an unset (0) one to now (processRequest:237-240). A re-run keeps the stored one.
+    pop_keeps_client_born_time: bool = False
+    # 5.5.0 SubscriptionGroupManager#findSubscriptionGroupConfig:263-266 auto-creates a group only
+    # if TopicValidator#validateGroup accepts its name (not blank, ^[%|a-zA-Z0-9_-]+$, at most 120
+    # characters): a POP of another name answers SUBSCRIPTION_GROUP_NOT_EXIST. 5.0.0 creates any.
+    validate_group_name: bool = False
     # --- end H5 switches ---
     # --- H4 (issue 16): orderly POP, broker side (spec/broker.md "Orderly POP") ---
     # The consumer order info: 5.0.0 broker/offset/ConsumerOrderInfoManager (one consumed count
@@ -315,6 +323,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "refused_put_burns_offset": False,
         "pop_refusal_invalid_parameter": True,
         "pop_negative_max_msg_nums_throws": True,
+        "pop_keeps_client_born_time": True,
+        "validate_group_name": True,
         "order_info_queue_level": True,
         "send_back_checks_origin_topic": False,
         "pull_illegal_queue_invalid_parameter": True,

@@ -33,6 +33,8 @@ from typing import Callable
 
 import attrs
 
+from reference.common.javalang import long_hash_map_order
+
 TOPIC_GROUP_SEPARATOR = "@"
 CLEAN_SPAN_FROM_LAST = 24 * 3600 * 1000  # ConsumerOrderInfoManager.CLEAN_SPAN_FROM_LAST
 PERSIST_INTERVAL_MS = 10 * 1000  # BrokerController: consumerOrderInfoManager.persist every 10 s
@@ -395,8 +397,10 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
         counts: list[OrderCount] = []
         consumed = info.offset_consumed_count
         if consumed is not None:
-            # HashMap<Long, Integer> key order: small non-negative longs iterate by value.
-            for o in sorted(consumed):
+            # HashMap<Long, Integer> key order (OrderInfo#mergeOffsetConsumedCount puts them in
+            # offsetList order): by bin of Long#hashCode, not by value once offsets are large
+            # (v5.5 corpus seed 9 of 26 November 2026: queues starting past 2^47)
+            for o in long_hash_map_order(list(consumed)):
                 counts.append(OrderCount(is_retry, queue_id, o, consumed[o]))
             min_times = min(consumed.values()) if consumed else 2**31 - 1
             if len(consumed) != len(info.offset_list or []):

@@ -37,6 +37,9 @@ class BrokerContext(Protocol):
     clock: VirtualClock                    # System.currentTimeMillis
     rng: JavaRandom                        # PopMessageProcessor's random (retry-first choice)
     topics: dict[str, int]                 # TopicConfigManager: topic -> read queue nums
+    groups: set[str]                       # SubscriptionGroupManager's table (no auto-create)
+    unreadable_topics: set[str]            # TopicConfig#perm not readable (PermName#isReadable)
+    consume_disabled: set[str]             # SubscriptionGroupConfig#consumeEnable false
     store: MessageStore                    # DefaultMessageStore
     offsets: ConsumerOffsetManager         # ConsumerOffsetManager
     queue_locks: QueueLockManager          # PopMessageProcessor#queueLockManager

@@ -17,6 +17,16 @@ POP_ORDER_REVIVE_QUEUE = 999  # KeyBuilder.POP_ORDER_REVIVE_QUEUE
 TOPIC_GROUP_SEPARATOR = "@"  # ConsumerOffsetManager.TOPIC_GROUP_SEPARATOR
 
 
+# TopicValidator (rocketmq-common 5.5.0): GROUP_MAX_LENGTH and VALID_CHAR_BIT_MAP.
+GROUP_MAX_LENGTH = 120
+_VALID_NAME_CHARS = frozenset("%-_|0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def valid_group_name(group: str) -> bool:
+    """TopicValidator#validateGroup: not blank, only ``^[%|a-zA-Z0-9_-]+$``, at most 120 chars."""
+    return bool(group.strip()) and all(ch in _VALID_NAME_CHARS for ch in group) and len(group) <= GROUP_MAX_LENGTH
+
+
 def build_pop_retry_topic(topic: str, cid: str) -> str:
     """KeyBuilder#buildPopRetryTopic: ``%RETRY%{group}_{topic}``."""
     return RETRY_GROUP_TOPIC_PREFIX + cid + "_" + topic

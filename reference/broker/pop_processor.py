@@ -43,6 +43,10 @@ def _client_offsets(r: GetMessageResult) -> list[int]:
     return [r.message_queue_offsets[stored.index(o)] for o in stored]
 
 
+# ExpressionType#isTagType: null, "" or TAG (the model's None is the header's absent type).
+TAG_TYPES = (None, "", "TAG")
+
+
 class PopOperation:
     """One POP request in flight; ``step()`` runs it to its next interleaving point."""
 
@@ -50,7 +54,10 @@ class PopOperation:
         self.broker = broker
         self.request = request
         self.op_id = op_id
-        self.born_time = broker.clock.now()
+        born = request.born_time
+        if not born or not broker.config.pop_keeps_client_born_time:
+            born = broker.clock.now()  # unset (0), or 5.0.0: the broker's arrival time
+        self.born_time = born
         self.result: PopResult | None = None
         self.parked = False
         self.pop_time: int | None = None
@@ -154,7 +161,7 @@ class PopOperation:
             return
         # Request validation (spec/broker.md "Request validation"). The header's checkFields is
         # empty: no bound on queueId below, on maxMsgNums below 1, on invisibleTime or pollTime.
-        # The permission checks are not modelled: the broker, topic and group are readable.
+        # The broker's permission is not modelled (always readable); the topic's and the group's are.
         refused = rc.INVALID_PARAMETER if cfg.pop_refusal_invalid_parameter else rc.SYSTEM_ERROR
         if req.max_msg_nums > cfg.pop_max_msg_nums:
             self._finish(refused)  # "pop message's num is greater than 32"
@@ -163,11 +170,25 @@ class PopOperation:
         if topic_cfg is None:
             self._finish(rc.TOPIC_NOT_EXIST)
             return
+        if req.topic in b.unreadable_topics:
+            self._finish(rc.NO_PERMISSION)  # PermName.isReadable(topicConfig.getPerm()) (5.0.0:281, 5.5.0:290)
+            return
         if req.queue_id >= topic_cfg:
             self._finish(refused)  # "queueId[%d] is illegal"; a queueId below -1 reads every queue
             return
         if not b.find_group(req.group):  # findSubscriptionGroupConfig: auto-creates by default
             self._finish(rc.SUBSCRIPTION_GROUP_NOT_EXIST)
+            return
+        if req.group in b.consume_disabled:
+            self._finish(rc.NO_PERMISSION)  # !subscriptionGroupConfig.isConsumeEnable() (5.0.0:306, 5.5.0:316)
+            return
+        if req.exp and req.exp_type not in TAG_TYPES:
+            # FilterAPI.build keeps the type; ConsumerFilterManager#build asks FilterFactory for
+            # it (5.0.0 processRequest:313-325, 5.5.0 :342-350): no filter of an unknown type
+            # (a NullPointerException, caught) answers null → SUBSCRIPTION_PARSE_FAILED.
+            if req.exp_type == "SQL92":
+                raise ValueError("a SQL92 POP filter is not modelled (the model filters by tags)")
+            self._finish(rc.SUBSCRIPTION_PARSE_FAILED)
             return
         if cfg.pop_negative_max_msg_nums_throws and req.max_msg_nums < 0:
             self._finish(rc.SYSTEM_ERROR)  # 5.5.0: new ArrayList<>(negative) throws (see config)
@@ -442,6 +463,10 @@ class PopOperation:
         return b.buffer_merge.add_ck_just_offset(ck, revive_qid, -1, next_begin_offset)
 
 
+# PopLongPollingService#run: cleanUnusedResource at the first pass, then every 5 minutes.
+CLEAN_UNUSED_INTERVAL_MS = 5 * 60 * 1000
+
+
 class PopLongPollingService:
     """pollingMap / topicCidMap / totalPollingNum of PopMessageProcessor and its timeout scan."""
 
@@ -450,6 +475,7 @@ class PopLongPollingService:
         self.polling_map: dict[str, list[PopOperation]] = {}
         self.topic_cid_map: dict[str, dict[str, None]] = {}
         self.total_polling_num = 0
+        self.last_clean_time = 0  # cleanUnusedResource's lastCleanTime (0: never ran)
 
     def polling(self, op: PopOperation) -> str:
         """polling(): "NOT" (no pollTime), "FULL", "TIMEOUT" or "SUC" (parked)."""
@@ -495,7 +521,11 @@ class PopLongPollingService:
             self.notify_message_arriving(topic, cid, queue_id)
 
     def timeout_step(self, now: int) -> int:
-        """PopLongPollingService#run: wake every parked request whose expiry has passed."""
+        """PopLongPollingService#run (its passes while time stood still: the harness runs 100):
+        wake every parked request whose expiry has passed, then cleanUnusedResource when due;
+        the number woken. Nothing while the polling map has no key (the loop's `continue`)."""
+        if not self.polling_map:
+            return 0
         woken = 0
         for key in list(self.polling_map):
             queue = self.polling_map[key]
@@ -504,7 +534,30 @@ class PopLongPollingService:
                 self.total_polling_num -= 1
                 op.wake()
                 woken += 1
+        if self.last_clean_time == 0 or now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS:
+            self._clean_unused_resource(now)
         return woken
+
+    def _clean_unused_resource(self, now: int) -> None:
+        """cleanUnusedResource (5.0.0 PopMessageProcessor$PopLongPollingService:733-781, 5.5.0
+        PopLongPollingService#cleanUnusedResource:365-418): drop the topicCidMap entries and the
+        polling keys whose topic or group no longer exists (the group table as it is: no
+        auto-create). A dropped key's parked requests are never woken nor answered (the client's
+        own timeout ends them): aborted. The 100th pass then sets totalPollingNum to what is left."""
+        b = self._broker
+        for topic in list(self.topic_cid_map):
+            if topic not in b.topics:
+                del self.topic_cid_map[topic]
+                continue
+            for cid in [c for c in self.topic_cid_map[topic] if c not in b.groups]:
+                del self.topic_cid_map[topic][cid]
+        for key in list(self.polling_map):
+            parts = key.split("@")
+            if len(parts) == 3 and (parts[0] not in b.topics or parts[1] not in b.groups):
+                for op in self.polling_map.pop(key):
+                    op.abort()
+        self.total_polling_num = sum(len(q) for q in self.polling_map.values())
+        self.last_clean_time = now
 
     def clear(self) -> None:
         """Restart: every parked request is dropped (the channels are gone)."""

@@ -105,6 +105,25 @@ def hash_map_order(keys: list[str], java_key: Callable[[str], str] | None = None
     return concurrent_hash_map_order(keys, size, java_key)
 
 
+def long_hash(value: int) -> int:
+    """Java ``Long.hashCode()``: ``(int) (value ^ (value >>> 32))``."""
+    v = value & 0xFFFFFFFFFFFFFFFF
+    return to_int(v ^ (v >> 32))
+
+
+def long_hash_map_order(keys: list[int]) -> list[int]:
+    """Distinct Long keys in the order a ``new java.util.HashMap<>()`` they were put into, in the
+    given order, iterates them: as hash_map_order, with Long#hashCode."""
+    size = 16
+    while len(keys) > size * 3 // 4:
+        size *= 2
+
+    def bin_of(key: int) -> int:
+        h = long_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (size - 1)
+    return sorted(keys, key=bin_of)  # stable: insertion order within a bin
+
+
 class JavaRandom:
     """java.util.Random: the same 48-bit LCG, so a seed gives Java's exact sequence."""
 

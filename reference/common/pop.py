@@ -32,6 +32,12 @@ class PopRequest:
     # PopMessageRequestHeader#order (orderly POP) and #attemptId (5.5.0; null from the client)
     order: bool = False
     attempt_id: str | None = None
+    # #bornTime: None = the client's now (every client sends it); 0 = left unset.
+    born_time: int | None = None
+    # #expType and #exp of an expression that is not a tag list (``tags`` is the TAG case):
+    # SQL92, a type no filter exists for, or an empty one; exp_type None: neither field sent.
+    exp_type: str | None = "TAG"
+    exp: str | None = None
 
 
 @attrs.frozen

@@ -150,6 +150,26 @@ def test_concurrent_hash_map_order_is_javas():
     assert concurrent_hash_map_order(keys, 32768) == java
 
 
+def test_orderly_counts_follow_javas_hash_map_of_long_offsets():
+    """5.5.0's orderCountInfo lists a batch's offsets in `HashMap<Long, Integer>` order: by bin
+    of Long#hashCode (lockstep on 5.5.0, corpus seed 9: 045, 047, 046 for a queue near 2^47),
+    which is not the offsets' order; small offsets happen to come in order."""
+    from reference.common.javalang import long_hash_map_order
+
+    big = [228964289779045, 228964289779046, 228964289779047]
+    assert long_hash_map_order(big) == [228964289779045, 228964289779047, 228964289779046]
+    assert long_hash_map_order([2, 0, 16, 1]) == [0, 16, 1, 2]  # bins 0, 0, 1, 2; 0 and 16 as put
+    b = make_broker("v5.5", queues=1)
+    b.start_queue_at("T", 0, big[0])
+    for _ in range(3):
+        b.put_message("T", 0, b"m")
+    request = PopRequest("T", "G", queue_id=0, max_msg_nums=3, invisible_time=1000, order=True)
+    assert len(b.pop(request).result.messages) == 3
+    b.clock.advance(1001)  # the batch comes back: each offset consumed once
+    counts = b.pop(request).result.order_count_info
+    assert counts == "0 qo0%228964289779045 1;0 qo0%228964289779047 1;0 qo0%228964289779046 1;0 0 1"
+
+
 def test_buffer_scan_stores_checkpoints_in_concurrent_hash_map_order():
     """PopBufferMergeService#scan walks `buffer.entrySet()` of a ConcurrentHashMap: the CKs of
     one POP of four queues reach the revive topic in bin order of their merge keys, not in the

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 
+import attrs
 import pytest
 
 from lockstep_pool import Pool
@@ -15,6 +16,7 @@ from popverify.sim.admin import reset_target
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
 from reference.broker.offset_manager import ConsumerOffsetManager
+from reference.broker.pop_processor import PopLongPollingService
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
@@ -77,3 +79,25 @@ def test_a_model_that_keeps_offsets_of_a_deleted_group_is_caught(lockstep_pool: 
     v = run_lockstep("v5.5", 0, CONFIG, RESET, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges", v.to_json()
     assert v.action == ("delete_group", True), v.to_json()
+
+
+# A long-polling POP parks; its group is deleted; the polling service's next pass drops the
+# group's polling key (cleanUnusedResource at its first pass), so the request is never answered
+# (v5.0 corpus seed 32 of 26 November 2026: `long_poll .response.woken.length`). The consumer
+# gives up on it and pops again.
+PARKED = [Action("pop", (0, 0, True)), Action("pop_step", (0,)), Action("pop_step", (0,)),
+          Action("delete_group", (False,)), Action("advance", (100,)), Action("long_poll", ()),
+          Action("pop_step", (0,)), Action("produce", (0,)), *_pop()]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_deleted_groups_parked_pop_is_dropped_on_both_sides(lockstep_pool: Pool,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(CONFIG, actions=CONFIG.actions + ("long_poll",))
+    v = run_lockstep("v5.0", 0, config, PARKED, lockstep_pool.client("5.0.0"))
+    assert v.status == "agrees", v.to_json()
+    # a model whose polling service never drops a key wakes nothing where Java drops the request
+    monkeypatch.setattr(PopLongPollingService, "_clean_unused_resource", lambda self, now: None)
+    v = run_lockstep("v5.0", 0, config, PARKED, lockstep_pool.client("5.0.0"))
+    assert v.status == "diverges" and v.action == ("long_poll",) and v.key == ".response.woken.length", v.to_json()

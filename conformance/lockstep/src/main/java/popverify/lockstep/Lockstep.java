@@ -694,6 +694,7 @@ public final class Lockstep {
                 case "cleanQueueLocks": return QueueLockOps.clean(this);
                 case "startQueues": return StartOffsetOps.start(this, req);
                 case "deleteGroup": case "resetOffset": return AdminGroupOps.handle(this, op, req);
+                case "writeOnlyTopic": case "disableGroup": return AdminPermOps.handle(this, op, req);
                 case "fireOrderLockTimers": return OrderLockTimer.fire(this);
                 case "heartbeat": case "unregister": case "pull": case "pullHeld": case "queryOffset": case "updateOffset": case "consumerList": case "minOffset": case "maxOffset": case "searchOffset": case "pushState": case "lockBatch": case "unlockBatch": case "sendBack": case "scheduleStep": return PullOps.handle(this, op, req);
                 default:
@@ -780,8 +781,11 @@ public final class Lockstep {
             f.put("pollTime", String.valueOf(boundedLong(req, "pollTime", 0, 0, 86_400_000L)));
             f.put("bornTime", String.valueOf(req.getLong("bornTime") == null ? VirtualClock.get() : req.getLong("bornTime")));
             f.put("initMode", String.valueOf(bounded(req, "initMode", 0, 0, 1)));
-            f.put("expType", "TAG");
-            f.put("exp", "*");
+            // a filter of pop_shape (popverify/sim/pop_shapes.py); every other POP subscribes to all
+            if (!Boolean.TRUE.equals(req.getBoolean("noExp"))) {
+                f.put("expType", req.getString("expType") == null ? "TAG" : req.getString("expType"));
+                f.put("exp", req.getString("exp") == null ? "*" : req.getString("exp"));
+            }
             // orderly POP (ConsumeMessagePopOrderlyService pops with order=true)
             f.put("order", String.valueOf(Boolean.TRUE.equals(req.getBoolean("order"))));
             Interleave il = new Interleave(req.getJSONArray("interleave"), this);
@@ -891,7 +895,8 @@ public final class Lockstep {
                 e.put("reconsumeTimes", m.getReconsumeTimes());
                 e.put("realTopic", handle.isEmpty() ? m.getTopic() : ExtraInfo.realTopic(handle, TOPIC, GROUP));
                 e.put("extraInfo", handle);
-                e.put("body", new String(m.getBody(), StandardCharsets.UTF_8));
+                // MessageDecoder leaves an empty body (produce_sized's size 0) null
+                e.put("body", m.getBody() == null ? "" : new String(m.getBody(), StandardCharsets.UTF_8));
                 arr.add(e);
             }
             return arr;
