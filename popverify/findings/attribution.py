@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F20 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F21 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -96,6 +96,9 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             broker_option="enableSkipLongAwaitingAck"),
     Finding("F20", "v5.0: a refused put burns a queue offset; the stored offset runs one past the consume-queue unit",
             "broker", "refused_put_burns_offset", ("pop", "push"), needs=(("produce_sized",),)),
+    Finding("F21", "v5.0: the order info comes back empty after a restart; an orderly ack then commits past its "
+            "batch's un-acked messages", "broker", "order_info_lost_on_reload", ("pop",),
+            needs=(("restart", "persist_restart"),), config_flag="pop_orderly"),
 )}
 
 

@@ -1,4 +1,4 @@
-"""The minimal schedule of every confirmed finding (F1..F20), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F21), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -229,6 +229,16 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   _a("pull", 0), _a("deliver", 0, 4), _a("consume", 0, False), _a("consume", 0, False),
                   _a("produce", 0), _a("shutdown", 0)),
                  "the v5.0 push swarm once refused_put_burns_offset modelled 5.0.0's store (putoffset helper), shrunk"),
+    # an orderly batch of two; a restart right after the persist (the order info comes back
+    # empty: the first ack is MESSAGE_ILLEGAL); a second one (autoClean dropped the empty entry):
+    # the second message's ack commits past the first, which nobody acked
+    FindingTrace("F21", "ALO-2", "pop",
+                 ScenarioConfig(queues=1, consumers=1, pop_orderly=True, enable_pop_buffer_merge=False,
+                                faults=("persist_restart",), actions=("produce", "pop", "pop_step", "ack", "advance")),
+                 (_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("persist_restart"), _a("ack", 0, 0),
+                  _a("persist_restart"), _a("ack", 0, 1)),
+                 "the merged swarm's v5.0 seed 9 (OFF-1/unexplained once persist_restart was drawn), shrunk and "
+                 "written plainly"),
 )}
 
 
@@ -253,6 +263,7 @@ JAVA_LINES: dict[str, str] = {
     "F18": "PopMessageProcessor#popMsgFromQueue asks ConsumerOrderInfoManager#checkBlock only `if (isOrder)` (5.0.0:482; 5.5.0:739-740); an orderly POP commits its batch's start offset and writes no CK (5.0.0:524-528; 5.5.0:817), so #getPopOffset of a non-orderly POP of the group starts at the held batch and reads it again (spec/findings/F18.md)",
     "F19": "PopReviveService#consumeReviveMessage 5.5.0:412-419 (enableSkipLongAwaitingAck) makes a mock CK (mockCkForAck:470-483, createMockCkForAck:485-497: num 0) for an ACK whose CK the round has not read and that is older than reviveAckWaitMs, and after the scan `consumeReviveObj.map.putAll(mockPointMap)` (:466) replaces a real CK of that merge key read later in the round; mergeAndRevive revives nothing for it and commits past it. 5.0.0 has no such option (spec/findings/F19.md)",
     "F20": "CommitLog#asyncPutMessage 5.0.0:846-851 assigns the queue offset (ConsumeQueueStore#assignQueueOffset moves the table) before MessageExtEncoder#encode (:1853-1888) refuses the message (properties > Short.MAX_VALUE, body > maxMessageSize); nothing gives the offset back, so the next message is stored with N + 1 at consume-queue unit N (ConsumeQueue#putMessagePositionInfo:695-747 appends at the end) until a restart (recoverTopicQueueTable). rocketmq-client ProcessQueue keys by the stored offset and commits max + 1 (#removeMessage); processPopResponse maps a POP's messages to msgOffsetInfo by indexOf of the stored offset (MQClientAPIImpl 5.0.0:1082-1114). 5.5.0 increases the table only after the append (CommitLog 5.5.0:1117) (spec/findings/F20.md)",
+    "F21": "ConsumerOrderInfoManager 5.0.0 #encode (OrderInfo#encode:395-410 writes keys \"c\", \"cm\", \"l\", \"o\") and #decode:270-277 (RemotingSerializable#fromJson maps bean properties: none matches), so every OrderInfo reloaded by a restart is empty; #autoClean:199-246 drops it at the next persist (lastConsumeTimestamp 0); #commitAndNext:135-149 answers MESSAGE_ILLEGAL for an empty entry and offset + 1 without one, which AckMessageProcessor#processRequest:148-185 commits past the batch's un-acked offsets. 5.5.0's QueueLevelConsumerManager decodes what it encodes (spec/findings/F21.md)",
     "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 

@@ -101,6 +101,10 @@ EXPLANATIONS: dict[str, str] = {
            "commits one past the next message, which the queue's next owner skips (ALO-3, OFF-3), and after a "
            "restart two messages share one stored offset (a POP's acks both name the first: PRG-2; a push "
            "ProcessQueue holds one: PQ-2) (spec/findings/F20.md).",
+    "F21": "On 5.0.0 the consumer order info does not survive a restart (encode's keys are not what decode reads): "
+           "the first ack of an orderly batch in flight is refused, and after the next persist drops the empty "
+           "entry an ack of any message of the batch commits past the others, which are never redelivered "
+           "(OFF-1, ALO-2) (spec/findings/F21.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

@@ -104,7 +104,8 @@ class Broker:
                                              use_server_side_reset=cfg.server_side_reset_offset)
         # Persisted like the offsets (a ConfigManager), so it survives restarts as a snapshot.
         self.order_info = make_order_info_manager(cfg.order_info_queue_level, clock.now, self.topics.get,
-                                                  self.groups.__contains__, cfg.notify_after_pop_order_lock_release)
+                                                  self.groups.__contains__, cfg.notify_after_pop_order_lock_release,
+                                                  cfg.order_info_lost_on_reload)
         self.acks_received: list[AckMsg] = []
         self.revived: list[RevivedMessage] = []
         self._ck_message_number = 0

@@ -243,6 +243,13 @@ class BrokerConfig:
     # mechanism switch (no finding; the ORD-1 mutant): False makes checkBlock never block, so an
     # orderly POP serves a queue whose previous batch is still in flight.
     order_check_block: bool = True
+    # 5.0.0 ConsumerOrderInfoManager#encode (OrderInfo#encode: keys "c", "cm", "l", "o") is not
+    # what fastjson's decode (:270-277, RemotingSerializable#fromJson into the bean properties)
+    # reads back: every OrderInfo reloaded after a restart is empty, the next persist's autoClean
+    # drops it (lastConsumeTimestamp 0, :246), and commitAndNext without an entry answers
+    # offset + 1 (:135-138): an orderly ack commits past its batch's un-acked messages (F21).
+    # False: decode restores the OrderInfo as persisted (5.5.0's QueueLevelConsumerManager does).
+    order_info_lost_on_reload: bool = True
     # --- end H4 switches ---
     # AbstractSendMessageProcessor#consumerSendMsgBack: 5.0.0 refuses a send-back whose stored
     # message is not of the request's originTopic (SYSTEM_ERROR, "failed to check the topic
@@ -326,6 +333,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pop_keeps_client_born_time": True,
         "validate_group_name": True,
         "order_info_queue_level": True,
+        "order_info_lost_on_reload": False,
         "send_back_checks_origin_topic": False,
         "pull_illegal_queue_invalid_parameter": True,
         "revive_wakes_retry_queue_id": True,

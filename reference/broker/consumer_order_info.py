@@ -291,10 +291,15 @@ class ConsumerOrderInfoManager:
 class ConsumerOrderInfoManager50(ConsumerOrderInfoManager):
     """rocketmq-all-5.0.0 broker/offset/ConsumerOrderInfoManager."""
 
+    def __init__(self, now: Callable[[], int], topic_read_queues: Callable[[str], int | None],
+                 group_exists: Callable[[str], bool], lost_on_reload: bool = True) -> None:
+        super().__init__(now, topic_read_queues, group_exists)
+        self._lost_on_reload = lost_on_reload  # BrokerConfig.order_info_lost_on_reload (F21)
+
     def _reloaded(self, info: OrderInfo) -> OrderInfo:
         # encode writes "c"/"cm"/"l"/"o"; fastjson's decode matches none of the bean
         # properties (consumedCount, commitOffsetBit, lastConsumeTimestamp, offsetList).
-        return OrderInfo(offset_list=None)
+        return OrderInfo(offset_list=None) if self._lost_on_reload else super()._reloaded(info)
 
     def check_block(self, attempt_id: str | None, topic: str, group: str, queue_id: int, invisible_time: int) -> bool:
         info = self._queues(topic, group).get(queue_id)
@@ -434,9 +439,11 @@ class QueueLevelConsumerManager55(ConsumerOrderInfoManager):
 def make_order_info_manager(queue_level: bool, now: Callable[[], int],
                             topic_read_queues: Callable[[str], int | None],
                             group_exists: Callable[[str], bool],
-                            notify_after_lock_release: bool = True) -> ConsumerOrderInfoManager:
+                            notify_after_lock_release: bool = True,
+                            lost_on_reload: bool = True) -> ConsumerOrderInfoManager:
     """The release's manager: QueueLevelConsumerManager (5.5.0, its lock-free notification as
-    ``notify_after_lock_release`` says) or ConsumerOrderInfoManager (5.0.0)."""
+    ``notify_after_lock_release`` says) or ConsumerOrderInfoManager (5.0.0, whose reload loses
+    every OrderInfo as ``lost_on_reload`` says)."""
     if queue_level:
         return QueueLevelConsumerManager55(now, topic_read_queues, group_exists, notify_after_lock_release)
-    return ConsumerOrderInfoManager50(now, topic_read_queues, group_exists)
+    return ConsumerOrderInfoManager50(now, topic_read_queues, group_exists, lost_on_reload)

@@ -30,7 +30,7 @@ def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:
 
 def test_switches_are_present_per_profile_and_removed_only_inside_the_block() -> None:
     assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6", "F7", "F9", "F10", "F11", "F12", "F14", "F15", "F16", "F17", "F18",
-                                      "F20")
+                                      "F20", "F21")
     # v5.5 dropped the last-epoch skip and the byte CK queueId (F9); only 5.5.0 has rePutCK (F8)
     assert present("v5.5", "pop") == ("F2", "F3", "F4", "F6", "F7", "F8", "F10", "F11", "F12", "F14", "F16", "F17", "F18",
                                       "F19")

@@ -93,6 +93,15 @@ def test_f20_is_50s_alone_in_push_and_pop() -> None:
     assert run_scenario("v5.5", SEED, 0, config=F20_POP_CONFIG, schedule=F20_POP).violations == ()
 
 
+def test_f21_is_50s_alone() -> None:
+    """5.0.0 reloads every OrderInfo empty: after two restarts an orderly ack commits past its
+    batch's un-acked first message (OFF-1, ALO-2); decode restoring it, or v5.5, hold."""
+    assert {s.key for s in attribute(_run("F21", "v5.0"))} == {"ALO-2/F21", "OFF-1/F21"}
+    with removed(["F21"]):
+        assert _run("F21", "v5.0").violations == ()
+    assert _run("F21", "v5.5").violations == ()
+
+
 def test_verify_v55_seed_10_is_f10_alone() -> None:
     """verify's campaign run of seed 10 (250 steps) before the input domain was drawn by default
     (its swarm configuration without draw_domain): ALO-1 was unexplained; F10 explains all of it
