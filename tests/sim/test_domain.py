@@ -189,5 +189,7 @@ def test_persist_restart_is_drawn_last_in_every_orderly_pop_configuration() -> N
     listed = [c for c in pop if "persist_restart" in c.faults]
     assert all(c in listed for c in pop if c.pop_orderly)
     assert 60 <= sum(1 for c in listed if not c.pop_orderly) <= 120  # 1/2 of the others
-    assert all(c.faults[-1] == "persist_restart" for c in listed)
+    # after it only the other late faults (ActionSpec.late_coin)
+    assert all(set(c.faults[c.faults.index("persist_restart") + 1:]) <= {"processor_put_fail", "flush_timeout"}
+               for c in listed)
     assert not any("persist_restart" in swarm_config(seed, "push").faults for seed in range(40))
