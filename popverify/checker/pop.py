@@ -29,9 +29,6 @@ class MessageRecord:
     incarnation: int            # topic incarnation (delete + re-create starts a new one)
     deliveries: int = 0
     acked: bool = False
-    # the latest delivery was an orderly POP's: no CK was written for it (PopMessageProcessor#
-    # popMsgFromQueue appends a CK only when !isOrder), so only the committed offset brings it back
-    orderly: bool = False
     revived: int = 0
     visible_at: int = -1        # end of the current invisibility (latest pop or changeInvisibleTime)
     clean_ack_epoch: int = -1   # restart epoch of an ack that came before its deadline; -1 none
@@ -130,7 +127,6 @@ class PopChecker:
         if not orderly:
             self._check_bounded_redelivery(step, now, uniq, rec)
         rec.handles.append(Handle(deadline))
-        rec.orderly = orderly
         checked = not orderly and uniq not in self.excused
         if checked and rec.clean_ack_epoch == self.epoch:
             self._fail("NSR-1", f"message {uniq} (queue {rec.queue_id} offset {rec.offset}) delivered again "
@@ -286,15 +282,13 @@ class PopChecker:
         self.incarnation += 1
 
     def _skip(self, queue_id: int, below: int) -> None:
-        """The messages of ``queue_id`` below ``below`` not yet delivered are skipped on purpose,
-        and so are those an orderly POP delivered and nobody acked: without a CK, the committed
-        offset was their only way back, and the admin moved it past them."""
+        """The messages of ``queue_id`` below ``below`` that nobody acked are skipped on purpose:
+        the admin moved the offset past them. Those not yet delivered, and those an orderly POP
+        delivered (no CK: the committed offset was their only way back) are never seen again;
+        a plain POP's delivery may still come back through its CK, unless a crash lost the CK
+        in the merge buffer (PopBufferMergeService keeps it until its scan stores it)."""
         self.excused.update(u for q, o, u in self._live()
-                            if q == queue_id and o < below and self._offset_bound(self.messages[u]))
-
-    @staticmethod
-    def _offset_bound(rec: MessageRecord) -> bool:
-        return rec.deliveries == 0 or (rec.orderly and not rec.acked)
+                            if q == queue_id and o < below and not self.messages[u].acked)
 
     def _credit(self, queue_id: int | None, from_offset: int) -> None:
         """Each message (of ``queue_id``; None: every queue) at or above ``from_offset`` may be

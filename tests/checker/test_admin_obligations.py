@@ -38,15 +38,19 @@ def test_a_forward_reset_excuses_what_it_skips_only() -> None:
     assert [v.message.split()[1] for v in c.violations] == ["m3", "m4"] and _ids(c) == ["ALO-1", "ALO-1"]
 
 
-def test_a_forward_reset_skips_an_orderly_batch_nobody_acked_but_not_a_popped_one() -> None:
-    """An orderly POP writes no CK: once a reset moves the offset past its unacked batch, nothing
-    brings it back (skipped on purpose). A plain POP's unacked message has its CK: still owed."""
-    c = _checker(3)
+def test_a_forward_reset_skips_what_nobody_acked_below_it_orderly_or_not() -> None:
+    """Below the target nothing un-acked is owed any more: an orderly POP's batch has no CK, and
+    a plain POP's CK may be lost in the merge buffer by a crash (v5.5 seed 92: a POP, a reset past
+    it, a restart). At the target the message is still owed."""
+    c = _checker(4)
     c.on_deliver(1, 0, "m0", 100, ("T", 0, 0), 0, orderly=True)
     c.on_deliver(1, 0, "m1", 100, ("T", 0, 1), 0)
-    c.on_reset_offset(0, 3, 0)
+    c.on_deliver(1, 0, "m2", 100, ("T", 0, 2), 0)
+    c.on_deliver(1, 0, "m3", 100, ("T", 0, 3), 0)
+    c.on_ack(1, 10, "m3", 0, 100)
+    c.on_reset_offset(0, 2, 0)
     c.finish(True, 9)
-    assert [v.message.split()[1] for v in c.violations] == ["m1"] and _ids(c) == ["ALO-2"]
+    assert [v.message.split()[1] for v in c.violations] == ["m2"] and _ids(c) == ["ALO-2"]
 
 
 # v5.0 seed 3 of 300 steps, shrunk: an orderly long-polling POP gets two messages, the batch ack
@@ -66,7 +70,10 @@ def test_a_reset_past_an_orderly_batch_passes_and_the_old_excusal_reports_it(mon
     delivered = {e["offset"] for e in events if e["type"] == "deliver"}
     reset = next(e for e in events if e["type"] == "reset_offset")
     assert delivered and max(delivered) < reset["offset"] and not run.violations, run.violations
-    monkeypatch.setattr(PopChecker, "_offset_bound", staticmethod(lambda rec: rec.deliveries == 0))
+    def undelivered_only(self: PopChecker, queue_id: int, below: int) -> None:  # the excusal before
+        self.excused.update(u for (q, o), u in self.by_offset.items()
+                            if q == queue_id and o < below and self.messages[u].deliveries == 0)
+    monkeypatch.setattr(PopChecker, "_skip", undelivered_only)
     lost = run_scenario("v5.0", 3, len(ORDERLY), config=config, schedule=ORDERLY).violations
     assert [v.property_id for v in lost] == ["ALO-2", "ALO-2"]
 
