@@ -55,7 +55,7 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # (persist_restart, processor_put_fail, flush_timeout) and pop_shape, all of the merged draws.
 KNOWN_RUNS = [
     ("v5.0", "pop", 39, 400, "ALO-2/F1"),
-    ("v5.0", "pop", 2, 400, "ALO-2/F2+F3"),
+    ("v5.0", "pop", 60, 400, "ALO-2/F14+F18"),
     ("v5.0", "pop", 254, 400, "CKM-1/F4"),
     ("v5.0", "pop", 22, 400, "ALO-1/F7"),
     ("v5.0", "pop", 17, 400, "ALO-1/F10"),
@@ -81,10 +81,10 @@ def test_each_switch_removes_exactly_its_finding(profile: str, mode: str, seed: 
 def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     """run_row attributes with ``consulted``: the findings whose switches the run never read
     are not re-run (their removal gives this same run). The signatures are those of the full
-    attribution -- explained, and several findings at once (v5.0 seed 113 since the merged draws of
-    26 November 2026; before, v5.5 seed 67 showed a jointly explained one)."""
-    cases = [("v5.0", 39, ("ALO-2/F1",)), ("v5.0", 2, ("ALO-2/F2+F3",)),
-             ("v5.0", 113, ("ALO-1/F12+F21", "ALO-2/F12+F14+F21"))]
+    attribution -- explained, several at once, and jointly explained (the joint search skipped too;
+    v5.0 seeds 113 and 187 since the merged draws of 26 November 2026)."""
+    cases = [("v5.0", 39, ("ALO-2/F1",)), ("v5.0", 113, ("ALO-1/F12+F21", "ALO-2/F12+F14+F21")),
+             ("v5.0", 187, ("ALO-2/F18&F21", "OFF-1/F21"))]
     for profile, seed, keys in cases:
         config = swarm_config(seed)
         with consulted() as read:

@@ -16,8 +16,8 @@ from popverify.verify.campaign import run_campaign
 
 def _verify_folder(folder: Path, mutant: str | None) -> None:
     # a campaign folder per model, as verify keys them (a folder holds the rows of one campaign)
-    # seed 3's reset past an orderly batch is excused (tests/checker/test_admin_obligations.py)
-    camp = run_campaign("v5.0", 3, 500, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
+    # 5 runs of 400 steps: seed 4 is ALO-1/F7+F21 (since the merged draws of 26 November 2026)
+    camp = run_campaign("v5.0", 5, 400, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
     folder.mkdir(exist_ok=True)
     (folder / "summary.json").write_text(json.dumps({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}))
     record(folder)
@@ -37,7 +37,10 @@ def test_new_signatures_are_marked_against_the_previous_campaign(
     _verify_folder(tmp_path, "second-loss")
     rows, compared = triage(tmp_path)
     new = {r.signature for r in rows if r.new}
-    assert compared and "ALO-2/unexplained" in new and all(s.endswith("/unexplained") for s in new), new
+    # every unexplained signature of the broken model is new (the mutant also moves runs, so an
+    # explained one may be new too: ALO-1/F20)
+    unexplained = {r.signature for r in rows if r.signature.endswith("/unexplained")}
+    assert compared and "ALO-2/unexplained" in new and unexplained <= new, new
     assert rows[0].signature.endswith("/unexplained") and rows[0].unexpected
     assert len(json.loads((tmp_path / HISTORY).read_text())) == 2
     record(tmp_path)  # the same summary again: no new history entry, same marks
