@@ -56,6 +56,13 @@ FLUSH_TIMEOUT_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack", "ack", "chang
 MAX_PENDING_FAILURES = 8
 
 
+def _count(count: int, what: str) -> int:
+    """``count`` when it is a number of pending puts an arm call takes (1..MAX_PENDING_FAILURES)."""
+    if not 1 <= count <= MAX_PENDING_FAILURES:
+        raise ValueError(f"{what} count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
+    return count
+
+
 @attrs.define
 class StorePutFaults:
     """How many of the next consumption-path puts the store refuses, and which sites failed."""
@@ -71,34 +78,26 @@ class StorePutFaults:
 
     def arm(self, count: int) -> None:
         """The next ``count`` puts (1..MAX_PENDING_FAILURES) fail; replaces what was pending."""
-        if not 1 <= count <= MAX_PENDING_FAILURES:
-            raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
-        self.pending = count
+        self.pending = _count(count, "put failure")
 
     def arm_retry(self, count: int) -> None:
         """The next ``count`` (1..MAX_PENDING_FAILURES) revive retry puts fail, whenever they
         come; replaces what was armed so."""
-        if not 1 <= count <= MAX_PENDING_FAILURES:
-            raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
-        self.retry_pending = count
+        self.retry_pending = _count(count, "put failure")
 
     def arm_processor(self, site: str, count: int) -> None:
         """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (PROCESSOR_SITES) fail,
         whenever they come; replaces what was armed so."""
         if site not in PROCESSOR_SITES:
             raise ValueError(f"processor put site must be one of {', '.join(PROCESSOR_SITES)}, got {site!r}")
-        if not 1 <= count <= MAX_PENDING_FAILURES:
-            raise ValueError(f"put failure count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
-        self.processor_site, self.processor_pending = site, count
+        self.processor_site, self.processor_pending = site, _count(count, "put failure")
 
     def arm_flush_timeout(self, site: str, count: int) -> None:
         """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (FLUSH_TIMEOUT_SITES) that
         are not refused answer FLUSH_DISK_TIMEOUT, whenever they come; replaces what was armed so."""
         if site not in FLUSH_TIMEOUT_SITES:
             raise ValueError(f"flush timeout site must be one of {', '.join(FLUSH_TIMEOUT_SITES)}, got {site!r}")
-        if not 1 <= count <= MAX_PENDING_FAILURES:
-            raise ValueError(f"flush timeout count must be in 1..{MAX_PENDING_FAILURES}, got {count}")
-        self.timeout_site, self.timeout_pending = site, count
+        self.timeout_site, self.timeout_pending = site, _count(count, "flush timeout")
 
     def take(self, site: str) -> bool:
         """Whether the put at ``site`` fails (one pending failure is used up if so: a revive
