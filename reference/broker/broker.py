@@ -228,6 +228,13 @@ class Broker:
         read = self._orderly_read_incarnation.get((topic, queue_id, pop_time))
         return read is not None and read != self.topic_incarnation.get(topic, 0)
 
+    def note_orderly_handle_renewed(self, topic: str, queue_id: int, old_pop_time: int, new_pop_time: int) -> None:
+        """F12's counterfactual (switch off only): 5.0.0's changeInvisibleTime re-issues an orderly
+        handle with a new popTime; the POP it came from read the same incarnation."""
+        read = self._orderly_read_incarnation.get((topic, queue_id, old_pop_time))
+        if read is not None:
+            self._orderly_read_incarnation[(topic, queue_id, new_pop_time)] = read
+
     def start_queue_at(self, topic: str, queue_id: int, offset: int) -> None:
         """The queue of an existing topic begins at ``offset`` (MessageStore#start_queue_at)."""
         self.store.start_queue_at(topic, queue_id, offset)

@@ -99,4 +99,6 @@ def change_invisible_time(broker: "BrokerContext", group: str, topic: str, queue
         pass
     handle = ei.build_extra_info(offset, now, invisible_time, revive_qid, topic, broker.config.broker_name, queue_id,
                                  offset)
+    if revive_qid == POP_ORDER_REVIVE_QUEUE and old_pop_time is not None:
+        broker.note_orderly_handle_renewed(topic, queue_id, old_pop_time, now)
     return ChangeInvisibleResult(rc.SUCCESS, now, invisible_time, revive_qid, handle)

@@ -61,6 +61,10 @@ class BrokerContext(Protocol):
         """Whether an orderly POP of that popTime read an earlier incarnation of the topic."""
         ...
 
+    def note_orderly_handle_renewed(self, topic: str, queue_id: int, old_pop_time: int, new_pop_time: int) -> None:
+        """F12's record follows an orderly handle that a changeInvisibleTime re-issued."""
+        ...
+
     def next_ck_message_number(self) -> int:
         """PopMessageProcessor#ckMessageNumber.getAndIncrement()."""
         ...

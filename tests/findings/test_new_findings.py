@@ -126,6 +126,18 @@ def test_f12_tells_incarnations_apart_within_one_millisecond(profile: str) -> No
     assert [s.key for s in attribute(result)] == ["ALO-1/F12"]
 
 
+def test_f12_follows_a_handle_that_5_0_changeinvisibletime_reissued() -> None:
+    """5.0.0's changeInvisibleTime has no orderly branch: it re-issues an orderly handle with a
+    new popTime, and its ack is the orderly ack all the same. F12's counterfactual follows the
+    new handle: the pop helper's v5.0 seed 42 (ALO-1 "unexplained", reproduced on 5.0.0) is F12."""
+    config = attrs.evolve(FINDING_TRACES["F12"].config, consumers=1)
+    schedule = [Action.from_json(a) for a in (["produce", 0], ["pop", 0, -1, False], ["advance", 882],
+                                              ["delete_recreate"], ["produce", 0], ["change_invisible", 0, 0, 5000])]
+    result = run_scenario("v5.0", 42, 0, mode="pop", config=config, schedule=schedule)
+    assert result.counts["changed_invisible"] == 1
+    assert [s.key for s in attribute(result)] == ["ALO-1/F12"]
+
+
 def test_acks_name_the_handles_offset_as_java_clients_do() -> None:
     """F11's POP answers m2 for offsets 0 and 1; both handles say offset 0 (processPopResponse's
     indexOf) and the acks name it (DefaultMQPushConsumerImpl#ackAsync: getQueueOffset of the
