@@ -160,3 +160,26 @@ def test_a_shut_down_file_is_read_again_after_a_restart(client: LockstepClient,
     v = run_lockstep("v5.0", 0, config, schedule, client)
     assert v.status == "diverges" and v.key == ".response.messages[0].handle.queueOffset", v.to_json()
     assert (v.model, v.java) == ("1", "0"), v.to_json()
+
+
+# m1 and its CK in file 0; the harness rolls file 0 before a put the store refuses (a 32 KB
+# properties string: MessageExtEncoder#encode), so nothing opens file 1; a restart; the ack's
+# message; the commit-log stage asks for three files.
+ENDED_LAST_FILE = [Action("produce", (0,)), *_pop(), Action("produce_sized", (0, 0, 32768)), Action("restart", ()),
+                   Action("ack", (0, 0)), Action("expire_commit_log", (3,))]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_recovery_reopens_a_last_file_ended_before_a_refused_put(client: LockstepClient,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recovery truncates a last file's END_OF_FILE record when no file follows it, so the ack
+    after the restart is written into file 0 and there is one file, which retention keeps
+    (corpus seed 39 of both profiles, which stopped at `expire_commit_log .response.deleted`).
+    A model that opens a new file for the ack deletes file 0 and is caught there."""
+    config = attrs.evolve(STAGED, faults=("expire_commit_log", "restart"))
+    v = run_lockstep("v5.0", 0, config, ENDED_LAST_FILE, client)
+    assert v.status == "agrees", v.to_json()
+    monkeypatch.setattr(MessageStore, "_reopen_ended_last_file", lambda self: None)
+    v = run_lockstep("v5.0", 0, config, ENDED_LAST_FILE, client)
+    assert v.status == "diverges" and v.key == ".response.deleted" and (v.model, v.java) == (1, 0), v.to_json()
