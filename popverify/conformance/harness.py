@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from popverify.tools import PROJECT_ROOT, ToolError, require_tool, run_child
+from popverify.tools import PROJECT_ROOT, ToolError, maven_lock, require_tool, run_child
 from reference.common.profile import RELEASES
 
 CONFORMANCE_DIR = PROJECT_ROOT / "conformance"
@@ -27,6 +27,11 @@ def build(version: str) -> tuple[Path, str]:
     """The compiled harness folder and the classpath for ``version``, building them when the
     harness source is newer than the build or the classpath is missing."""
     target = CONFORMANCE_DIR / "target" / version
+    with maven_lock():  # concurrent callers: one builds, the others reuse
+        return _build_locked(version, target)
+
+
+def _build_locked(version: str, target: Path) -> tuple[Path, str]:
     classes = target / "classes"
     cp_file = target / "classpath.txt"
     stamp = classes / "popverify" / "conformance" / "Harness.class"

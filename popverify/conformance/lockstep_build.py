@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from popverify.tools import PROJECT_ROOT, ToolError, require_tool, run_child
+from popverify.tools import PROJECT_ROOT, ToolError, maven_lock, require_tool, run_child
 
 LOCKSTEP_DIR = PROJECT_ROOT / "conformance" / "lockstep"
 SOURCE_DIR = LOCKSTEP_DIR / "src" / "main" / "java"
@@ -75,8 +75,16 @@ def build(version: str) -> tuple[Path, str]:
         if not fresh:
             mvn, javac, jar_tool = _require("mvn"), _require("javac"), _require("jar")
             tmp_cp = target / "classpath.txt.tmp"
-            _run([mvn, "-q", "-B", "-o", f"-Drocketmq.version={version}", "dependency:build-classpath",
-                  f"-Dmdep.outputFile={tmp_cp}"], LOCKSTEP_DIR, f"Maven (offline) resolving RocketMQ {version}")
+            resolve = [mvn, "-q", "-B", f"-Drocketmq.version={version}", "dependency:build-classpath",
+                       f"-Dmdep.outputFile={tmp_cp}"]
+            with maven_lock():
+                try:
+                    _run([*resolve[:3], "-o", *resolve[3:]], LOCKSTEP_DIR,
+                         f"Maven (offline) resolving RocketMQ {version}")
+                except ToolError:
+                    # a fresh local repository: nothing fetched these jars yet (the offline try
+                    # spares Central a metadata check on every rebuild)
+                    _run(resolve, LOCKSTEP_DIR, f"Maven resolving RocketMQ {version}")
             if not tmp_cp.is_file():
                 raise ToolError(f"Maven wrote no classpath for RocketMQ {version}")
             classpath = tmp_cp.read_text().strip()

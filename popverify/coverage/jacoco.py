@@ -11,7 +11,7 @@ from pathlib import Path
 
 import attrs
 
-from popverify.tools import TOOLS_DIR, ToolError, java_executable, run_child, sha256_of
+from popverify.tools import TOOLS_DIR, ToolError, java_executable, maven_lock, run_child, sha256_of
 
 JACOCO_VERSION = "0.8.12"  # supports class files up to Java 22; our JDK is 17
 
@@ -36,6 +36,11 @@ EXCLUDES = "org.apache.rocketmq.broker.processor.Lockstep*"
 
 
 def _install(artifact: _Artifact) -> Path:
+    with maven_lock():
+        return _install_locked(artifact)
+
+
+def _install_locked(artifact: _Artifact) -> Path:
     target = TOOLS_DIR / artifact.file_name
     if target.is_file() and sha256_of(target) == artifact.sha256:
         return target

@@ -22,7 +22,7 @@ from typing import Callable
 
 import attrs
 
-from popverify.tools import PROJECT_ROOT, ToolError, require_tool, run_child
+from popverify.tools import PROJECT_ROOT, ToolError, maven_lock, require_tool, run_child
 
 LIVE_POM_DIR = PROJECT_ROOT / "conformance" / "live"
 TARGET_DIR = PROJECT_ROOT / "conformance" / "target"
@@ -80,6 +80,11 @@ def _require(tool: str) -> str:
 def classpath(release: str) -> str:
     """The classpath of namesrv, broker, proxy and tools of ``release``, resolving it with
     Maven the first time (a ToolError when Maven cannot)."""
+    with maven_lock():
+        return _classpath_locked(release)
+
+
+def _classpath_locked(release: str) -> str:
     target = TARGET_DIR / f"live-{release}"
     cp_file = target / "classpath.txt"
     pom = LIVE_POM_DIR / "pom.xml"
