@@ -41,7 +41,8 @@ from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Clie
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
-from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING, do_load_balance,
+from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING,
+                                               RETRY_GROUP_TOPIC_PREFIX, do_load_balance, route_queues,
                                                set_message_request_mode_code)
 from reference.client.allocation import STRATEGIES
 from reference.client.rebalance_impl import STRATEGIES as CLIENT_STRATEGIES
@@ -72,6 +73,9 @@ POP_SHARE_QUEUE_NUM = 1
 ABSENT_GROUP = "GID_popverify_absent"
 UNSUPPORTED_STRATEGY = "popverify_unsupported"
 ABSENT_TOPIC = "TopicPopverifyAbsent"
+# an LMQ topic (MixAll#isLmq) and a client id no consumer of the run has
+LMQ_TOPIC = "%LMQ%popverify"
+UNREGISTERED_CLIENT = "popverify_unregistered"
 # Pull codes whose remark is the store's GetMessageStatus name (PullMessageProcessor sets it).
 _STORE_CODES = frozenset({rc.SUCCESS, rc.PULL_NOT_FOUND, rc.PULL_RETRY_IMMEDIATELY, rc.PULL_OFFSET_MOVED})
 
@@ -327,34 +331,49 @@ class PushLockstep:
                                     b.get_consumer_id_list(GROUP), share)
             request = {"op": "queryAssignment", "topic": topic, "group": GROUP, "clientId": client.name,
                        "strategy": name}
-            a = self._call(request if share is None else {**request, "popShareQueueNum": share})
-            java: Any = a.get("error") or ("no topic config" if a.get("noTopic") else a.get("queues"))
-            if isinstance(java, list):
-                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
-            mode = "PULL" if share is None else "POP"
-            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:{mode}" for mq in model)
-            if share is not None and "error" not in a:
-                # SET_MESSAGE_REQUEST_MODE on a routed topic: SUCCESS both ways
-                expected, java = [expected, rc.SUCCESS, rc.SUCCESS], [java, a.get("setMode"), a.get("resetMode")]
-            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
-            if expected != java:
-                raise Diverged(i, action, f"queryAssignment[{topic}{'' if share is None else ' POP'}]", expected, java)
+            self._compare_query(i, action, f"{topic}{'' if share is None else ' POP'}", model,
+                                request if share is None else {**request, "popShareQueueNum": share})
         self._probe_assignment(i, action, client, strategy, name)
 
+    def _compare_query(self, i: int, action: Action, what: str, model: set[Any] | None,
+                       request: dict[str, Any]) -> None:
+        """One QUERY_ASSIGNMENT on Java against the model's answer ``model`` (None: the client
+        keeps its assignment); with "popShareQueueNum", the group in POP mode for that query."""
+        a = self._call(request)
+        java: Any = a.get("error") or a.get("queues")
+        if isinstance(java, list):
+            java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
+        pop = "popShareQueueNum" in request
+        expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:{'POP' if pop else 'PULL'}"
+                                                     for mq in model)
+        if pop and "error" not in a:
+            # SET_MESSAGE_REQUEST_MODE on a routed topic: SUCCESS both ways
+            expected, java = [expected, rc.SUCCESS, rc.SUCCESS], [java, a.get("setMode"), a.get("resetMode")]
+        self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
+        if expected != java:
+            raise Diverged(i, action, f"queryAssignment[{what}]", expected, java)
+
     def _probe_assignment(self, i: int, action: Action, client: Client, strategy: Any, name: str) -> None:
-        """The requests of other clients and admins the model's push client never sends, on the
-        consumed topic, each compared and without effect on either broker: QUERY_ASSIGNMENT of a
-        broadcasting consumer, of a group with no consumer and with a strategy the broker does not
-        register (QueryAssignmentProcessor#doLoadBalance:170-176, 199-206, 215-219 of 5.5.0), and
-        SET_MESSAGE_REQUEST_MODE on the retry topic and on a topic without a config
-        (#setMessageRequestMode)."""
+        """The requests of other clients and admins the model's push client never sends, each
+        compared and without effect on either broker: QUERY_ASSIGNMENT of a broadcasting
+        consumer, of a group with no consumer and with a strategy the broker does not register
+        (QueryAssignmentProcessor#doLoadBalance:170-176, 199-206, 215-219 of 5.5.0), of topics
+        without a route (a topic and a retry topic no broker has, clustering and broadcasting:
+        :172-176, 185-192), of an LMQ topic (:180-184), and of a client not yet registered with
+        the group in POP mode (allocate4Pop:264, allocate:295); and SET_MESSAGE_REQUEST_MODE on
+        the retry topic and on a topic without a config (#setMessageRequestMode)."""
         b = self.driver.broker
         mq_set = b.topic_queues(TOPIC)
         if not mq_set:
             return
         cids = b.get_consumer_id_list(GROUP)
         request = {"op": "queryAssignment", "topic": TOPIC, "group": GROUP, "clientId": client.name, "strategy": name}
-        queries = {
+
+        def routed(topic: str, model: str = CLUSTERING) -> list[Any] | None:
+            return route_queues(topic, b.broker_name, b.topic_queues(topic),
+                                model == CLUSTERING and b.config.query_assignment_lmq_queue)
+        absent_retry = RETRY_GROUP_TOPIC_PREFIX + ABSENT_GROUP
+        queries: dict[str, tuple[Any, dict[str, Any]]] = {
             "broadcasting": (do_load_balance(BROADCASTING, strategy, GROUP, client.name, mq_set, cids, None),
                              {**request, "messageModel": BROADCASTING}),
             # getConsumerGroupInfo is null: cidAll null (QueryAssignmentProcessor:199-206)
@@ -363,15 +382,18 @@ class PushLockstep:
             "unsupported strategy": (do_load_balance(CLUSTERING, None, GROUP, client.name, mq_set, cids, None),
                                      {**request, "strategy": UNSUPPORTED_STRATEGY}),
         }
+        for what, topic, model in (("no route", ABSENT_TOPIC, CLUSTERING),
+                                   ("no route broadcasting", ABSENT_TOPIC, BROADCASTING),
+                                   ("no route retry", absent_retry, CLUSTERING), ("lmq", LMQ_TOPIC, CLUSTERING)):
+            queries[what] = (do_load_balance(model, strategy, GROUP, client.name, routed(topic, model), cids, None),
+                             {**request, "topic": topic, "messageModel": model})
+        # a client whose heartbeat has not reached the broker yet: not in cidAll (popShareQueueNum 1
+        # shares only among 3 or more members: allocate4Pop:260-275)
+        pop = do_load_balance(CLUSTERING, strategy, GROUP, UNREGISTERED_CLIENT, mq_set, cids, POP_SHARE_QUEUE_NUM)
+        queries["unregistered POP"] = (pop, {**request, "clientId": UNREGISTERED_CLIENT,
+                                             "popShareQueueNum": POP_SHARE_QUEUE_NUM})
         for what, (model, req) in queries.items():
-            a = self._call(req)
-            java = a.get("error") or a.get("queues")
-            if isinstance(java, list):
-                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
-            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:PULL" for mq in model)
-            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
-            if expected != java:
-                raise Diverged(i, action, f"queryAssignment[{what}]", expected, java)
+            self._compare_query(i, action, what, model, req)
         for topic in (RETRY_TOPIC, ABSENT_TOPIC):
             expected_code = set_message_request_mode_code(topic, topic in b.topics,
                                                           b.config.set_request_mode_checks_topic)

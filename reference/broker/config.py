@@ -289,6 +289,9 @@ class BrokerConfig:
     # QueryAssignmentProcessor#setMessageRequestMode answers TOPIC_NOT_EXIST for a topic without
     # a config (5.5.0:319-324; 5.0.0 stores the mode of any topic but a retry topic)
     set_request_mode_checks_topic: bool = False
+    # QueryAssignmentProcessor#doLoadBalance gives a clustering query of an LMQ topic (MixAll#isLmq)
+    # its one queue 0 without a route lookup (5.5.0:180-184); 5.0.0 looks it up like any topic (:177)
+    query_assignment_lmq_queue: bool = False
     # BrokerConfig#enableNotifyAfterPopOrderLockRelease (5.5.0, default true): the order lock
     # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
     # switch it off (BROKER_OPTIONS "enableNotifyAfterPopOrderLockRelease=false")
@@ -341,6 +344,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
+        "query_assignment_lmq_queue": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue"),
     },

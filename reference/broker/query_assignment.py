@@ -11,6 +11,8 @@ from reference.common.message_queue import MessageQueue
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"  # MixAll.RETRY_GROUP_TOPIC_PREFIX
+LMQ_PREFIX = "%LMQ%"  # MixAll.LMQ_PREFIX (MixAll#isLmq)
+LMQ_QUEUE_ID = 0  # MixAll.LMQ_QUEUE_ID
 # The strategies QueryAssignmentProcessor's constructor registers (name2LoadStrategy), at v5.0
 # and v5.5; any other name is "unsupported strategy" (doLoadBalance returns null).
 BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
@@ -47,6 +49,21 @@ def allocate4pop(strategy: Strategy, group: str, client_id: str, mq_all: Sequenc
                 result = result + strategy(group, cid_all[index], mq_all, cid_all)
         return result
     return allocate_for_more_clients(client_id, mq_all, cid_all)
+
+
+def route_queues(topic: str, broker_name: str, queues: Sequence[MessageQueue],
+                 lmq_queue: bool) -> list[MessageQueue] | None:
+    """The queue set doLoadBalance works on (its ``mqSet``), of a one-broker cluster.
+
+    ``queues`` are the topic's queues on the broker (readQueueNums of its config). A topic without
+    any has no route: TopicRouteInfoManager#getTopicSubscribeInfo asks the name server, which
+    knows only the topics its one broker registered, and the table stays empty: null (5.0.0:177,
+    5.5.0:185). With ``lmq_queue`` (5.5.0:180-184) an LMQ topic (MixAll#isLmq) is never looked up:
+    its one queue LMQ_QUEUE_ID on this broker (clustering only; a broadcasting query looks it up).
+    """
+    if lmq_queue and topic.startswith(LMQ_PREFIX):
+        return [MessageQueue(topic, broker_name, LMQ_QUEUE_ID)]
+    return list(queues) or None
 
 
 def do_load_balance(message_model: str, strategy: Strategy | None, group: str, client_id: str,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from lockstep_pool import Pool
@@ -315,7 +316,45 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     # the probes: a broadcasting query gets every queue, no consumer / an unsupported strategy null;
     # SET_MESSAGE_REQUEST_MODE twice (the retry topic, a topic without a config) per rebalance
     assert ("c0", None, [0, 1]) in seen and ("c0", None, None) in seen
-    assert ls.calls_compared["set_message_request_mode"] == 2 * sum(1 for _, share, _ in seen if share)
+    assert ls.calls_compared["set_message_request_mode"] == 2 * sum(
+        1 for cid, share, _ in seen if share and cid != pl.UNREGISTERED_CLIENT)
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile", "queues"), [("v5.0", 2), ("v5.5", 4)])
+def test_the_assignment_probes_of_three_members_agree(profile: str, queues: int, monkeypatch: pytest.MonkeyPatch,
+                                                      harness: Callable[[str], LockstepClient]) -> None:
+    """Three members: the POP probe of a client not yet registered reaches allocate (more
+    members than queues: QueryAssignmentProcessor#allocate's cid check) on 5.0.0 and
+    allocate4Pop's own-plus-next share (index < 0) on 5.5.0, no queue either way; topics without
+    a route answer null; an LMQ topic one queue on 5.5.0, null (no route) on 5.0.0."""
+    seen: dict[tuple[str, str], Any] = {}
+    original = pl.PushLockstep._compare_query
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, what: str, model: Any, request: dict[str, Any]) -> None:
+        seen[(what, request["clientId"])] = None if model is None else sorted(mq.queue_id for mq in model)
+        original(self, i, action, what, model, request)
+    monkeypatch.setattr(pl.PushLockstep, "_compare_query", spy)
+    config = attrs.evolve(CONFIG, queues=queues, consumers=3, drain=False)
+    verdict = pl.PushLockstep(profile, 1, config, harness(RELEASES[profile])).run([])
+    assert verdict.status == "agrees", verdict.to_json()
+    assert seen[("unregistered POP", pl.UNREGISTERED_CLIENT)] == []
+    assert all(seen[(w, "c0")] is None for w in ("no route", "no route broadcasting", "no route retry"))
+    assert seen[("lmq", "c0")] == ([0] if profile == "v5.5" else None) and seen[("lmq", "c1")] in ([], None)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_without_the_lmq_queue_diverges_on_5_5_0(monkeypatch: pytest.MonkeyPatch,
+                                                          harness: Callable[[str], LockstepClient]) -> None:
+    """5.5.0's doLoadBalance gives an LMQ topic its queue 0 without a route: a model that looks
+    it up like any topic (5.0.0's) answers null there."""
+    original = pl.route_queues
+    monkeypatch.setattr(pl, "route_queues", lambda topic, name, queues, lmq: original(topic, name, queues, False))
+    verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "diverges" and verdict.key == "queryAssignment[lmq]", verdict.to_json()
+    assert verdict.model is None and verdict.java == ["%LMQ%popverify:0:PULL"]
 
 
 @needs_jdk
