@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from reference.client.allocation import Strategy, check, sort_cids, sort_queues
 from reference.common import response_code as rc
 from reference.common.message_queue import MessageQueue
@@ -68,17 +70,21 @@ def route_queues(topic: str, broker_name: str, queues: Sequence[MessageQueue],
 
 def do_load_balance(message_model: str, strategy: Strategy | None, group: str, client_id: str,
                     mq_set: Sequence[MessageQueue] | None, cid_all: Sequence[str] | None,
-                    pop_share_queue_num: int | None) -> set[MessageQueue] | None:
-    """QueryAssignmentProcessor#doLoadBalance with server load balancing enabled.
+                    pop_share_queue_num: int | None, server_load_balancer: bool = True) -> set[MessageQueue] | None:
+    """QueryAssignmentProcessor#doLoadBalance.
 
     ``pop_share_queue_num`` None means the group is not in POP mode. Returns None where the
-    Java code returns null (unknown topic, no clients, unknown strategy, strategy threw).
+    Java code returns null (unknown topic, no clients, unknown strategy, strategy threw). Without
+    ``server_load_balancer`` (BrokerConfig#serverLoadBalancerEnable off) a clustering query of a
+    routed topic gets every queue (5.0.0:185-187, 5.5.0:194-196).
     """
     if message_model == BROADCASTING:
         return None if mq_set is None else set(mq_set)
-    if message_model != CLUSTERING:
+    if message_model != CLUSTERING or mq_set is None:
         return None
-    if mq_set is None or cid_all is None or strategy is None:
+    if not server_load_balancer:
+        return set(mq_set)
+    if cid_all is None or strategy is None:
         return None
     mq_all = sort_queues(mq_set)
     cids = sort_cids(cid_all)
@@ -90,6 +96,33 @@ def do_load_balance(message_model: str, strategy: Strategy | None, group: str, c
     except ValueError:
         return None  # "allocate message queue exception": logged, null returned
     return set(result)
+
+
+# BrokerConfig#defaultPopShareQueueNum (both releases)
+DEFAULT_POP_SHARE_QUEUE_NUM = -1
+
+
+@attrs.define
+class RequestModes:
+    """MessageRequestModeManager: the request mode SET_MESSAGE_REQUEST_MODE stored per topic and
+    group (persisted on each set: a restart keeps it), as popShareQueueNum (None: PULL)."""
+
+    modes: dict[tuple[str, str], int | None] = attrs.field(factory=dict)
+
+    def set(self, topic: str, group: str, pop_share_queue_num: int | None) -> None:
+        """An accepted SET_MESSAGE_REQUEST_MODE (setMessageRequestMode:334)."""
+        self.modes[(topic, group)] = pop_share_queue_num
+
+    def share_of(self, topic: str, group: str, default_pop: bool) -> int | None:
+        """The popShareQueueNum a QUERY_ASSIGNMENT of ``topic`` and ``group`` allocates with, None
+        in PULL mode (queryAssignment 5.5.0:112-129): the stored mode, else PULL for a retry
+        topic, else BrokerConfig#defaultMessageRequestMode (``default_pop``) with
+        DEFAULT_POP_SHARE_QUEUE_NUM."""
+        if (topic, group) in self.modes:
+            return self.modes[(topic, group)]
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX) or not default_pop:
+            return None
+        return DEFAULT_POP_SHARE_QUEUE_NUM
 
 
 def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool) -> int:

@@ -300,8 +300,8 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     seen: list[tuple[str, object, object]] = []
     original = pl.do_load_balance
 
-    def spy(*args: Any) -> Any:
-        result = original(*args)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
         seen.append((args[3], args[6], None if result is None else sorted(mq.queue_id for mq in result)))
         return result
     monkeypatch.setattr(pl, "do_load_balance", spy)
@@ -330,11 +330,17 @@ def test_the_assignment_probes_of_three_members_agree(profile: str, queues: int,
     allocate4Pop's own-plus-next share (index < 0) on 5.5.0, no queue either way; topics without
     a route answer null; an LMQ topic one queue on 5.5.0, null (no route) on 5.0.0."""
     seen: dict[tuple[str, str], Any] = {}
-    original = pl.PushLockstep._compare_query
+    answers: list[Any] = []
+    original, original_balance = pl.PushLockstep._compare_query, pl.do_load_balance
 
-    def spy(self: pl.PushLockstep, i: int, action: Action, what: str, model: Any, request: dict[str, Any]) -> None:
-        seen[(what, request["clientId"])] = None if model is None else sorted(mq.queue_id for mq in model)
-        original(self, i, action, what, model, request)
+    def balance(*args: Any, **kwargs: Any) -> Any:
+        answers.append(original_balance(*args, **kwargs))
+        return answers[-1]
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, what: str, request: dict[str, Any], *rest: Any) -> None:
+        original(self, i, action, what, request, *rest)
+        seen[(what, request["clientId"])] = None if answers[-1] is None else sorted(mq.queue_id for mq in answers[-1])
+    monkeypatch.setattr(pl, "do_load_balance", balance)
     monkeypatch.setattr(pl.PushLockstep, "_compare_query", spy)
     config = attrs.evolve(CONFIG, queues=queues, consumers=3, drain=False)
     verdict = pl.PushLockstep(profile, 1, config, harness(RELEASES[profile])).run([])
@@ -342,6 +348,32 @@ def test_the_assignment_probes_of_three_members_agree(profile: str, queues: int,
     assert seen[("unregistered POP", pl.UNREGISTERED_CLIENT)] == []
     assert all(seen[(w, "c0")] is None for w in ("no route", "no route broadcasting", "no route retry"))
     assert seen[("lmq", "c0")] == ([0] if profile == "v5.5" else None) and seen[("lmq", "c1")] in ([], None)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_push_broker_options_agree_and_a_model_ignoring_them_diverges(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """serverLoadBalancerEnable off gives every clustering query every queue (no consumer, a
+    strategy the broker lacks, a client not registered); defaultMessageRequestMode POP answers
+    the group's first query in POP mode until a SET_MESSAGE_REQUEST_MODE stores PULL, which a
+    restart keeps. A model that ignores the default mode differs at the first query."""
+    config = attrs.evolve(CONFIG, broker_options=("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP"))
+    modes: list[tuple[str, Any]] = []
+    original = pl.RequestModes.share_of
+
+    def spy(self: Any, topic: str, group: str, default_pop: bool) -> Any:
+        modes.append((topic, original(self, topic, group, default_pop)))
+        return modes[-1][1]
+    monkeypatch.setattr(pl.RequestModes, "share_of", spy)
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "agrees", json.dumps(verdict.to_json())
+    assert modes[0] == (pl.TOPIC, -1) and (pl.TOPIC, None) in modes
+    monkeypatch.setattr(pl.RequestModes, "share_of", lambda self, topic, group, default_pop: None)
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "diverges" and verdict.key == "queryAssignment[TopicTest]", verdict.to_json()
+    assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"]
+    assert verdict.java == ["TopicTest:0:POP", "TopicTest:1:POP"]
 
 
 @needs_jdk
@@ -364,7 +396,7 @@ def test_a_model_wrong_on_a_probe_diverges_there(monkeypatch: pytest.MonkeyPatch
     """The probes compare: a model that allocates a broadcasting query like a clustering one
     differs from Java at that probe."""
     original = pl.do_load_balance
-    monkeypatch.setattr(pl, "do_load_balance", lambda model, *args: original(pl.CLUSTERING, *args))
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, *args, **kw: original(pl.CLUSTERING, *args, **kw))
     verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
     assert verdict.status == "diverges" and verdict.key == "queryAssignment[broadcasting]", verdict.to_json()
 
@@ -387,7 +419,7 @@ def test_a_wrong_broker_assignment_is_a_divergence(monkeypatch: pytest.MonkeyPat
     """A model doLoadBalance that gives every client every queue (the POP share-all answer in
     PULL mode) differs from Java's at the first comparison (the initial members, one queue
     each), with both assignments."""
-    monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share: set(mqs))
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share, **kw: set(mqs))
     client = harness("5.0.0")
     verdict = pl.PushLockstep("v5.0", 1, CONFIG, client).run(SCHEDULE)
     assert verdict.status == "diverges", verdict.to_json()
@@ -402,7 +434,7 @@ def test_a_model_ignoring_the_pop_mode_diverges_on_the_pop_probe(monkeypatch: py
     """A model doLoadBalance that answers a POP-mode group as a PULL one (no allocate4Pop)
     differs from Java's at the POP probe: one queue against every queue as -1."""
     original = pl.do_load_balance
-    monkeypatch.setattr(pl, "do_load_balance", lambda *args: original(*args[:6], None))
+    monkeypatch.setattr(pl, "do_load_balance", lambda *args, **kw: original(*args[:6], None, **kw))
     client = harness("5.5.0")
     verdict = pl.PushLockstep("v5.5", 1, CONFIG, client).run(SCHEDULE)
     assert verdict.status == "diverges", verdict.to_json()
