@@ -42,6 +42,7 @@ from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
 from reference.broker.config import applicable_options
+from reference.broker.keys import valid_group_name
 from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING,
                                                RETRY_GROUP_TOPIC_PREFIX, RequestModes, do_load_balance,
                                                route_queues,
@@ -78,6 +79,8 @@ ABSENT_TOPIC = "TopicPopverifyAbsent"
 # an LMQ topic (MixAll#isLmq) and a client id no consumer of the run has
 LMQ_TOPIC = "%LMQ%popverify"
 UNREGISTERED_CLIENT = "popverify_unregistered"
+# a group name TopicValidator#validateGroup refuses (a blank)
+ILLEGAL_GROUP = "GID popverify illegal"
 # Pull codes whose remark is the store's GetMessageStatus name (PullMessageProcessor sets it).
 _STORE_CODES = frozenset({rc.SUCCESS, rc.PULL_NOT_FOUND, rc.PULL_RETRY_IMMEDIATELY, rc.PULL_OFFSET_MOVED})
 
@@ -379,7 +382,8 @@ class PushLockstep:
         without a route (a topic and a retry topic no broker has, clustering and broadcasting:
         :172-176, 185-192), of an LMQ topic (:180-184), and of a client not yet registered with
         the group in POP mode (allocate4Pop:264, allocate:295); and SET_MESSAGE_REQUEST_MODE on
-        the retry topic and on a topic without a config (#setMessageRequestMode)."""
+        the retry topic, on a topic without a config and of a group name TopicValidator refuses
+        (#setMessageRequestMode)."""
         b = self.driver.broker
         mq_set = b.topic_queues(TOPIC)
         if not mq_set:
@@ -405,16 +409,18 @@ class PushLockstep:
             queries.append((what, {**request, "topic": topic, "messageModel": model}, strategy, routed, cids))
         for what, req, strat, queues, members in queries:
             self._compare_query(i, action, what, req, strat, queues, members)
-        for topic in (RETRY_TOPIC, ABSENT_TOPIC):
+        # the retry topic, a topic without a config, and a group name TopicValidator refuses
+        for topic, group in ((RETRY_TOPIC, GROUP), (ABSENT_TOPIC, GROUP), (TOPIC, ILLEGAL_GROUP)):
+            found = not b.config.validate_group_name or valid_group_name(group)
             expected_code = set_message_request_mode_code(topic, topic in b.topics,
-                                                          b.config.set_request_mode_checks_topic)
-            a = self._call({"op": "setMessageRequestMode", "topic": topic, "group": GROUP})
+                                                          b.config.set_request_mode_checks_topic, found)
+            a = self._call({"op": "setMessageRequestMode", "topic": topic, "group": group})
             if expected_code == rc.SUCCESS:
-                self.request_modes.set(topic, GROUP, None)
+                self.request_modes.set(topic, group, None)
             self.calls_compared["set_message_request_mode"] = self.calls_compared.get("set_message_request_mode", 0) + 1
             if a.get("code") != expected_code:
-                raise Diverged(i, action, f"setMessageRequestMode[{topic}]", expected_code,
-                               a.get("error", a.get("code")))
+                raise Diverged(i, action, f"setMessageRequestMode[{topic}{'' if group == GROUP else ' ' + group}]",
+                               expected_code, a.get("error", a.get("code")))
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""

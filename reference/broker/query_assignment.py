@@ -125,14 +125,17 @@ class RequestModes:
         return DEFAULT_POP_SHARE_QUEUE_NUM
 
 
-def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool) -> int:
+def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool, group_found: bool = True) -> int:
     """QueryAssignmentProcessor#setMessageRequestMode's answer (SET_MESSAGE_REQUEST_MODE, an
     admin's setConsumeMode): a retry topic is refused with NO_PERMISSION (5.0.0:305, 5.5.0:314);
-    with ``checks_topic`` (5.5.0:319-324) a topic without a config answers TOPIC_NOT_EXIST
-    (5.0.0 stores the mode of any other topic). The group check that follows on 5.5.0 (:327) never
-    refuses: findSubscriptionGroupConfig creates the group (autoCreateSubscriptionGroup)."""
+    with ``checks_topic`` (5.5.0:319-332) a topic without a config answers TOPIC_NOT_EXIST, then a
+    group findSubscriptionGroupConfig does not find or create answers SUBSCRIPTION_GROUP_NOT_EXIST
+    (``group_found`` False: with autoCreateSubscriptionGroup on, only a name TopicValidator
+    refuses, switch validate_group_name). 5.0.0 stores the mode of any other topic and group."""
     if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
         return rc.NO_PERMISSION
     if checks_topic and not topic_exists:
         return rc.TOPIC_NOT_EXIST
+    if checks_topic and not group_found:
+        return rc.SUBSCRIPTION_GROUP_NOT_EXIST
     return rc.SUCCESS

@@ -314,9 +314,9 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     # in POP mode with popShareQueueNum 1 >= members - 1, every member pops every queue (-1)
     assert ("c0", pl.POP_SHARE_QUEUE_NUM, [-1]) in seen
     # the probes: a broadcasting query gets every queue, no consumer / an unsupported strategy null;
-    # SET_MESSAGE_REQUEST_MODE twice (the retry topic, a topic without a config) per rebalance
+    # SET_MESSAGE_REQUEST_MODE thrice (the retry topic, a topic without a config, an illegal group)
     assert ("c0", None, [0, 1]) in seen and ("c0", None, None) in seen
-    assert ls.calls_compared["set_message_request_mode"] == 2 * sum(
+    assert ls.calls_compared["set_message_request_mode"] == 3 * sum(
         1 for cid, share, _ in seen if share and cid != pl.UNREGISTERED_CLIENT)
 
 
@@ -403,13 +403,16 @@ def test_a_model_wrong_on_a_probe_diverges_there(monkeypatch: pytest.MonkeyPatch
 
 def test_set_message_request_mode_answers_by_release() -> None:
     # the probes agree with both releases (test_query_assignment_agrees_after_each_rebalance),
-    # where a topic without config answers SUCCESS on 5.0.0 and TOPIC_NOT_EXIST on 5.5.0
+    # where a topic without config answers SUCCESS on 5.0.0 and TOPIC_NOT_EXIST on 5.5.0, a group
+    # not found (an illegal name) SUCCESS and SUBSCRIPTION_GROUP_NOT_EXIST
     from reference.broker.config import BrokerConfig
     from reference.broker.query_assignment import set_message_request_mode_code
 
-    codes = {p: [set_message_request_mode_code(t, False, BrokerConfig.for_profile(p).set_request_mode_checks_topic)
-                 for t in (pl.RETRY_TOPIC, pl.ABSENT_TOPIC)] for p in ("v5.0", "v5.5")}
-    assert codes == {"v5.0": [16, 0], "v5.5": [16, 17]}
+    codes = {p: [set_message_request_mode_code(t, exists, BrokerConfig.for_profile(p).set_request_mode_checks_topic,
+                                               found)
+                 for t, exists, found in ((pl.RETRY_TOPIC, False, True), (pl.ABSENT_TOPIC, False, True),
+                                          (pl.TOPIC, True, False))] for p in ("v5.0", "v5.5")}
+    assert codes == {"v5.0": [16, 0, 0], "v5.5": [16, 17, 26]}
 
 
 @needs_jdk
