@@ -270,7 +270,8 @@ class BrokerConfig:
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
     # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has only the push mode's).
-    broker_options_known: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP")
+    broker_options_known: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                                 "litePullMessageEnable=false")
     # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
     # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
     enable_pop_batch_ack: bool = False
@@ -292,7 +293,7 @@ class BrokerConfig:
     # QueryAssignmentProcessor#doLoadBalance gives a clustering query of an LMQ topic (MixAll#isLmq)
     # its one queue 0 without a route lookup (5.5.0:180-184); 5.0.0 looks it up like any topic (:177)
     query_assignment_lmq_queue: bool = False
-    # --- pull helper (issue 16): the broker-side rebalance's options (PUSH_OPTIONS below) ---
+    # --- pull helper (issue 16): the push mode's options (PUSH_OPTIONS below) ---
     # BrokerConfig#serverLoadBalancerEnable (default true): off, QueryAssignmentProcessor#
     # doLoadBalance gives a clustering query every queue of the topic (5.0.0:185-187, 5.5.0:194-196)
     server_load_balancer_enable: bool = True
@@ -300,6 +301,10 @@ class BrokerConfig:
     # without a SET_MESSAGE_REQUEST_MODE is in POP mode with defaultPopShareQueueNum (-1)
     # (QueryAssignmentProcessor#queryAssignment 5.0.0:112-127, 5.5.0:114-129)
     default_message_request_mode_pop: bool = False
+    # BrokerConfig#litePullMessageEnable (default true): off, PullMessageProcessor#processRequest
+    # refuses a LITE_PULL_MESSAGE with NO_PERMISSION (5.0.0:310-315, 5.5.0:325-331), before any
+    # other check but the broker's read permission
+    lite_pull_message_enable: bool = True
     # --- end pull helper switches ---
     # BrokerConfig#enableNotifyAfterPopOrderLockRelease (5.5.0, default true): the order lock
     # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
@@ -356,7 +361,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "query_assignment_lmq_queue": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
-                                 "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP"),
+                                 "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                 "litePullMessageEnable=false"),
     },
 }
 
@@ -385,10 +391,12 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # property is set by "<name>=<value>" (the harness's BrokerOptions#apply, as broker.conf)
     "serverLoadBalancerEnable=false": "server_load_balancer_enable",
     "defaultMessageRequestMode=POP": "default_message_request_mode_pop",
+    "litePullMessageEnable=false": "lite_pull_message_enable",
 }
-# The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor
-# reads them, which a push run's assignment probes reach and a POP run never calls.
-PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP")
+# The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
+# PullMessageProcessor read them, which a push run reaches and a POP run never calls.
+PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                 "litePullMessageEnable=false")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).

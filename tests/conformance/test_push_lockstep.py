@@ -357,8 +357,10 @@ def test_the_push_broker_options_agree_and_a_model_ignoring_them_diverges(
     """serverLoadBalancerEnable off gives every clustering query every queue (no consumer, a
     strategy the broker lacks, a client not registered); defaultMessageRequestMode POP answers
     the group's first query in POP mode until a SET_MESSAGE_REQUEST_MODE stores PULL, which a
-    restart keeps. A model that ignores the default mode differs at the first query."""
-    config = attrs.evolve(CONFIG, broker_options=("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP"))
+    restart keeps; litePullMessageEnable off refuses the schedule's lite pull (NO_PERMISSION). A
+    model that ignores the default mode differs at the first query."""
+    config = attrs.evolve(CONFIG, broker_options=("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                                  "litePullMessageEnable=false"))
     modes: list[tuple[str, Any]] = []
     original = pl.RequestModes.share_of
 
