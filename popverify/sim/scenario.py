@@ -200,8 +200,8 @@ class ScenarioConfig:
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
         - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2;
-        - push: each of PUSH_OPTIONS (the broker-side rebalance's options, which the POP mode
-          does not draw) on with probability 1/2, last of all.
+        - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
+          not draw) on with probability 1/2, last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte

@@ -271,7 +271,7 @@ class BrokerConfig:
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
     # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has only the push mode's).
     broker_options_known: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                                 "litePullMessageEnable=false")
+                                             "litePullMessageEnable=false")
     # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
     # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
     enable_pop_batch_ack: bool = False
