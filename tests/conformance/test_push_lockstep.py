@@ -359,8 +359,8 @@ def test_the_push_broker_options_agree_and_a_model_ignoring_them_diverges(
     the group's first query in POP mode until a SET_MESSAGE_REQUEST_MODE stores PULL, which a
     restart keeps; litePullMessageEnable off refuses the schedule's lite pull (NO_PERMISSION). A
     model that ignores the default mode differs at the first query."""
-    config = attrs.evolve(CONFIG, broker_options=("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                                  "litePullMessageEnable=false"))
+    options = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP", "litePullMessageEnable=false")
+    config = attrs.evolve(CONFIG, drain=False, broker_options=options)
     modes: list[tuple[str, Any]] = []
     original = pl.RequestModes.share_of
 
@@ -368,11 +368,13 @@ def test_the_push_broker_options_agree_and_a_model_ignoring_them_diverges(
         modes.append((topic, original(self, topic, group, default_pop)))
         return modes[-1][1]
     monkeypatch.setattr(pl.RequestModes, "share_of", spy)
-    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    lite = PULL_KINDS.index("lite_all")
+    schedule = [Action("restart",), Action("rebalance", (0,)), Action("pull_request", (1, 1, lite))]
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(schedule)
     assert verdict.status == "agrees", json.dumps(verdict.to_json())
     assert modes[0] == (pl.TOPIC, -1) and (pl.TOPIC, None) in modes
     monkeypatch.setattr(pl.RequestModes, "share_of", lambda self, topic, group, default_pop: None)
-    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(schedule)
     assert verdict.status == "diverges" and verdict.key == "queryAssignment[TopicTest]", verdict.to_json()
     assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"]
     assert verdict.java == ["TopicTest:0:POP", "TopicTest:1:POP"]
