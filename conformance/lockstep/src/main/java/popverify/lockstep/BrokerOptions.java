@@ -66,8 +66,8 @@ final class BrokerOptions {
             } else if (type == String.class && eq >= 0) {
                 arg = value;
             } else {
-                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean or String "
-                    + name + " taking " + value);
+                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean or "
+                    + "String " + name + " taking " + value);
             }
             try {
                 m.invoke(bc, arg);
