@@ -271,7 +271,7 @@ class BrokerConfig:
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
     # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has only the push mode's).
     broker_options_known: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                             "litePullMessageEnable=false")
+                                             "litePullMessageEnable=false", "filterSupportRetry")
     # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
     # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
     enable_pop_batch_ack: bool = False
@@ -362,7 +362,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false"),
+                                 "litePullMessageEnable=false", "filterSupportRetry"),
     },
 }
 
@@ -392,11 +392,16 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "serverLoadBalancerEnable=false": "server_load_balancer_enable",
     "defaultMessageRequestMode=POP": "default_message_request_mode_pop",
     "litePullMessageEnable=false": "lite_pull_message_enable",
+    # BrokerConfig#filterSupportRetry (default false): PullMessageProcessor builds an
+    # ExpressionForRetryMessageFilter (5.0.0:457, 5.5.0:486), which differs from
+    # ExpressionMessageFilter only in isMatchedByCommitLog for a non-tag (SQL92) subscription,
+    # refused before it with enablePropertyFilter off: nothing the model can see changes
+    "filterSupportRetry": None,
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.
 PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false")
+                                 "litePullMessageEnable=false", "filterSupportRetry")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).

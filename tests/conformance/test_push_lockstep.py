@@ -357,9 +357,11 @@ def test_the_push_broker_options_agree_and_a_model_ignoring_them_diverges(
     """serverLoadBalancerEnable off gives every clustering query every queue (no consumer, a
     strategy the broker lacks, a client not registered); defaultMessageRequestMode POP answers
     the group's first query in POP mode until a SET_MESSAGE_REQUEST_MODE stores PULL, which a
-    restart keeps; litePullMessageEnable off refuses the schedule's lite pull (NO_PERMISSION). A
+    restart keeps; litePullMessageEnable off refuses the schedule's lite pull (NO_PERMISSION);
+    filterSupportRetry changes no answer of a tag subscription (the consumers' pulls). A
     model that ignores the default mode differs at the first query."""
-    options = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP", "litePullMessageEnable=false")
+    options = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP", "litePullMessageEnable=false",
+               "filterSupportRetry")
     config = attrs.evolve(CONFIG, drain=False, broker_options=options)
     modes: list[tuple[str, Any]] = []
     original = pl.RequestModes.share_of
