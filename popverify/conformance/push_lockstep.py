@@ -41,7 +41,11 @@ from popverify.sim.push_driver import DLQ_TOPIC, GROUP, RETRY_TOPIC, TOPIC, Clie
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
-from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING, do_load_balance,
+from reference.broker.config import applicable_options
+from reference.broker.keys import valid_group_name
+from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING,
+                                               RETRY_GROUP_TOPIC_PREFIX, RequestModes, do_load_balance,
+                                               route_queues,
                                                set_message_request_mode_code)
 from reference.client.allocation import STRATEGIES
 from reference.client.rebalance_impl import STRATEGIES as CLIENT_STRATEGIES
@@ -72,6 +76,11 @@ POP_SHARE_QUEUE_NUM = 1
 ABSENT_GROUP = "GID_popverify_absent"
 UNSUPPORTED_STRATEGY = "popverify_unsupported"
 ABSENT_TOPIC = "TopicPopverifyAbsent"
+# an LMQ topic (MixAll#isLmq) and a client id no consumer of the run has
+LMQ_TOPIC = "%LMQ%popverify"
+UNREGISTERED_CLIENT = "popverify_unregistered"
+# a group name TopicValidator#validateGroup refuses (a blank)
+ILLEGAL_GROUP = "GID popverify illegal"
 # Pull codes whose remark is the store's GetMessageStatus name (PullMessageProcessor sets it).
 _STORE_CODES = frozenset({rc.SUCCESS, rc.PULL_NOT_FOUND, rc.PULL_RETRY_IMMEDIATELY, rc.PULL_OFFSET_MOVED})
 
@@ -214,6 +223,8 @@ class PushLockstep:
         self.compared = 0
         self.requests = 0
         self.calls_compared: dict[str, int] = {}  # requests compared, by model broker method
+        # the request modes the assignment probes' SET_MESSAGE_REQUEST_MODE store on the broker
+        self.request_modes = RequestModes()
         # model commit-log offset -> the same message's on Java (paired in agreeing pull answers):
         # CONSUMER_SEND_MSG_BACK names a message by its commit-log offset, which differs
         self._java_phy: dict[int, int] = {}
@@ -224,7 +235,8 @@ class PushLockstep:
             self.driver = PushDriver(profile, seed, config, True, False)
         b = self.driver.broker
         self._call({"op": "init", "version": self.release, "queues": config.queues,
-                    "now": to_java_time(self.driver.clock.now()), "brokerName": b.broker_name})
+                    "now": to_java_time(self.driver.clock.now()), "brokerName": b.broker_name,
+                    "brokerOptions": list(applicable_options(b.config, config.broker_options))})
         self._java_now = to_java_time(self.driver.clock.now())
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -306,9 +318,9 @@ class PushLockstep:
         """After a consumer's rebalance: the broker-side assignment of ``client`` (QUERY_ASSIGNMENT,
         QueryAssignmentProcessor#queryAssignment / doLoadBalance) on Java and on the model
         (do_load_balance over the same members and queues): for every topic the consumer
-        subscribes that the model broker has, with the group in the default PULL request mode,
-        and for the topic with the group switched to POP mode for that one query
-        (SET_MESSAGE_REQUEST_MODE, then back to PULL; allocate4Pop with POP_SHARE_QUEUE_NUM).
+        subscribes that the model broker has, in the group's request mode, and for the topic
+        with the group switched to POP mode for that one query (SET_MESSAGE_REQUEST_MODE, then
+        back to PULL; allocate4Pop with POP_SHARE_QUEUE_NUM).
         The model's push client allocates for itself and never sends it; this compares the
         broker's answer, it is not a step of the run."""
         if client.consumer is None:
@@ -319,34 +331,58 @@ class PushLockstep:
         # each subscribed topic the broker routes in PULL mode; the topic once more with the group
         # in POP mode (the retry topic cannot be switched: NO_PERMISSION)
         probes = [(topic, None) for topic in rebalance.subscriptions] + [(TOPIC, POP_SHARE_QUEUE_NUM)]
+        cids = b.get_consumer_id_list(GROUP)
         for topic, share in probes:
             mq_set = b.topic_queues(topic)
             if not mq_set:
                 continue  # no route for it: the broker would ask the name server
-            model = do_load_balance(CLUSTERING, strategy, GROUP, client.name, mq_set,
-                                    b.get_consumer_id_list(GROUP), share)
             request = {"op": "queryAssignment", "topic": topic, "group": GROUP, "clientId": client.name,
                        "strategy": name}
-            a = self._call(request if share is None else {**request, "popShareQueueNum": share})
-            java: Any = a.get("error") or ("no topic config" if a.get("noTopic") else a.get("queues"))
-            if isinstance(java, list):
-                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
-            mode = "PULL" if share is None else "POP"
-            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:{mode}" for mq in model)
-            if share is not None and "error" not in a:
-                # SET_MESSAGE_REQUEST_MODE on a routed topic: SUCCESS both ways
-                expected, java = [expected, rc.SUCCESS, rc.SUCCESS], [java, a.get("setMode"), a.get("resetMode")]
-            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
-            if expected != java:
-                raise Diverged(i, action, f"queryAssignment[{topic}{'' if share is None else ' POP'}]", expected, java)
+            self._compare_query(i, action, f"{topic}{'' if share is None else ' POP'}",
+                                request if share is None else {**request, "popShareQueueNum": share},
+                                strategy, mq_set, cids)
         self._probe_assignment(i, action, client, strategy, name)
 
+    def _compare_query(self, i: int, action: Action, what: str, request: dict[str, Any], strategy: Any,
+                       mq_set: Sequence[Any] | None, cids: Sequence[str] | None) -> None:
+        """One QUERY_ASSIGNMENT on Java against the model's do_load_balance over ``mq_set`` and
+        ``cids``, in the group's request mode (RequestModes; with "popShareQueueNum", the group
+        switched to POP mode for that one query and back to PULL). None: the client keeps its
+        assignment."""
+        b = self.driver.broker
+        topic, group = request["topic"], request["group"]
+        model_name = request.get("messageModel", CLUSTERING)
+        pop_share = request.get("popShareQueueNum")
+        if pop_share is not None:
+            self.request_modes.set(topic, group, pop_share)
+        share = self.request_modes.share_of(topic, group, b.config.default_message_request_mode_pop)
+        model = do_load_balance(model_name, strategy, group, request["clientId"], mq_set, cids, share,
+                                server_load_balancer=b.config.server_load_balancer_enable)
+        if pop_share is not None:
+            self.request_modes.set(topic, group, None)
+        a = self._call(request)
+        java: Any = a.get("error") or a.get("queues")
+        if isinstance(java, list):
+            java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
+        # queryAssignment:139 gives every assignment the group's mode, broadcasting included
+        expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:{'PULL' if share is None else 'POP'}"
+                                                     for mq in model)
+        if pop_share is not None and "error" not in a:
+            # SET_MESSAGE_REQUEST_MODE on a routed topic: SUCCESS both ways
+            expected, java = [expected, rc.SUCCESS, rc.SUCCESS], [java, a.get("setMode"), a.get("resetMode")]
+        self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
+        if expected != java:
+            raise Diverged(i, action, f"queryAssignment[{what}]", expected, java)
+
     def _probe_assignment(self, i: int, action: Action, client: Client, strategy: Any, name: str) -> None:
-        """The requests of other clients and admins the model's push client never sends, on the
-        consumed topic, each compared and without effect on either broker: QUERY_ASSIGNMENT of a
-        broadcasting consumer, of a group with no consumer and with a strategy the broker does not
-        register (QueryAssignmentProcessor#doLoadBalance:170-176, 199-206, 215-219 of 5.5.0), and
-        SET_MESSAGE_REQUEST_MODE on the retry topic and on a topic without a config
+        """The requests of other clients and admins the model's push client never sends, each
+        compared and without effect on either broker: QUERY_ASSIGNMENT of a broadcasting
+        consumer, of a group with no consumer and with a strategy the broker does not register
+        (QueryAssignmentProcessor#doLoadBalance:170-176, 199-206, 215-219 of 5.5.0), of topics
+        without a route (a topic and a retry topic no broker has, clustering and broadcasting:
+        :172-176, 185-192), of an LMQ topic (:180-184), and of a client not yet registered with
+        the group in POP mode (allocate4Pop:264, allocate:295); and SET_MESSAGE_REQUEST_MODE on
+        the retry topic, on a topic without a config and of a group name TopicValidator refuses
         (#setMessageRequestMode)."""
         b = self.driver.broker
         mq_set = b.topic_queues(TOPIC)
@@ -354,32 +390,37 @@ class PushLockstep:
             return
         cids = b.get_consumer_id_list(GROUP)
         request = {"op": "queryAssignment", "topic": TOPIC, "group": GROUP, "clientId": client.name, "strategy": name}
-        queries = {
-            "broadcasting": (do_load_balance(BROADCASTING, strategy, GROUP, client.name, mq_set, cids, None),
-                             {**request, "messageModel": BROADCASTING}),
+        absent_retry = RETRY_GROUP_TOPIC_PREFIX + ABSENT_GROUP
+        queries: list[tuple[str, dict[str, Any], Any, Any, Any]] = [
+            ("broadcasting", {**request, "messageModel": BROADCASTING}, strategy, mq_set, cids),
             # getConsumerGroupInfo is null: cidAll null (QueryAssignmentProcessor:199-206)
-            "no consumer": (do_load_balance(CLUSTERING, strategy, ABSENT_GROUP, client.name, mq_set, None, None),
-                            {**request, "group": ABSENT_GROUP}),
-            "unsupported strategy": (do_load_balance(CLUSTERING, None, GROUP, client.name, mq_set, cids, None),
-                                     {**request, "strategy": UNSUPPORTED_STRATEGY}),
-        }
-        for what, (model, req) in queries.items():
-            a = self._call(req)
-            java = a.get("error") or a.get("queues")
-            if isinstance(java, list):
-                java = sorted(f"{q['topic']}:{q['queueId']}:{q['mode']}" for q in java)
-            expected = None if model is None else sorted(f"{mq.topic}:{mq.queue_id}:PULL" for mq in model)
-            self.calls_compared["query_assignment"] = self.calls_compared.get("query_assignment", 0) + 1
-            if expected != java:
-                raise Diverged(i, action, f"queryAssignment[{what}]", expected, java)
-        for topic in (RETRY_TOPIC, ABSENT_TOPIC):
+            ("no consumer", {**request, "group": ABSENT_GROUP}, strategy, mq_set, None),
+            ("unsupported strategy", {**request, "strategy": UNSUPPORTED_STRATEGY}, None, mq_set, cids),
+            # a client whose heartbeat has not reached the broker yet: not in cidAll
+            # (popShareQueueNum 1 shares only among 3 or more members: allocate4Pop:260-275)
+            ("unregistered POP", {**request, "clientId": UNREGISTERED_CLIENT, "popShareQueueNum": POP_SHARE_QUEUE_NUM},
+             strategy, mq_set, cids)]
+        for what, topic, model in (("no route", ABSENT_TOPIC, CLUSTERING),
+                                   ("no route broadcasting", ABSENT_TOPIC, BROADCASTING),
+                                   ("no route retry", absent_retry, CLUSTERING), ("lmq", LMQ_TOPIC, CLUSTERING)):
+            # the LMQ shortcut is the clustering branch's only (5.5.0:180)
+            routed = route_queues(topic, b.broker_name, b.topic_queues(topic),
+                                  model == CLUSTERING and b.config.query_assignment_lmq_queue)
+            queries.append((what, {**request, "topic": topic, "messageModel": model}, strategy, routed, cids))
+        for what, req, strat, queues, members in queries:
+            self._compare_query(i, action, what, req, strat, queues, members)
+        # the retry topic, a topic without a config, and a group name TopicValidator refuses
+        for topic, group in ((RETRY_TOPIC, GROUP), (ABSENT_TOPIC, GROUP), (TOPIC, ILLEGAL_GROUP)):
+            found = not b.config.validate_group_name or valid_group_name(group)
             expected_code = set_message_request_mode_code(topic, topic in b.topics,
-                                                          b.config.set_request_mode_checks_topic)
-            a = self._call({"op": "setMessageRequestMode", "topic": topic, "group": GROUP})
+                                                          b.config.set_request_mode_checks_topic, found)
+            a = self._call({"op": "setMessageRequestMode", "topic": topic, "group": group})
+            if expected_code == rc.SUCCESS:
+                self.request_modes.set(topic, group, None)
             self.calls_compared["set_message_request_mode"] = self.calls_compared.get("set_message_request_mode", 0) + 1
             if a.get("code") != expected_code:
-                raise Diverged(i, action, f"setMessageRequestMode[{topic}]", expected_code,
-                               a.get("error", a.get("code")))
+                raise Diverged(i, action, f"setMessageRequestMode[{topic}{'' if group == GROUP else ' ' + group}]",
+                               expected_code, a.get("error", a.get("code")))
 
     def _observe(self, i: int, action: Action, call: Call) -> tuple[Any, Any]:
         """(model observation, Java observation) of one call; (None, None) when it sends nothing."""

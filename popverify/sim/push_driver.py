@@ -30,6 +30,7 @@ from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, Consum
 from popverify.sim.pull_request import PULL_REQUEST
 from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
+from reference.broker.config import with_options
 from reference.client.consume_api import ConsumeConcurrentlyStatus, ConsumeOrderlyStatus, ConsumeRecord, ListenerBatch
 from reference.client.push_consumer import DefaultMQPushConsumer
 from reference.common import response_code as rc
@@ -90,7 +91,8 @@ class PushWorld:
         self.publish = publish
         self.coverage = coverage
         self.clock = VirtualClock()
-        self.broker = Broker(self.prof.broker, self.clock, JavaRandom(seed * 0x9E3779B1 + 1))
+        self.broker = Broker(with_options(self.prof.broker, config.broker_options), self.clock,
+                             JavaRandom(seed * 0x9E3779B1 + 1))
         self.broker.create_topic(TOPIC, config.queues)
         self.broker.create_group(GROUP)
         start_queues(self.broker, TOPIC, config)  # issue 17 item 3: offsets anywhere a long allows
@@ -608,7 +610,7 @@ PUSH_COUNTERS: dict[type, Callable[[Any], tuple[tuple[str, int], ...]]] = {
 
 PUSH_MODE = Mode("push", PUSH_MODE_ACTIONS, PushWorld, COUNTS, PUSH_COUNTERS,
                  ignores=("invisible_time", "max_msg_nums", "enable_pop_buffer_merge", "services_on_period",
-                          "pop_orderly", "pop_polling_size", "max_pop_polling_size", "broker_options"))
+                          "pop_orderly", "pop_polling_size", "max_pop_polling_size"))
 
 
 class PushDriver(Engine):

@@ -22,7 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS
+from reference.broker.config import BROKER_OPTIONS, PUSH_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -199,7 +199,9 @@ class ScenarioConfig:
         - then each ``late`` opt-in fault of the mode (ActionSpec#late_coin): persist_restart always
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
-        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2, last of all.
+        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2;
+        - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
+          not draw) on with probability 1/2, last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -218,12 +220,15 @@ class ScenarioConfig:
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
-        options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
+        options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and rng.next_boolean()) \
+            if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
                             if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
         opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
+        if mode == "push":  # pull helper: the push mode's options, last of all (PUSH_OPTIONS)
+            options = tuple(o for o in PUSH_OPTIONS if rng.next_boolean())
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)

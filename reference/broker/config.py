@@ -269,8 +269,9 @@ class BrokerConfig:
     revive_wakes_retry_queue_id: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
-    # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has none of them).
-    broker_options_known: tuple[str, ...] = ()
+    # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has only the push mode's).
+    broker_options_known: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                             "litePullMessageEnable=false", "filterSupportRetry")
     # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
     # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
     enable_pop_batch_ack: bool = False
@@ -289,6 +290,22 @@ class BrokerConfig:
     # QueryAssignmentProcessor#setMessageRequestMode answers TOPIC_NOT_EXIST for a topic without
     # a config (5.5.0:319-324; 5.0.0 stores the mode of any topic but a retry topic)
     set_request_mode_checks_topic: bool = False
+    # QueryAssignmentProcessor#doLoadBalance gives a clustering query of an LMQ topic (MixAll#isLmq)
+    # its one queue 0 without a route lookup (5.5.0:180-184); 5.0.0 looks it up like any topic (:177)
+    query_assignment_lmq_queue: bool = False
+    # --- pull helper (issue 16): the push mode's options (PUSH_OPTIONS below) ---
+    # BrokerConfig#serverLoadBalancerEnable (default true): off, QueryAssignmentProcessor#
+    # doLoadBalance gives a clustering query every queue of the topic (5.0.0:185-187, 5.5.0:194-196)
+    server_load_balancer_enable: bool = True
+    # BrokerConfig#defaultMessageRequestMode (default PULL) POP: a query for a topic and group
+    # without a SET_MESSAGE_REQUEST_MODE is in POP mode with defaultPopShareQueueNum (-1)
+    # (QueryAssignmentProcessor#queryAssignment 5.0.0:112-127, 5.5.0:114-129)
+    default_message_request_mode_pop: bool = False
+    # BrokerConfig#litePullMessageEnable (default true): off, PullMessageProcessor#processRequest
+    # refuses a LITE_PULL_MESSAGE with NO_PERMISSION (5.0.0:310-315, 5.5.0:325-331), before any
+    # other check but the broker's read permission
+    lite_pull_message_enable: bool = True
+    # --- end pull helper switches ---
     # BrokerConfig#enableNotifyAfterPopOrderLockRelease (5.5.0, default true): the order lock
     # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
     # switch it off (BROKER_OPTIONS "enableNotifyAfterPopOrderLockRelease=false")
@@ -341,8 +358,11 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
+        "query_assignment_lmq_queue": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
-                                 "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue"),
+                                 "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
+                                 "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                 "litePullMessageEnable=false", "filterSupportRetry"),
     },
 }
 
@@ -367,7 +387,21 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "enableNotifyAfterPopOrderLockRelease=false": "notify_after_pop_order_lock_release",
     # revive2 (issue 16): appended last, so the swarm draws it after every option above
     "useSeparateRetryQueue": "use_separate_retry_queue",
+    # pull helper (issue 16): the push mode's options (PUSH_OPTIONS), appended last; a String
+    # property is set by "<name>=<value>" (the harness's BrokerOptions#apply, as broker.conf)
+    "serverLoadBalancerEnable=false": "server_load_balancer_enable",
+    "defaultMessageRequestMode=POP": "default_message_request_mode_pop",
+    "litePullMessageEnable=false": "lite_pull_message_enable",
+    # BrokerConfig#filterSupportRetry (default false): PullMessageProcessor builds an
+    # ExpressionForRetryMessageFilter (5.0.0:457, 5.5.0:486), which differs from
+    # ExpressionMessageFilter only in isMatchedByCommitLog for a non-tag (SQL92) subscription,
+    # refused before it with enablePropertyFilter off: nothing the model can see changes
+    "filterSupportRetry": None,
 }
+# The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
+# PullMessageProcessor read them, which a push run reaches and a POP run never calls.
+PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                 "litePullMessageEnable=false", "filterSupportRetry")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).
@@ -385,6 +419,6 @@ def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[st
 
 def with_options(config: BrokerConfig, names: tuple[str, ...]) -> BrokerConfig:
     """``config`` with the options of ``names`` this release has switched on (an option named
-    ``<name>=false`` switched off)."""
+    ``<name>=false`` switched off; ``<name>=<value>`` is its boolean field's True)."""
     fields = {n: BROKER_OPTIONS[n] for n in applicable_options(config, names)}
     return attrs.evolve(config, **{f: not n.endswith(OFF_SUFFIX) for n, f in fields.items() if f is not None})

@@ -122,8 +122,11 @@ class PullMessageProcessor:
     def _checks(self, header: PullMessageRequestHeader) -> tuple[PullMessageResponse | None, Subscription | None]:
         """The early returns of processRequest, in Java's order, and the request's own
         subscription when it carries one (the subscription flag); (None, ...) when all pass.
-        A LITE_PULL_MESSAGE passes as a PULL_MESSAGE (litePullMessageEnable, default true)."""
+        A LITE_PULL_MESSAGE passes as a PULL_MESSAGE unless litePullMessageEnable (default true)
+        is off (5.0.0:310-315, 5.5.0:325-331: NO_PERMISSION, after the broker's read permission)."""
         b = self.broker
+        if header.lite_pull and not b.config.lite_pull_message_enable:
+            return PullMessageResponse(rc.NO_PERMISSION, "the broker for lite pull consumer is forbidden"), None
         if header.consumer_group not in b.groups:
             if not b.config.auto_create_subscription_group:
                 return PullMessageResponse(rc.SUBSCRIPTION_GROUP_NOT_EXIST, "subscription group does not exist"), None

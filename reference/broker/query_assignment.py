@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from reference.client.allocation import Strategy, check, sort_cids, sort_queues
 from reference.common import response_code as rc
 from reference.common.message_queue import MessageQueue
@@ -11,6 +13,8 @@ from reference.common.message_queue import MessageQueue
 BROADCASTING = "BROADCASTING"
 CLUSTERING = "CLUSTERING"
 RETRY_GROUP_TOPIC_PREFIX = "%RETRY%"  # MixAll.RETRY_GROUP_TOPIC_PREFIX
+LMQ_PREFIX = "%LMQ%"  # MixAll.LMQ_PREFIX (MixAll#isLmq)
+LMQ_QUEUE_ID = 0  # MixAll.LMQ_QUEUE_ID
 # The strategies QueryAssignmentProcessor's constructor registers (name2LoadStrategy), at v5.0
 # and v5.5; any other name is "unsupported strategy" (doLoadBalance returns null).
 BROKER_STRATEGIES = ("AVG", "AVG_BY_CIRCLE")
@@ -49,19 +53,38 @@ def allocate4pop(strategy: Strategy, group: str, client_id: str, mq_all: Sequenc
     return allocate_for_more_clients(client_id, mq_all, cid_all)
 
 
+def route_queues(topic: str, broker_name: str, queues: Sequence[MessageQueue],
+                 lmq_queue: bool) -> list[MessageQueue] | None:
+    """The queue set doLoadBalance works on (its ``mqSet``), of a one-broker cluster.
+
+    ``queues`` are the topic's queues on the broker (readQueueNums of its config). A topic without
+    any has no route: TopicRouteInfoManager#getTopicSubscribeInfo asks the name server, which
+    knows only the topics its one broker registered, and the table stays empty: null (5.0.0:177,
+    5.5.0:185). With ``lmq_queue`` (5.5.0:180-184) an LMQ topic (MixAll#isLmq) is never looked up:
+    its one queue LMQ_QUEUE_ID on this broker (clustering only; a broadcasting query looks it up).
+    """
+    if lmq_queue and topic.startswith(LMQ_PREFIX):
+        return [MessageQueue(topic, broker_name, LMQ_QUEUE_ID)]
+    return list(queues) or None
+
+
 def do_load_balance(message_model: str, strategy: Strategy | None, group: str, client_id: str,
                     mq_set: Sequence[MessageQueue] | None, cid_all: Sequence[str] | None,
-                    pop_share_queue_num: int | None) -> set[MessageQueue] | None:
-    """QueryAssignmentProcessor#doLoadBalance with server load balancing enabled.
+                    pop_share_queue_num: int | None, server_load_balancer: bool = True) -> set[MessageQueue] | None:
+    """QueryAssignmentProcessor#doLoadBalance.
 
     ``pop_share_queue_num`` None means the group is not in POP mode. Returns None where the
-    Java code returns null (unknown topic, no clients, unknown strategy, strategy threw).
+    Java code returns null (unknown topic, no clients, unknown strategy, strategy threw). Without
+    ``server_load_balancer`` (BrokerConfig#serverLoadBalancerEnable off) a clustering query of a
+    routed topic gets every queue (5.0.0:185-187, 5.5.0:194-196).
     """
     if message_model == BROADCASTING:
         return None if mq_set is None else set(mq_set)
-    if message_model != CLUSTERING:
+    if message_model != CLUSTERING or mq_set is None:
         return None
-    if mq_set is None or cid_all is None or strategy is None:
+    if not server_load_balancer:
+        return set(mq_set)
+    if cid_all is None or strategy is None:
         return None
     mq_all = sort_queues(mq_set)
     cids = sort_cids(cid_all)
@@ -75,14 +98,44 @@ def do_load_balance(message_model: str, strategy: Strategy | None, group: str, c
     return set(result)
 
 
-def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool) -> int:
+# BrokerConfig#defaultPopShareQueueNum (both releases)
+DEFAULT_POP_SHARE_QUEUE_NUM = -1
+
+
+@attrs.define
+class RequestModes:
+    """MessageRequestModeManager: the request mode SET_MESSAGE_REQUEST_MODE stored per topic and
+    group (persisted on each set: a restart keeps it), as popShareQueueNum (None: PULL)."""
+
+    modes: dict[tuple[str, str], int | None] = attrs.field(factory=dict)
+
+    def set(self, topic: str, group: str, pop_share_queue_num: int | None) -> None:
+        """An accepted SET_MESSAGE_REQUEST_MODE (setMessageRequestMode:334)."""
+        self.modes[(topic, group)] = pop_share_queue_num
+
+    def share_of(self, topic: str, group: str, default_pop: bool) -> int | None:
+        """The popShareQueueNum a QUERY_ASSIGNMENT of ``topic`` and ``group`` allocates with, None
+        in PULL mode (queryAssignment 5.5.0:112-129): the stored mode, else PULL for a retry
+        topic, else BrokerConfig#defaultMessageRequestMode (``default_pop``) with
+        DEFAULT_POP_SHARE_QUEUE_NUM."""
+        if (topic, group) in self.modes:
+            return self.modes[(topic, group)]
+        if topic.startswith(RETRY_GROUP_TOPIC_PREFIX) or not default_pop:
+            return None
+        return DEFAULT_POP_SHARE_QUEUE_NUM
+
+
+def set_message_request_mode_code(topic: str, topic_exists: bool, checks_topic: bool, group_found: bool = True) -> int:
     """QueryAssignmentProcessor#setMessageRequestMode's answer (SET_MESSAGE_REQUEST_MODE, an
     admin's setConsumeMode): a retry topic is refused with NO_PERMISSION (5.0.0:305, 5.5.0:314);
-    with ``checks_topic`` (5.5.0:319-324) a topic without a config answers TOPIC_NOT_EXIST
-    (5.0.0 stores the mode of any other topic). The group check that follows on 5.5.0 (:327) never
-    refuses: findSubscriptionGroupConfig creates the group (autoCreateSubscriptionGroup)."""
+    with ``checks_topic`` (5.5.0:319-332) a topic without a config answers TOPIC_NOT_EXIST, then a
+    group findSubscriptionGroupConfig does not find or create answers SUBSCRIPTION_GROUP_NOT_EXIST
+    (``group_found`` False: with autoCreateSubscriptionGroup on, only a name TopicValidator
+    refuses, switch validate_group_name). 5.0.0 stores the mode of any other topic and group."""
     if topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
         return rc.NO_PERMISSION
     if checks_topic and not topic_exists:
         return rc.TOPIC_NOT_EXIST
+    if checks_topic and not group_found:
+        return rc.SUBSCRIPTION_GROUP_NOT_EXIST
     return rc.SUCCESS

@@ -6,6 +6,7 @@ import attrs
 import pytest
 
 from reference.broker.broker import Broker
+from reference.broker.config import with_options
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus
 from reference.client.pull_api_wrapper import PullStatus, process_pull_result
@@ -224,3 +225,9 @@ def test_a_pull_with_its_own_subscription_is_parsed_and_filters_by_tags() -> Non
         rc.SUBSCRIPTION_PARSE_FAILED
     # enablePropertyFilter is off by default: an SQL92 subscription is refused
     assert broker.pull_message(attrs.evolve(own, subscription="a > 1", expression_type="SQL92")).code == rc.SYSTEM_ERROR
+    # a lite pull passes as a pull; with litePullMessageEnable off (a broker option) it is refused first
+    lite = attrs.evolve(own, lite_pull=True, topic="nope")
+    assert broker.pull_message(lite).code == rc.TOPIC_NOT_EXIST
+    off = Broker(with_options(broker.config, ("litePullMessageEnable=false",)), clock, JavaRandom(1))
+    assert off.pull_message(lite).code == rc.NO_PERMISSION
+    assert off.pull_message(attrs.evolve(lite, lite_pull=False)).code == rc.TOPIC_NOT_EXIST

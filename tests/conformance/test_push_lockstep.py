@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 from lockstep_pool import Pool
@@ -299,8 +300,8 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     seen: list[tuple[str, object, object]] = []
     original = pl.do_load_balance
 
-    def spy(*args: Any) -> Any:
-        result = original(*args)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
         seen.append((args[3], args[6], None if result is None else sorted(mq.queue_id for mq in result)))
         return result
     monkeypatch.setattr(pl, "do_load_balance", spy)
@@ -313,9 +314,85 @@ def test_query_assignment_agrees_after_each_rebalance(profile: str, monkeypatch:
     # in POP mode with popShareQueueNum 1 >= members - 1, every member pops every queue (-1)
     assert ("c0", pl.POP_SHARE_QUEUE_NUM, [-1]) in seen
     # the probes: a broadcasting query gets every queue, no consumer / an unsupported strategy null;
-    # SET_MESSAGE_REQUEST_MODE twice (the retry topic, a topic without a config) per rebalance
+    # SET_MESSAGE_REQUEST_MODE thrice (the retry topic, a topic without a config, an illegal group)
     assert ("c0", None, [0, 1]) in seen and ("c0", None, None) in seen
-    assert ls.calls_compared["set_message_request_mode"] == 2 * sum(1 for _, share, _ in seen if share)
+    assert ls.calls_compared["set_message_request_mode"] == 3 * sum(
+        1 for cid, share, _ in seen if share and cid != pl.UNREGISTERED_CLIENT)
+
+
+@needs_jdk
+@pytest.mark.slow
+@pytest.mark.parametrize(("profile", "queues"), [("v5.0", 2), ("v5.5", 4)])
+def test_the_assignment_probes_of_three_members_agree(profile: str, queues: int, monkeypatch: pytest.MonkeyPatch,
+                                                      harness: Callable[[str], LockstepClient]) -> None:
+    """Three members: the POP probe of a client not yet registered reaches allocate (more
+    members than queues: QueryAssignmentProcessor#allocate's cid check) on 5.0.0 and
+    allocate4Pop's own-plus-next share (index < 0) on 5.5.0, no queue either way; topics without
+    a route answer null; an LMQ topic one queue on 5.5.0, null (no route) on 5.0.0."""
+    seen: dict[tuple[str, str], Any] = {}
+    answers: list[Any] = []
+    original, original_balance = pl.PushLockstep._compare_query, pl.do_load_balance
+
+    def balance(*args: Any, **kwargs: Any) -> Any:
+        answers.append(original_balance(*args, **kwargs))
+        return answers[-1]
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, what: str, request: dict[str, Any], *rest: Any) -> None:
+        original(self, i, action, what, request, *rest)
+        seen[(what, request["clientId"])] = None if answers[-1] is None else sorted(mq.queue_id for mq in answers[-1])
+    monkeypatch.setattr(pl, "do_load_balance", balance)
+    monkeypatch.setattr(pl.PushLockstep, "_compare_query", spy)
+    config = attrs.evolve(CONFIG, queues=queues, consumers=3, drain=False)
+    verdict = pl.PushLockstep(profile, 1, config, harness(RELEASES[profile])).run([])
+    assert verdict.status == "agrees", verdict.to_json()
+    assert seen[("unregistered POP", pl.UNREGISTERED_CLIENT)] == []
+    assert all(seen[(w, "c0")] is None for w in ("no route", "no route broadcasting", "no route retry"))
+    assert seen[("lmq", "c0")] == ([0] if profile == "v5.5" else None) and seen[("lmq", "c1")] in ([], None)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_push_broker_options_agree_and_a_model_ignoring_them_diverges(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """serverLoadBalancerEnable off gives every clustering query every queue (no consumer, a
+    strategy the broker lacks, a client not registered); defaultMessageRequestMode POP answers
+    the group's first query in POP mode until a SET_MESSAGE_REQUEST_MODE stores PULL, which a
+    restart keeps; litePullMessageEnable off refuses the schedule's lite pull (NO_PERMISSION);
+    filterSupportRetry changes no answer of a tag subscription (the consumers' pulls). A
+    model that ignores the default mode differs at the first query."""
+    options = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP", "litePullMessageEnable=false",
+               "filterSupportRetry")
+    config = attrs.evolve(CONFIG, drain=False, broker_options=options)
+    modes: list[tuple[str, Any]] = []
+    original = pl.RequestModes.share_of
+
+    def spy(self: Any, topic: str, group: str, default_pop: bool) -> Any:
+        modes.append((topic, original(self, topic, group, default_pop)))
+        return modes[-1][1]
+    monkeypatch.setattr(pl.RequestModes, "share_of", spy)
+    lite = PULL_KINDS.index("lite_all")
+    schedule = [Action("restart",), Action("rebalance", (0,)), Action("pull_request", (1, 1, lite))]
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(schedule)
+    assert verdict.status == "agrees", json.dumps(verdict.to_json())
+    assert modes[0] == (pl.TOPIC, -1) and (pl.TOPIC, None) in modes
+    monkeypatch.setattr(pl.RequestModes, "share_of", lambda self, topic, group, default_pop: None)
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(schedule)
+    assert verdict.status == "diverges" and verdict.key == "queryAssignment[TopicTest]", verdict.to_json()
+    assert verdict.model == ["TopicTest:0:PULL", "TopicTest:1:PULL"]
+    assert verdict.java == ["TopicTest:0:POP", "TopicTest:1:POP"]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_without_the_lmq_queue_diverges_on_5_5_0(monkeypatch: pytest.MonkeyPatch,
+                                                          harness: Callable[[str], LockstepClient]) -> None:
+    """5.5.0's doLoadBalance gives an LMQ topic its queue 0 without a route: a model that looks
+    it up like any topic (5.0.0's) answers null there."""
+    original = pl.route_queues
+    monkeypatch.setattr(pl, "route_queues", lambda topic, name, queues, lmq: original(topic, name, queues, False))
+    verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "diverges" and verdict.key == "queryAssignment[lmq]", verdict.to_json()
+    assert verdict.model is None and verdict.java == ["%LMQ%popverify:0:PULL"]
 
 
 @needs_jdk
@@ -325,20 +402,23 @@ def test_a_model_wrong_on_a_probe_diverges_there(monkeypatch: pytest.MonkeyPatch
     """The probes compare: a model that allocates a broadcasting query like a clustering one
     differs from Java at that probe."""
     original = pl.do_load_balance
-    monkeypatch.setattr(pl, "do_load_balance", lambda model, *args: original(pl.CLUSTERING, *args))
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, *args, **kw: original(pl.CLUSTERING, *args, **kw))
     verdict = pl.PushLockstep("v5.5", 1, CONFIG, harness("5.5.0")).run(SCHEDULE)
     assert verdict.status == "diverges" and verdict.key == "queryAssignment[broadcasting]", verdict.to_json()
 
 
 def test_set_message_request_mode_answers_by_release() -> None:
     # the probes agree with both releases (test_query_assignment_agrees_after_each_rebalance),
-    # where a topic without config answers SUCCESS on 5.0.0 and TOPIC_NOT_EXIST on 5.5.0
+    # where a topic without config answers SUCCESS on 5.0.0 and TOPIC_NOT_EXIST on 5.5.0, a group
+    # not found (an illegal name) SUCCESS and SUBSCRIPTION_GROUP_NOT_EXIST
     from reference.broker.config import BrokerConfig
     from reference.broker.query_assignment import set_message_request_mode_code
 
-    codes = {p: [set_message_request_mode_code(t, False, BrokerConfig.for_profile(p).set_request_mode_checks_topic)
-                 for t in (pl.RETRY_TOPIC, pl.ABSENT_TOPIC)] for p in ("v5.0", "v5.5")}
-    assert codes == {"v5.0": [16, 0], "v5.5": [16, 17]}
+    codes = {p: [set_message_request_mode_code(t, exists, BrokerConfig.for_profile(p).set_request_mode_checks_topic,
+                                               found)
+                 for t, exists, found in ((pl.RETRY_TOPIC, False, True), (pl.ABSENT_TOPIC, False, True),
+                                          (pl.TOPIC, True, False))] for p in ("v5.0", "v5.5")}
+    assert codes == {"v5.0": [16, 0, 0], "v5.5": [16, 17, 26]}
 
 
 @needs_jdk
@@ -348,7 +428,7 @@ def test_a_wrong_broker_assignment_is_a_divergence(monkeypatch: pytest.MonkeyPat
     """A model doLoadBalance that gives every client every queue (the POP share-all answer in
     PULL mode) differs from Java's at the first comparison (the initial members, one queue
     each), with both assignments."""
-    monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share: set(mqs))
+    monkeypatch.setattr(pl, "do_load_balance", lambda model, strategy, group, cid, mqs, cids, share, **kw: set(mqs))
     client = harness("5.0.0")
     verdict = pl.PushLockstep("v5.0", 1, CONFIG, client).run(SCHEDULE)
     assert verdict.status == "diverges", verdict.to_json()
@@ -363,7 +443,7 @@ def test_a_model_ignoring_the_pop_mode_diverges_on_the_pop_probe(monkeypatch: py
     """A model doLoadBalance that answers a POP-mode group as a PULL one (no allocate4Pop)
     differs from Java's at the POP probe: one queue against every queue as -1."""
     original = pl.do_load_balance
-    monkeypatch.setattr(pl, "do_load_balance", lambda *args: original(*args[:6], None))
+    monkeypatch.setattr(pl, "do_load_balance", lambda *args, **kw: original(*args[:6], None, **kw))
     client = harness("5.5.0")
     verdict = pl.PushLockstep("v5.5", 1, CONFIG, client).run(SCHEDULE)
     assert verdict.status == "diverges", verdict.to_json()

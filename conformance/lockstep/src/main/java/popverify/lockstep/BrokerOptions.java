@@ -12,16 +12,14 @@ import org.apache.rocketmq.common.BrokerConfig;
  * Broker options (the init request's {@code brokerOptions}; spec/profiles.md "Broker options"):
  * BrokerConfig booleans, false by default, that a run switches on by their Java name
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
- * ({@code setEnablePopBatchAck(true)} ...), and one true by default switched off by
- * {@code <name>=false}. A name the release's BrokerConfig has no boolean
- * setter for is refused: the model sends only the options the release has.
+ * ({@code setEnablePopBatchAck(true)} ...), one true by default switched off by
+ * {@code <name>=false}, and a String property set by {@code <name>=<value>}. A name the
+ * release's BrokerConfig has no such setter for is refused: the model sends only the options
+ * the release has.
  */
 final class BrokerOptions {
     /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
     static final int MAX_OPTIONS = 16;
-    /** reference/broker/config.py OFF_SUFFIX. */
-    static final String OFF_SUFFIX = "=false";
-
     private BrokerOptions() {
     }
 
@@ -46,17 +44,33 @@ final class BrokerOptions {
     }
 
     /** Switches every named option on; one named {@code <name>=false} off (a boolean whose
-     * default is true: enableNotifyAfterPopOrderLockRelease). */
+     * default is true: enableNotifyAfterPopOrderLockRelease); one named {@code <name>=<value>}
+     * of a String setter passes it the value, as broker.conf does (defaultMessageRequestMode=POP:
+     * the setter parses the enum). */
     static void apply(BrokerConfig bc, List<String> names) {
         for (String option : names) {
-            boolean off = option.endsWith(OFF_SUFFIX);
-            String name = off ? option.substring(0, option.length() - OFF_SUFFIX.length()) : option;
+            int eq = option.indexOf('=');
+            String name = eq < 0 ? option : option.substring(0, eq);
+            String value = eq < 0 ? "true" : option.substring(eq + 1);
             String setter = "set" + Character.toUpperCase(name.charAt(0)) + name.substring(1);
+            Method m = null;
+            for (Method candidate : BrokerConfig.class.getMethods()) {
+                if (candidate.getName().equals(setter) && candidate.getParameterCount() == 1) {
+                    m = candidate;
+                }
+            }
+            Class<?> type = m == null ? null : m.getParameterTypes()[0];
+            Object arg;
+            if (type == boolean.class && (value.equals("true") || value.equals("false"))) {
+                arg = Boolean.valueOf(value);
+            } else if (type == String.class && eq >= 0) {
+                arg = value;
+            } else {
+                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean or "
+                    + "String " + name + " taking " + value);
+            }
             try {
-                Method m = BrokerConfig.class.getMethod(setter, boolean.class);
-                m.invoke(bc, !off);
-            } catch (NoSuchMethodException e) {
-                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean " + name);
+                m.invoke(bc, arg);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("brokerOptions: " + setter + " failed", e);
             }

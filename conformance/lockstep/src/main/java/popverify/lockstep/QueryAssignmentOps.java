@@ -22,7 +22,7 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  * the harness has none, so the route a one-broker cluster's name server gives -- readQueueNums
  * queues of the local TopicConfig on this broker (MQClientInstance#topicRouteData2TopicSubscribeInfo)
  * -- is put in the manager's topicSubscribeInfoTable before each query. A topic this broker has
- * no config for answers {"noTopic": true} without a query (its route would need the name server).
+ * no config for has no route (the table has no entry for it).
  * With "popShareQueueNum", the query is made with the group in POP mode (allocate4Pop); with
  * "messageModel", in that model (BROADCASTING).
  */
@@ -39,17 +39,22 @@ final class QueryAssignmentOps {
         String topic = Lockstep.required(req, "topic");
         JSONObject out = new JSONObject(true);
         TopicConfig tc = broker.controller.getTopicConfigManager().selectTopicConfig(topic);
-        if (tc == null) {
-            out.put("noTopic", true);
-            return out;
-        }
-        String brokerName = broker.controller.getBrokerConfig().getBrokerName();
-        Set<MessageQueue> route = new HashSet<>();
-        for (int q = 0; q < tc.getReadQueueNums(); q++) {
-            route.add(new MessageQueue(topic, brokerName, q));
-        }
         Object manager = broker.controller.getTopicRouteInfoManager();
-        ((Map<String, Set<MessageQueue>>) Reflect.get(manager, "topicSubscribeInfoTable")).put(topic, route);
+        Map<String, Set<MessageQueue>> table =
+            (Map<String, Set<MessageQueue>>) Reflect.get(manager, "topicSubscribeInfoTable");
+        if (tc == null) {
+            // no route: the name server of a one-broker cluster knows no topic its broker has no
+            // config for; getTopicSubscribeInfo asks it (the harness has none: the lookup fails
+            // and is logged, as TOPIC_NOT_EXIST is) and returns null
+            table.remove(topic);
+        } else {
+            String brokerName = broker.controller.getBrokerConfig().getBrokerName();
+            Set<MessageQueue> route = new HashSet<>();
+            for (int q = 0; q < tc.getReadQueueNums(); q++) {
+                route.add(new MessageQueue(topic, brokerName, q));
+            }
+            table.put(topic, route);
+        }
 
         String group = Lockstep.required(req, "group");
         // the request bodies as JSON (their classes' package moved between releases)
