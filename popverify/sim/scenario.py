@@ -22,7 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS
+from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -199,7 +199,8 @@ class ScenarioConfig:
         - then each ``late`` opt-in fault of the mode (ActionSpec#late_coin): persist_restart always
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
-        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2, last of all.
+        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2;
+        - POP: each buffer threshold option (BUFFER_THRESHOLD_ONE_IN), last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -218,12 +219,17 @@ class ScenarioConfig:
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
-        options = tuple(o for o in BROKER_OPTIONS if rng.next_boolean()) if mode == "pop" else ()
+        options = tuple(o for o in BROKER_OPTIONS if o not in BUFFER_THRESHOLD_OPTIONS and rng.next_boolean()) \
+            if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
                             if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
         opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
+        # buffer helper (issue 16): the buffer's thresholds, last of all (every field above keeps
+        # its value); each on with probability 1 in BUFFER_THRESHOLD_ONE_IN[name]
+        if mode == "pop":
+            options += tuple(o for o, one_in in BUFFER_THRESHOLD_ONE_IN.items() if rng.next_int(one_in) == 0)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)
@@ -246,6 +252,11 @@ POP_ORDERLY_ONE_IN = 4
 # The boundary bias of a fuzz campaign's swarm configurations (ScenarioConfig.draw_domain): a
 # campaign field, not an engine default (spec/fuzzing.md "The input domain").
 CAMPAIGN_DOMAIN_BIAS = 10
+# buffer helper: each buffer threshold option (reference/broker/config.py
+# BUFFER_THRESHOLD_OPTIONS) is drawn on in one configuration in this many: the short stay time in
+# every other one (with the buffer merge, drawn 1/2, it stores partly acked CKs), the two size
+# limits in one in four (each refuses CKs the buffer would otherwise take).
+BUFFER_THRESHOLD_ONE_IN: dict[str, int] = dict(zip(BUFFER_THRESHOLD_OPTIONS, (2, 4, 4), strict=True))
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).

@@ -269,7 +269,7 @@ class BrokerConfig:
     revive_wakes_retry_queue_id: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
-    # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has none of them).
+    # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0: only the buffer thresholds).
     broker_options_known: tuple[str, ...] = ()
     # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
     # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
@@ -302,11 +302,29 @@ class BrokerConfig:
         return config_for_profile(cls, name, RELEASE_SWITCHES)
 
 
+# buffer helper (issue 16): PopBufferMergeService's int thresholds, set small by a run
+# ("<name>=<int>": the harness calls the release's int setter). Both releases have them
+# (BrokerConfig 5.0.0:206-209, 5.5.0:228-231); the swarm draws them last (BROKER_OPTIONS).
+BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
+    # popCkStayBufferTime 3 s (default 10 s): a buffered CK is stored 3 s after its pop
+    # (PopBufferMergeService#scan 5.0.0:241, 5.5.0:269) and acks merge only in its first 1.5 s
+    # (#addAk 5.0.0:501, 5.5.0:564), so a partly acked CK is stored with its acked bits
+    # (#putAckToStore, 5.5.0 #putBatchAckToStore) within the few seconds a run's steps last
+    "popCkStayBufferTime=3000": "pop_ck_stay_buffer_time",
+    # popCkMaxBufferSize 1: a third buffered CK is refused (#addCk 5.0.0:451, 5.5.0:507)
+    "popCkMaxBufferSize=1": "pop_ck_max_buffer_size",
+    # popCkOffsetMaxQueueSize 1: a queue with a pop not yet committed refuses the next CK from the
+    # buffer (#checkQueueOk 5.0.0:387, 5.5.0:434, #addCk 5.5.0:514) and #addCkJustOffset puts it
+    # synchronously even with appendCkAsync (5.5.0:457, #putCkToStore:620)
+    "popCkOffsetMaxQueueSize=1": "pop_ck_offset_max_queue_size",
+}
+
+
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
 # above (rocketmq-all-5.0.0). Adding a release: copy the newest entry, change what the new
 # release changed (Java lines in spec/profiles.md).
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
-    "v5.0": {},
+    "v5.0": {"broker_options_known": tuple(BUFFER_THRESHOLD_OPTIONS)},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -342,7 +360,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
-                                 "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue"),
+                                 "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
+                                 *BUFFER_THRESHOLD_OPTIONS),
     },
 }
 
@@ -367,6 +386,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "enableNotifyAfterPopOrderLockRelease=false": "notify_after_pop_order_lock_release",
     # revive2 (issue 16): appended last, so the swarm draws it after every option above
     "useSeparateRetryQueue": "use_separate_retry_queue",
+    # buffer helper (issue 16): appended last; the swarm draws them after every other field
+    **BUFFER_THRESHOLD_OPTIONS,
 }
 
 
@@ -383,8 +404,15 @@ def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[st
     return tuple(n for n in BROKER_OPTIONS if n in names and n in config.broker_options_known)
 
 
+def option_value(name: str) -> bool | int:
+    """The value an option sets: ``<name>=false`` False, ``<name>=<int>`` that int, else True."""
+    if name.endswith(OFF_SUFFIX):
+        return False
+    return int(name.split("=", 1)[1]) if "=" in name else True
+
+
 def with_options(config: BrokerConfig, names: tuple[str, ...]) -> BrokerConfig:
-    """``config`` with the options of ``names`` this release has switched on (an option named
-    ``<name>=false`` switched off)."""
+    """``config`` with the options of ``names`` this release has, each set to its value
+    (option_value: switched on, ``<name>=false`` off, ``<name>=<int>`` that threshold)."""
     fields = {n: BROKER_OPTIONS[n] for n in applicable_options(config, names)}
-    return attrs.evolve(config, **{f: not n.endswith(OFF_SUFFIX) for n, f in fields.items() if f is not None})
+    return attrs.evolve(config, **{f: option_value(n) for n, f in fields.items() if f is not None})

@@ -2,7 +2,6 @@ package popverify.lockstep;
 
 import com.alibaba.fastjson.JSONArray;
 import com.alibaba.fastjson.JSONObject;
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -13,8 +12,9 @@ import org.apache.rocketmq.common.BrokerConfig;
  * BrokerConfig booleans, false by default, that a run switches on by their Java name
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
  * ({@code setEnablePopBatchAck(true)} ...), and one true by default switched off by
- * {@code <name>=false}. A name the release's BrokerConfig has no boolean
- * setter for is refused: the model sends only the options the release has.
+ * {@code <name>=false}, and int thresholds set by {@code <name>=<int>} through the int setter
+ * (popCkStayBufferTime=3000 ...). A name the release's BrokerConfig has no setter of that type for
+ * is refused: the model sends only the options the release has.
  */
 final class BrokerOptions {
     /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
@@ -46,20 +46,34 @@ final class BrokerOptions {
     }
 
     /** Switches every named option on; one named {@code <name>=false} off (a boolean whose
-     * default is true: enableNotifyAfterPopOrderLockRelease). */
+     * default is true: enableNotifyAfterPopOrderLockRelease); {@code <name>=<int>} sets an int. */
     static void apply(BrokerConfig bc, List<String> names) {
         for (String option : names) {
             boolean off = option.endsWith(OFF_SUFFIX);
-            String name = off ? option.substring(0, option.length() - OFF_SUFFIX.length()) : option;
+            int eq = option.indexOf('=');
+            String name = eq < 0 ? option : option.substring(0, eq);
+            Integer threshold = eq < 0 || off ? null : parseInt(option.substring(eq + 1), option);
             String setter = "set" + Character.toUpperCase(name.charAt(0)) + name.substring(1);
             try {
-                Method m = BrokerConfig.class.getMethod(setter, boolean.class);
-                m.invoke(bc, !off);
+                if (threshold != null) {
+                    BrokerConfig.class.getMethod(setter, int.class).invoke(bc, threshold);
+                } else {
+                    BrokerConfig.class.getMethod(setter, boolean.class).invoke(bc, !off);
+                }
             } catch (NoSuchMethodException e) {
-                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean " + name);
+                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no "
+                    + (threshold != null ? "int " : "boolean ") + name);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("brokerOptions: " + setter + " failed", e);
             }
+        }
+    }
+
+    private static int parseInt(String value, String option) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("brokerOptions: not <name>=false or <name>=<int>: " + option);
         }
     }
 }
