@@ -162,3 +162,15 @@ def test_the_mock_ck_loses_a_message_on_5_5_0() -> None:
         # the default (option off): the orphan ACK is skipped, the CK revives both messages
         default = run_lockstep("v5.5", 3, attrs.evolve(MOCK, broker_options=()), MOCK_SCHEDULE, client)
     assert default.status == "agrees" and "ALO-2" not in default.java_violations, default.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_harness_refuses_an_option_of_the_wrong_form() -> None:
+    # BrokerOptions.java: `<name>=<int>` takes the int setter, a bare name the boolean one
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        for option, says in (("popCkStayBufferTime=x", "<name>=<int>"), ("popCkStayBufferTime", "no boolean"),
+                             ("enablePopBatchAck", "no boolean"), ("enablePopBatchAck=1", "no int")):
+            status, value = client.call({"op": "init", "version": RELEASES["v5.0"], "brokerOptions": [option]})
+            assert status == "error" and says in value, (option, value)
+        assert client.ok({"op": "init", "version": RELEASES["v5.0"], "brokerOptions": ["popCkMaxBufferSize=1"]})
