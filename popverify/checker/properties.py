@@ -21,8 +21,10 @@ class Property:
 
 # The faults that make the store refuse puts (popverify/sim/pop_driver.py): store_put_fail,
 # revive_put_fail (the revive's next retry puts refused whenever they come) and
-# processor_put_fail (the next puts of an ack's or changeInvisibleTime's site, whenever they come).
-PUT_FAILURES: frozenset[str] = frozenset({"store_put_fail", "revive_put_fail", "processor_put_fail"})
+# processor_put_fail (the next puts of an ack's or changeInvisibleTime's site, whenever they come),
+# buffer_put_fail (the buffer's CK or ACK puts, whenever they come: what store_put_fail refuses there).
+PUT_FAILURES: frozenset[str] = frozenset({"store_put_fail", "revive_put_fail", "processor_put_fail",
+                                          "buffer_put_fail"})
 
 # A broker restart, plain or right after the persist tasks (popverify/sim/pop_driver.py).
 RESTARTS: frozenset[str] = frozenset({"restart", "persist_restart"})

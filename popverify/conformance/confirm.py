@@ -61,7 +61,7 @@ _CLIENT_ONLY = frozenset({"consumer_crash"})
 LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
-    "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape",
+    "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -922,6 +922,10 @@ class Lockstep:
         if kind == "processor_put_fail":
             self.java_checker.on_fault("processor_put_fail")
             return (put_refusal.armed(d.broker), [put_refusal.arm_processor_request(*args)],
+                    lambda a: put_refusal.armed_java(a[0]))
+        if kind == "buffer_put_fail":
+            self.java_checker.on_fault("buffer_put_fail")
+            return (put_refusal.armed(d.broker), [put_refusal.arm_buffer_request(*args)],
                     lambda a: put_refusal.armed_java(a[0]))
         if kind == "flush_timeout":
             return (put_refusal.armed(d.broker), [put_refusal.flush_timeout_request(*args)],

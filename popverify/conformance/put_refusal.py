@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference.broker.broker import Broker
-from reference.broker.put_failure import FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
+from reference.broker.put_failure import BUFFER_SITES, FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
 
 # The text of PopReviveService#reviveRetry's exception (5.0.0 and 5.5.0).
 REVIVE_ERROR = "revive error"
@@ -82,6 +82,11 @@ def arm_request(count: int) -> dict[str, Any]:
 def arm_processor_request(site: int, count: int) -> dict[str, Any]:
     """The harness request of a ``processor_put_fail`` step (site: put_failure.PROCESSOR_SITES' index)."""
     return {"op": "refuseProcessorPuts", "site": PROCESSOR_SITES[site], "count": count}
+
+
+def arm_buffer_request(site: int, count: int) -> dict[str, Any]:
+    """The harness request of a ``buffer_put_fail`` step (site: put_failure.BUFFER_SITES' index)."""
+    return {"op": "refuseProcessorPuts", "site": BUFFER_SITES[site], "count": count}
 
 
 def flush_timeout_request(site: int, count: int) -> dict[str, Any]:

@@ -90,6 +90,8 @@ _POP_METRICS = "PopMetricsManager calls"
 # probe, BrokerController#isSpecialServiceRunning, the runtime info's brokerActive)
 _ROLE = "revive services switched by a role change, and its probe"
 
+# PopBufferMergeService: warn/info lines under conditions of their own (no state changes there)
+_BUF_LOG = "conditions whose block only logs (scanCommitOffset, scan)"
 # PopBufferMergeService#cancelCkTimer: its one call (addAk) is commented out in both releases
 _CANCEL = "cancelCkTimer (its only call is commented out)"
 # PEEK_MESSAGE and NOTIFICATION (PeekMessageProcessor, NotificationProcessor): no client in 5.0.0's
@@ -251,6 +253,16 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # 5.5.0 ConsumerOffsetManager#loadDataVersion: its one caller is RocksDBConsumerOffsetManager#merge
     # (super.loadDataVersion()), the manager BrokerController builds only with enableRocksDBStore
     *_x(_COM, "5.5.0", "off-default", "loadDataVersion: the RocksDB config store's merge only", (392, 409)),
+    # -- buffer (PopBufferMergeService; 26 November 2026): conditions whose block only logs (not
+    # behind isEnablePopLog): scanCommitOffset's "ck offset long time not commit" and "offset
+    # queue size too long", scan's "ck finish fail, stay too long" and its once-a-second info line
+    *_x(_BUF, "5.0.0", "logging", _BUF_LOG, (148, 151), (157, 160), (245, 247), (301, 305)),
+    *_x(_BUF, "5.5.0", "logging", _BUF_LOG, (155, 158), (164, 167), (273, 275), (343, 347)),
+    # putCkToStore's remote put (EscapeBridge#putMessageToSpecificQueue answers isRemotePut only
+    # when it escapes the CK to another broker: a slave acting master)
+    *_x(_BUF, "5.0.0", "multi-broker", "putCkToStore's remote put (EscapeBridge to another broker)", (552, 554)),
+    *_x(_BUF, "5.5.0", "multi-broker", "handleCkMessagePutResult's remote put (EscapeBridge to another broker)",
+        (646, 648)),
 )
 
 

@@ -167,12 +167,13 @@ def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), dra
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-          opt_in: bool = False, late: bool = False, late_percent: int = 50) -> ActionSpec:
+          opt_in: bool = False, late: bool = False, late_percent: int = 50, after_options: bool = False) -> ActionSpec:
     """A fault: weight FAULT_WEIGHT, off unless the configuration lists it (``opt_in``: drawn
     only by the swarm's late draw, ScenarioConfig.draw_domain; ``late``: its coin, on with
-    probability ``late_percent`` %, after every other field's, the broker options' too)."""
+    probability ``late_percent`` %, after every other field's, the broker options' too;
+    ``after_options`` with ``late``: after the buffer threshold options', last of all)."""
     return ActionSpec(name, FAULT_WEIGHT, apply, args, draw, fault=True, opt_in=opt_in, late=late,
-                      late_percent=late_percent)
+                      late_percent=late_percent, after_options=after_options)
 
 
 # -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------

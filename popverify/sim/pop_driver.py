@@ -42,7 +42,7 @@ from reference.broker.config import with_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import REVIVE_GROUP, build_pop_retry_topic
 from reference.broker.pop_processor import PopOperation
-from reference.broker.put_failure import FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
+from reference.broker.put_failure import BUFFER_SITES, FLUSH_TIMEOUT_SITES, PROCESSOR_SITES
 from reference.common import response_code as rc
 from reference.common.clock import VirtualClock
 from reference.common.javalang import JavaRandom
@@ -455,6 +455,15 @@ class PopWorld:
         self.broker.put_faults.arm_processor(PROCESSOR_SITES[site], count)
         return True
 
+    def buffer_put_fail(self, site: int, count: int) -> bool:
+        """The store refuses the next ``count`` (1..2) puts of one of the buffer's sites, whenever
+        they come: ``site`` 0 its CK (PopBufferMergeService#putCkToStore), 1 its ACK or BatchAckMsg
+        (#putAckToStore, #putBatchAckToStore) (put_failure.BUFFER_SITES); scan puts them again."""
+        if not 1 <= count <= 2 or not 0 <= site < len(BUFFER_SITES):
+            return False
+        self.broker.put_faults.arm_processor(BUFFER_SITES[site], count)
+        return True
+
     def flush_timeout(self, site: int, count: int) -> bool:
         """The next ``count`` (1..2) puts of one site (put_failure.FLUSH_TIMEOUT_SITES: the
         buffer's CK, the buffer's ACK, an ack's ACK, changeInvisibleTime's CK) are written and
@@ -612,6 +621,11 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 16 (pop): POP requests of shapes the run's consumers never send (opt-in, drawn after
     # every other field: popverify/sim/pop_shapes.py)
     POP_SHAPE,
+    # buffer helper (issue 16): a put failure at the buffer's CK or ACK put (opt-in, late: its
+    # swarm coin after the buffer threshold options', last of all, ScenarioConfig.draw_domain)
+    fault("buffer_put_fail", "buffer_put_fail", (Arg("site", int, 0, 1, value=False), Arg("count", int, 1, 2, value=False)),
+          lambda rng, w: (rng.next_int(2), 1 + rng.next_int(2)), opt_in=True, late=True, late_percent=30,
+          after_options=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

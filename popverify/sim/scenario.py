@@ -22,7 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS, PUSH_OPTIONS
+from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, PUSH_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -201,7 +201,9 @@ class ScenarioConfig:
           flush_timeout with probability 0.3.
         - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2;
         - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
-          not draw) on with probability 1/2, last of all.
+          not draw) on with probability 1/2;
+        - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in
+          fault declared ``after_options`` (buffer_put_fail, probability 0.3), last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -220,15 +222,25 @@ class ScenarioConfig:
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
-        options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and rng.next_boolean()) \
+        options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
+                        and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
-        opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
-                            if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
+        late_faults = [f for f in the_mode.opt_in(fault=True) if the_mode.spec(f).late]
+        opt_faults += tuple(f for f in late_faults
+                            if not the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
         opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
         if mode == "push":  # pull helper: the push mode's options, last of all (PUSH_OPTIONS)
             options = tuple(o for o in PUSH_OPTIONS if rng.next_boolean())
+        # buffer helper (issue 16): the buffer's thresholds, last of all (every field above keeps
+        # its value), each by its own coin (BUFFER_THRESHOLD_DRAW)
+        if mode == "pop":
+            options += tuple(o for o, (percent, merge_only) in BUFFER_THRESHOLD_DRAW.items()
+                             if (self.enable_pop_buffer_merge or not merge_only) and rng.next_int(100) < percent)
+        # then the late faults drawn after them (buffer_put_fail), each by its own coin
+        opt_faults += tuple(f for f in late_faults
+                            if the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)
@@ -251,6 +263,14 @@ POP_ORDERLY_ONE_IN = 4
 # The boundary bias of a fuzz campaign's swarm configurations (ScenarioConfig.draw_domain): a
 # campaign field, not an engine default (spec/fuzzing.md "The input domain").
 CAMPAIGN_DOMAIN_BIAS = 10
+# buffer helper: each buffer threshold option (reference/broker/config.py BUFFER_THRESHOLD_OPTIONS)
+# is on with this probability in percent, and only with the buffer merge on where True: the short
+# stay time in 3 of 4 configurations with the merge on (with it off no CK is buffered; with it on,
+# seeds 0..119 of both profiles, 100 steps, store a partly acked CK's ACKs in 22 of 240 runs,
+# against 15 drawing it 1/2 and 11 with the default 10 s), each size limit in 1 of 4 (each
+# refuses CKs the buffer would take).
+BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_OPTIONS,
+                                                              ((75, True), (25, False), (25, False)), strict=True))
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).

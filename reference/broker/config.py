@@ -269,9 +269,9 @@ class BrokerConfig:
     revive_wakes_retry_queue_id: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
-    # The BROKER_OPTIONS this release's BrokerConfig has (5.0.0 has only the push mode's).
-    broker_options_known: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                             "litePullMessageEnable=false", "filterSupportRetry")
+    # The BROKER_OPTIONS the release's BrokerConfig has (5.0.0: the push mode's and the buffer
+    # thresholds; RELEASE_SWITCHES).
+    broker_options_known: tuple[str, ...] = ()
     # BrokerConfig#enablePopBatchAck (5.5.0, default false): PopBufferMergeService#scan writes a
     # stored CK's acked bits as one BatchAckMsg (putBatchAckToStore:712) instead of one AckMsg each.
     enable_pop_batch_ack: bool = False
@@ -319,11 +319,30 @@ class BrokerConfig:
         return config_for_profile(cls, name, RELEASE_SWITCHES)
 
 
+# buffer helper (issue 16): PopBufferMergeService's int thresholds, set small by a run
+# ("<name>=<int>": the harness calls the release's int setter). Both releases have them
+# (BrokerConfig 5.0.0:206-209, 5.5.0:228-231); the swarm draws them last (BROKER_OPTIONS).
+BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
+    # popCkStayBufferTime 3 s (default 10 s): a buffered CK is stored 3 s after its pop
+    # (PopBufferMergeService#scan 5.0.0:241, 5.5.0:269) and acks merge only in its first 1.5 s
+    # (#addAk 5.0.0:501, 5.5.0:564), so a partly acked CK is stored with its acked bits
+    # (#putAckToStore, 5.5.0 #putBatchAckToStore) within the few seconds a run's steps last
+    "popCkStayBufferTime=3000": "pop_ck_stay_buffer_time",
+    # popCkMaxBufferSize 1: a third buffered CK is refused (#addCk 5.0.0:451, 5.5.0:507)
+    "popCkMaxBufferSize=1": "pop_ck_max_buffer_size",
+    # popCkOffsetMaxQueueSize 1: a queue with a pop not yet committed refuses the next CK from the
+    # buffer (#checkQueueOk 5.0.0:387, 5.5.0:434, #addCk 5.5.0:514) and #addCkJustOffset puts it
+    # synchronously even with appendCkAsync (5.5.0:457, #putCkToStore:620)
+    "popCkOffsetMaxQueueSize=1": "pop_ck_offset_max_queue_size",
+}
+
+
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
 # above (rocketmq-all-5.0.0). Adding a release: copy the newest entry, change what the new
 # release changed (Java lines in spec/profiles.md).
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
-    "v5.0": {},
+    "v5.0": {"broker_options_known": ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
+                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS)},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -362,7 +381,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry"),
+                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS),
     },
 }
 
@@ -397,6 +416,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # ExpressionMessageFilter only in isMatchedByCommitLog for a non-tag (SQL92) subscription,
     # refused before it with enablePropertyFilter off: nothing the model can see changes
     "filterSupportRetry": None,
+    # buffer helper (issue 16): appended last; the swarm draws them after every other field
+    **BUFFER_THRESHOLD_OPTIONS,
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.
@@ -417,8 +438,18 @@ def applicable_options(config: BrokerConfig, names: tuple[str, ...]) -> tuple[st
     return tuple(n for n in BROKER_OPTIONS if n in names and n in config.broker_options_known)
 
 
+def option_value(name: str) -> bool | int:
+    """The value an option sets: ``<name>=false`` False, ``<name>=<int>`` that int, else True
+    (a bare name; ``<name>=<String>``, whose model field is the boolean "set to that value")."""
+    if name.endswith(OFF_SUFFIX):
+        return False
+    value = name.split("=", 1)[1] if "=" in name else ""
+    return int(value) if value.isdigit() else True
+
+
 def with_options(config: BrokerConfig, names: tuple[str, ...]) -> BrokerConfig:
-    """``config`` with the options of ``names`` this release has switched on (an option named
-    ``<name>=false`` switched off; ``<name>=<value>`` is its boolean field's True)."""
+    """``config`` with the options of ``names`` this release has, each set to its value
+    (option_value: switched on, ``<name>=false`` off, ``<name>=<int>`` that threshold,
+    ``<name>=<String>`` its boolean field's True)."""
     fields = {n: BROKER_OPTIONS[n] for n in applicable_options(config, names)}
-    return attrs.evolve(config, **{f: not n.endswith(OFF_SUFFIX) for n, f in fields.items() if f is not None})
+    return attrs.evolve(config, **{f: option_value(n) for n, f in fields.items() if f is not None})

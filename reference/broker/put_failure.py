@@ -29,7 +29,10 @@ un-acked, which a put failure armed at a random step almost never meets.
 Likewise ``arm_processor`` refuses the next N puts of one processor site, ``ack`` (AckMessageProcessor's
 ACK and ChangeInvisibleTimeProcessor#ackOrigin's) or ``change_invisible_ck``, whenever they come
 (the ``processor_put_fail`` fault): a refusal armed at a random step is mostly taken by a POP's
-CK, and a changeInvisibleTime whose ackOrigin alone fails needs the ACK site by itself.
+CK, and a changeInvisibleTime whose ackOrigin alone fails needs the ACK site by itself. It
+refuses the buffer's own puts, ``buffer_ck`` or ``buffer_ack``, the same way (the
+``buffer_put_fail`` fault): the scan's ACK put of a stored CK's acked bit comes seconds after the
+pop, when a refusal armed at a random step has long been taken.
 
 ``arm_flush_timeout`` does not refuse: the next N puts at one site are written, dispatched and
 answered FLUSH_DISK_TIMEOUT, what a SYNC_FLUSH store (flushDiskType, not the default) answers
@@ -50,6 +53,8 @@ import attrs
 PUT_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack", "ack", "change_invisible_ck", "revive_retry", "reput_ck")
 # The sites arm_processor may name (the processors' own puts).
 PROCESSOR_SITES: tuple[str, ...] = ("ack", "change_invisible_ck")
+# The buffer's own puts, which arm_processor may name too (the ``buffer_put_fail`` fault).
+BUFFER_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack")
 # The sites arm_flush_timeout may name (the puts whose callers test FLUSH_DISK_TIMEOUT).
 FLUSH_TIMEOUT_SITES: tuple[str, ...] = ("buffer_ck", "buffer_ack", "ack", "change_invisible_ck")
 # Bound of one arming (popverify's fault draws 1..2).
@@ -86,10 +91,11 @@ class StorePutFaults:
         self.retry_pending = _count(count, "put failure")
 
     def arm_processor(self, site: str, count: int) -> None:
-        """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (PROCESSOR_SITES) fail,
-        whenever they come; replaces what was armed so."""
-        if site not in PROCESSOR_SITES:
-            raise ValueError(f"processor put site must be one of {', '.join(PROCESSOR_SITES)}, got {site!r}")
+        """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (PROCESSOR_SITES or
+        BUFFER_SITES) fail, whenever they come; replaces what was armed so."""
+        if site not in PROCESSOR_SITES + BUFFER_SITES:
+            raise ValueError(f"processor put site must be one of {', '.join(PROCESSOR_SITES + BUFFER_SITES)}, "
+                             f"got {site!r}")
         self.processor_site, self.processor_pending = site, _count(count, "put failure")
 
     def arm_flush_timeout(self, site: str, count: int) -> None:

@@ -52,8 +52,25 @@ SEPARATE = ScenarioConfig(queues=2, consumers=1, invisible_time=5000, max_msg_nu
                           services_on_period=False, drain=True, broker_options=("useSeparateRetryQueue",))
 SEPARATE_SCHEDULE = [_a("produce", 0), _a("produce", 1), _a("produce", 1), *_pop(0, 1, 3), _a("advance", 6000),
                      _a("timer"), _a("advance", 3000), _a("timer"), *_REVIVE_ALL]
+# buffer helper: popCkStayBufferTime=3000: m0's ack merges into the buffered CK (0.5 s after the
+# pop), the scan 3.5 s after the pop stores the CK and m0's bit as an ACK (putAckToStore); m1's
+# later ack finds the CK stored and is put by the processor; the revive then re-sends only m2
+# (with the default 10 s nothing is stored before the revive round: the CK is still buffered)
+STAY = attrs.evolve(BATCH, broker_options=("popCkStayBufferTime=3000",))
+STAY_SCHEDULE = [_a("produce", 0), _a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("advance", 500),
+                 _a("ack", 0, 0), _a("advance", 3000), _a("scan"), _a("ack", 0, 0), _a("advance", 27_000),
+                 _a("timer"), _a("advance", 2000), _a("timer"), *_REVIVE_ALL]
+# popCkMaxBufferSize=1 and popCkOffsetMaxQueueSize=1: three one-message POPs of one queue; the
+# second CK finds the queue's first pop uncommitted (checkQueueOk) and the third the buffer past
+# its size (addCk "max size"): both are put at once (addCkJustOffset), the first stays buffered
+SIZES = ScenarioConfig(queues=1, consumers=3, invisible_time=30_000, max_msg_nums=1, enable_pop_buffer_merge=True,
+                       services_on_period=False, drain=True,
+                       broker_options=("popCkMaxBufferSize=1", "popCkOffsetMaxQueueSize=1"))
+SIZES_SCHEDULE = [_a("produce", 0), _a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), *_pop(1, 0, 3),
+                  *_pop(2, 0, 3), _a("advance", 31_000), _a("timer"), _a("advance", 2000), _a("timer"), *_REVIVE_ALL]
 CASES = {"batch ack": (BATCH, BATCH_SCHEDULE), "skip long-awaiting ack": (SKIP, SKIP_SCHEDULE),
          "separate retry queue": (SEPARATE, SEPARATE_SCHEDULE),
+         "short stay time": (STAY, STAY_SCHEDULE), "buffer size limits": (SIZES, SIZES_SCHEDULE),
          # and with the asynchronous puts (AckMessageProcessor, the buffer) on Java
          "async puts": (attrs.evolve(BATCH, broker_options=("enablePopBatchAck", "appendCkAsync", "appendAckAsync")),
                         BATCH_SCHEDULE)}
@@ -145,3 +162,15 @@ def test_the_mock_ck_loses_a_message_on_5_5_0() -> None:
         # the default (option off): the orphan ACK is skipped, the CK revives both messages
         default = run_lockstep("v5.5", 3, attrs.evolve(MOCK, broker_options=()), MOCK_SCHEDULE, client)
     assert default.status == "agrees" and "ALO-2" not in default.java_violations, default.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_harness_refuses_an_option_of_the_wrong_form() -> None:
+    # BrokerOptions.java: `<name>=<int>` takes the int setter, a bare name the boolean one
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        for option, says in (("popCkStayBufferTime=x", "<name>=<int>"), ("popCkStayBufferTime", "no boolean"),
+                             ("enablePopBatchAck", "no boolean"), ("enablePopBatchAck=1", "no int")):
+            status, value = client.call({"op": "init", "version": RELEASES["v5.0"], "brokerOptions": [option]})
+            assert status == "error" and says in value, (option, value)
+        assert client.ok({"op": "init", "version": RELEASES["v5.0"], "brokerOptions": ["popCkMaxBufferSize=1"]})

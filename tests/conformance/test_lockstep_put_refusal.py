@@ -68,6 +68,15 @@ CASES = [
       _a("change_invisible", 0, 1, 3000), _a("flush_timeout", 3, 1), _a("change_invisible", 0, 1, 3000),
       _a("flush_timeout", 2, 2), _a("ack", 0, 2), *_DUE, *[_a("revive", q) for q in range(8)]],
      {"v5.0": ["ack", "change_invisible_ck"], "v5.5": ["ack", "change_invisible_ck"]}),
+    # buffer_put_fail (popCkStayBufferTime 3 s: the scan 3.5 s after the pop stores the partly
+    # acked CK): the scan's CK put refused (the CK stays unstored), then its ACK put of m0's bit
+    # (the bit stays unstored), then that ACK written but answered FLUSH_DISK_TIMEOUT (stored)
+    ("buffer sites", attrs.evolve(MERGE, faults=("buffer_put_fail", "flush_timeout"),
+                                  broker_options=("popCkStayBufferTime=3000",)),
+     [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("advance", 500), _a("ack", 0, 0),
+      _a("buffer_put_fail", 0, 1), _a("advance", 3000), _a("scan"), _a("buffer_put_fail", 1, 1),
+      _a("flush_timeout", 1, 1), _a("scan"), _a("scan"), _a("ack", 0, 0)],
+     {"v5.0": ["buffer_ck", "buffer_ack"], "v5.5": ["buffer_ck", "buffer_ack"]}),
     ("revive retry", CONFIG, [_a("produce", 0), _a("produce", 0), *_pop(0, 0, 3), _a("scan"), *_DUE,
                               _a("store_put_fail", 1), _a("revive", 0), _a("revive", 0), _a("advance", 6000),
                               _a("timer"), _a("revive", 0)],
@@ -179,7 +188,7 @@ def test_refuse_puts_is_bounded() -> None:
             status, value = client.call({"op": "refuseRetryPuts", "count": bad})
             assert status == "error" and "count must be in 1..8" in value, (bad, value)
         for op, bad in (("refuseProcessorPuts", {"site": "ack", "count": 9}),
-                        ("refuseProcessorPuts", {"site": "buffer_ck", "count": 1}),
+                        ("refuseProcessorPuts", {"site": "revive_retry", "count": 1}),
                         ("flushTimeouts", {"site": "ack", "count": 0}),
                         ("flushTimeouts", {"site": "revive_retry", "count": 1})):
             status, value = client.call({"op": op, **bad})

@@ -192,6 +192,19 @@ def test_persist_restart_is_drawn_last_in_every_orderly_pop_configuration() -> N
     assert all(c in listed for c in pop if c.pop_orderly)
     assert 60 <= sum(1 for c in listed if not c.pop_orderly) <= 120  # 1/2 of the others
     # after it only the other late faults (ActionSpec.late_coin)
-    assert all(set(c.faults[c.faults.index("persist_restart") + 1:]) <= {"processor_put_fail", "flush_timeout"}
+    assert all(set(c.faults[c.faults.index("persist_restart") + 1:]) <= {"processor_put_fail", "flush_timeout",
+                                                                         "buffer_put_fail"}
                for c in listed)
     assert not any("persist_restart" in swarm_config(seed, "push").faults for seed in range(40))
+
+
+def test_the_buffer_thresholds_and_buffer_put_fail_are_drawn_last() -> None:
+    # buffer helper's draws (ScenarioConfig.draw_domain): after every other field; the short stay
+    # time only with the buffer merge on (3 in 4 of those), each size limit 1 in 4
+    pop = [swarm_config(seed, "pop") for seed in range(200)]
+    stay = [c for c in pop if "popCkStayBufferTime=3000" in c.broker_options]
+    assert all(c.enable_pop_buffer_merge for c in stay)
+    assert 0.6 <= len(stay) / sum(c.enable_pop_buffer_merge for c in pop) <= 0.9
+    assert 30 <= sum("popCkMaxBufferSize=1" in c.broker_options for c in pop) <= 70
+    listed = [c for c in pop if "buffer_put_fail" in c.faults]
+    assert 40 <= len(listed) <= 80 and all(c.faults[-1] == "buffer_put_fail" for c in listed)

@@ -13,9 +13,10 @@ import org.apache.rocketmq.common.BrokerConfig;
  * BrokerConfig booleans, false by default, that a run switches on by their Java name
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
  * ({@code setEnablePopBatchAck(true)} ...), one true by default switched off by
- * {@code <name>=false}, and a String property set by {@code <name>=<value>}. A name the
- * release's BrokerConfig has no such setter for is refused: the model sends only the options
- * the release has.
+ * {@code <name>=false}, int thresholds set by {@code <name>=<int>} through the int setter
+ * (popCkStayBufferTime=3000 ...), and a String property set by {@code <name>=<value>}. A name
+ * the release's BrokerConfig has no setter of that form for is refused: the model sends only
+ * the options the release has.
  */
 final class BrokerOptions {
     /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
@@ -44,9 +45,9 @@ final class BrokerOptions {
     }
 
     /** Switches every named option on; one named {@code <name>=false} off (a boolean whose
-     * default is true: enableNotifyAfterPopOrderLockRelease); one named {@code <name>=<value>}
-     * of a String setter passes it the value, as broker.conf does (defaultMessageRequestMode=POP:
-     * the setter parses the enum). */
+     * default is true: enableNotifyAfterPopOrderLockRelease); {@code <name>=<int>} of an int setter
+     * sets that int; {@code <name>=<value>} of a String setter passes it the value, as broker.conf
+     * does (defaultMessageRequestMode=POP: the setter parses the enum). */
     static void apply(BrokerConfig bc, List<String> names) {
         for (String option : names) {
             int eq = option.indexOf('=');
@@ -63,17 +64,35 @@ final class BrokerOptions {
             Object arg;
             if (type == boolean.class && (value.equals("true") || value.equals("false"))) {
                 arg = Boolean.valueOf(value);
+            } else if (type == int.class && eq >= 0) {
+                arg = parseInt(value, option);
             } else if (type == String.class && eq >= 0) {
                 arg = value;
             } else {
-                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no boolean or "
-                    + "String " + name + " taking " + value);
+                throw new IllegalArgumentException("brokerOptions: this release's BrokerConfig has no "
+                    + form(eq, value) + " " + name);
             }
             try {
                 m.invoke(bc, arg);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("brokerOptions: " + setter + " failed", e);
             }
+        }
+    }
+
+    /** The setter type an option's form asks for: a bare name or true/false a boolean, digits an int. */
+    private static String form(int eq, String value) {
+        if (eq < 0 || value.equals("true") || value.equals("false")) {
+            return "boolean";
+        }
+        return !value.isEmpty() && value.chars().allMatch(Character::isDigit) ? "int" : "String";
+    }
+
+    private static int parseInt(String value, String option) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("brokerOptions: not <name>=false or <name>=<int>: " + option);
         }
     }
 }

@@ -77,13 +77,13 @@ public final class PutRefusal {
         return state();
     }
 
-    /** `refuseProcessorPuts` {site: ack | change_invisible_ck, count: 1..8}: the next ``count``
-     * puts at that site fail whenever they come (put_failure.py StorePutFaults#arm_processor; the
-     * `processor_put_fail` fault). */
+    /** `refuseProcessorPuts` {site: ack | change_invisible_ck | buffer_ck | buffer_ack, count: 1..8}:
+     * the next ``count`` puts at that site fail whenever they come (put_failure.py
+     * StorePutFaults#arm_processor; the `processor_put_fail` and `buffer_put_fail` faults). */
     static synchronized JSONObject armProcessor(JSONObject req) {
         String site = req.getString("site");
-        if (!"ack".equals(site) && !"change_invisible_ck".equals(site)) {
-            throw new IllegalArgumentException("site: ack or change_invisible_ck, got " + site);
+        if (!java.util.Arrays.asList("ack", "change_invisible_ck", "buffer_ck", "buffer_ack").contains(site)) {
+            throw new IllegalArgumentException("site: ack, change_invisible_ck, buffer_ck or buffer_ack, got " + site);
         }
         processorPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
         processorSite = site;
