@@ -32,7 +32,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
-from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
+from popverify.sim.request_domain import BATCH_ACK_REQUEST, REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -612,6 +612,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 16 (pop): POP requests of shapes the run's consumers never send (opt-in, drawn after
     # every other field: popverify/sim/pop_shapes.py)
     POP_SHAPE,
+    # revive3 (issue 16): batch acks with a body no client sends (opt-in, drawn last:
+    # popverify/sim/request_domain.py)
+    BATCH_ACK_REQUEST,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").
