@@ -90,8 +90,9 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     table = {r["dimension"]: r for r in domain_rows("pop", rows)}
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
-    # and the table is not trivially full: these short runs leave a stall's smallest times unreached
-    assert table["pop.stall.ms"]["unreached"] == [1, 10000]
+    # and the table is not trivially full: these short runs leave some of a stall's times unreached
+    # (revive3's batch_ack_request, drawn last, moved the runs that list it: [1, 255], was [1, 10000])
+    assert table["pop.stall.ms"]["unreached"] == [1, 255]
 
 
 def test_split_consumption_is_drawn_as_one_pair_and_reaches_its_boundaries() -> None:
