@@ -261,6 +261,9 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # a slave acting as master) or a tiered store's (TieredMessageStore, off by default)
     *_x(_REV, "5.5.0", "multi-broker", "the in-flight revive wait: futures pending only for a remote broker's message",
         (529, 538), (592, 592), (598, 598)),
+    # 5.5.0 AckMessageProcessor#shutdown: no class of the broker or proxy jars calls it
+    # (BrokerController#shutdown calls #shutdownPopReviveService; javap of both jars)
+    *_x(_ACK, "5.5.0", "unused", "shutdown (BrokerController calls shutdownPopReviveService)", (79, 83)),
 )
 
 
