@@ -62,6 +62,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
+    "batch_ack_request",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -851,10 +852,8 @@ class Lockstep:
                                for h in held_list]}
 
             def after_batch(a: list[dict[str, Any]]) -> dict[str, Any]:
-                if "error" in a[0] and "UnsupportedOperation" in a[0]["error"]:
-                    # 5.0.0 registers no processor for BATCH_ACK_MESSAGE: the remoting layer
-                    # answers REQUEST_CODE_NOT_SUPPORTED (NettyRemotingAbstract#processRequestCommand)
-                    java_codes = [rc.REQUEST_CODE_NOT_SUPPORTED] * len(held_list)
+                if "error" in a[0]:
+                    java_codes = [request_domain.batch_ack_code(a[0])] * len(held_list)
                 else:
                     java_codes = list(a[0].get("codes") or [a[0].get("code")])
                 for h, code in zip(held_list, java_codes):
@@ -887,6 +886,10 @@ class Lockstep:
             return model_obs, [req], after_change
         if kind in ("ack_request", "change_invisible_request"):
             return request_domain.plan(self, i, action, pre)
+        if kind == "batch_ack_request":
+            ev = next(e for e in d.events if e["type"] == "request")
+            return ({"code": ev["code"]}, [{"op": "batchAckBody", "body": ev["kind"]}],
+                    lambda a: {"code": request_domain.batch_ack_code(a[0])})
         if kind in ("advance", "clock_jump"):
             if kind == "clock_jump":
                 self.java_checker.on_fault("clock_jump")

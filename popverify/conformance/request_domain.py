@@ -40,6 +40,15 @@ def code_of(answer: dict[str, Any]) -> Any:
     return answer.get("code")
 
 
+def batch_ack_code(answer: dict[str, Any]) -> Any:
+    """The response code of a harness BATCH_ACK_MESSAGE answer: 5.0.0 registers no processor for
+    the code, and the remoting layer answers REQUEST_CODE_NOT_SUPPORTED
+    (NettyRemotingAbstract#processRequestCommand) where the harness refuses the op."""
+    if "UnsupportedOperation" in str(answer.get("error", "")):
+        return rc.REQUEST_CODE_NOT_SUPPORTED
+    return code_of(answer)
+
+
 def java_pop_answer(answer: dict[str, Any]) -> dict[str, Any]:
     """A POP answer with a processor exception turned into the SYSTEM_ERROR response."""
     code = code_of(answer)

@@ -263,6 +263,19 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_BUF, "5.0.0", "multi-broker", "putCkToStore's remote put (EscapeBridge to another broker)", (552, 554)),
     *_x(_BUF, "5.5.0", "multi-broker", "handleCkMessagePutResult's remote put (EscapeBridge to another broker)",
         (646, 648)),
+    # -- revive3 (PopReviveService, 26 November 2026): 5.5.0 reviveMsgFromCk's futures come from
+    # EscapeBridge#getMessageAsync, which for the broker's own store is DefaultMessageStore
+    # #getMessageAsync, CompletableFuture.completedFuture(getMessage(...)): whenComplete runs
+    # inside reviveMsgFromCk and empties inflightReviveRequestMap, so mergeAndRevive's wait for
+    # more than 3 CKs in flight (and the stale CK's rePutCK, 30 s later), the lambda's "no
+    # longer in the map" test and its "an earlier CK still pending" break need a future that
+    # is still pending: a CK of another broker (getMessageFromRemoteAsync, a broker container or
+    # a slave acting as master) or a tiered store's (TieredMessageStore, off by default)
+    *_x(_REV, "5.5.0", "multi-broker", "the in-flight revive wait: futures pending only for a remote broker's message",
+        (529, 538), (592, 592), (598, 598)),
+    # 5.5.0 AckMessageProcessor#shutdown: no class of the broker or proxy jars calls it
+    # (BrokerController#shutdown calls #shutdownPopReviveService; javap of both jars)
+    *_x(_ACK, "5.5.0", "unused", "shutdown (BrokerController calls shutdownPopReviveService)", (79, 83)),
 )
 
 

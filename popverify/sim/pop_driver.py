@@ -32,7 +32,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
-from popverify.sim.request_domain import REQUEST_DOMAIN_ACTIONS
+from popverify.sim.request_domain import BATCH_ACK_REQUEST, REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -626,6 +626,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     fault("buffer_put_fail", "buffer_put_fail", (Arg("site", int, 0, 1, value=False), Arg("count", int, 1, 2, value=False)),
           lambda rng, w: (rng.next_int(2), 1 + rng.next_int(2)), opt_in=True, late=True, late_percent=30,
           after_options=True),
+    # revive3 (issue 16): batch acks with a body no client sends (opt-in, drawn last:
+    # popverify/sim/request_domain.py)
+    BATCH_ACK_REQUEST,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

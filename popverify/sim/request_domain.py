@@ -12,7 +12,9 @@ broker's request validation (spec/broker.md "Request validation") is driven by t
   below the queue's min, at its max or past it;
 - ``change_invisible_request``: a CHANGE_MESSAGE_INVISIBLETIME with the same alterations (but
   the ones whose success would write a CK for another group or a stale handle, see below)
-  and an invisibleTime anywhere in a Java int.
+  and an invisibleTime anywhere in a Java int;
+- ``batch_ack_request``: a BATCH_ACK_MESSAGE without a body, without its acks list or with an
+  empty one (drawn after every other field).
 
 What is left out, and why: an ack whose offset names *another* stored message of the same
 CK (it acks a message the client never consumed: ALO is then lost by the client's lie, not
@@ -34,6 +36,7 @@ import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, JAVA_INT_MIN, ActionSpec, Arg, index, opt_in
 from popverify.sim.events import Event, PopBegun
+from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
 from reference.common import response_code as rc
 from reference.common.pop import PopRequest
 from reference.common.javalang import JavaRandom
@@ -151,6 +154,16 @@ def _change_invisible_request(world: Any, c: int, at: int, kind: int, invisible_
     return True
 
 
+def _batch_ack_request(world: Any, body: int) -> bool:
+    """A BATCH_ACK_MESSAGE whose body is BATCH_ACK_BODY_KINDS[body] (no body, no acks list, an
+    empty one): refused, nothing written (revive3, issue 16: AckMessageProcessor 5.5.0:175-182)."""
+    name = BATCH_ACK_BODY_KINDS[body % len(BATCH_ACK_BODY_KINDS)]
+    code = world.broker.batch_ack_without_acks(name)
+    world.coverage.add(f"batch_ack_request:{name}:{rc.NAMES.get(code, code)}")
+    world.publish(RequestSent("batch_ack", name, world_group(world), "", 0, 0, "", 0, code))
+    return True
+
+
 def _edge_or(rng: JavaRandom, edges: tuple[int, ...], lo: int, hi: int) -> int:
     """One of ``edges`` half the time, else uniform in lo..hi (small)."""
     if rng.next_boolean():
@@ -175,6 +188,12 @@ def _change_request_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), rng.next_int(64), rng.next_int(len(CHANGE_KINDS)),
             _edge_or(rng, INVISIBLE_EDGES, 1000, 60_000))
 
+
+# revive3 (issue 16): batch acks with a body no client sends, drawn after every other field
+# (its swarm coin last of all, ScenarioConfig.draw_domain) so that earlier draws keep their values
+BATCH_ACK_REQUEST = opt_in("batch_ack_request", 1, _batch_ack_request,
+                           (Arg("body", int, 0, len(BATCH_ACK_BODY_KINDS) - 1, value=False),),
+                           lambda rng, w: (rng.next_int(len(BATCH_ACK_BODY_KINDS)),), after_options=True)
 
 # The opt-in actions (weight 1 each: a run is still mostly well-formed traffic).
 REQUEST_DOMAIN_ACTIONS: tuple[ActionSpec, ...] = (

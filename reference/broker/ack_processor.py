@@ -140,6 +140,24 @@ def _batch_key(retry: str, queue_id: int, start: int, pop_time: int) -> str:
     return "@".join((retry, str(queue_id), str(start), str(pop_time)))
 
 
+# BATCH_ACK_MESSAGE bodies no client sends (MQClientAPIImpl#batchAckMessageAsync sends a body
+# with one BatchAck per handle group, and no request for an empty list): no body, a body
+# without its acks list, a body whose list is empty.
+BATCH_ACK_BODY_KINDS: tuple[str, ...] = ("none", "noAcks", "emptyAcks")
+
+
+def batch_ack_without_acks(broker: "BrokerContext", body: str) -> int:
+    """BATCH_ACK_MESSAGE with a ``body`` of BATCH_ACK_BODY_KINDS: AckMessageProcessor
+    #processRequest (5.5.0:175-182) decodes a body only when there is one and answers
+    NO_MESSAGE when it, its acks or the list is missing; nothing is written. v5.0 registers no
+    processor for the code: REQUEST_CODE_NOT_SUPPORTED."""
+    if body not in BATCH_ACK_BODY_KINDS:
+        raise ValueError(f"unknown batch ack body {body!r}")
+    if not broker.config.supports_batch_ack:
+        return rc.REQUEST_CODE_NOT_SUPPORTED
+    return rc.NO_MESSAGE
+
+
 def batch_ack(broker: "BrokerContext", group: str, entries: list[AckEntry]) -> list[int]:
     """BATCH_ACK_MESSAGE; one code per entry (the one response's code, repeated).
 

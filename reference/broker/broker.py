@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import attrs
 
-from reference.broker.ack_processor import ack_message, batch_ack
+from reference.broker.ack_processor import ack_message, batch_ack, batch_ack_without_acks
 from reference.broker.buffer_merge import PopBufferMergeService, PopCheckPointWrapper
 from reference.broker.change_invisible_processor import change_invisible_time
 from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
@@ -339,6 +339,10 @@ class Broker:
     def batch_ack(self, group: str, entries: list[AckEntry]) -> list[int]:
         """BATCH_ACK_MESSAGE (v5.5 profile); one code per entry."""
         return batch_ack(self, group, entries)
+
+    def batch_ack_without_acks(self, body: str) -> int:
+        """BATCH_ACK_MESSAGE with a body no client sends (ack_processor.BATCH_ACK_BODY_KINDS)."""
+        return batch_ack_without_acks(self, body)
 
     def change_invisible_time(self, group: str, topic: str, queue_id: int, offset: int, extra_info: str | None,
                               invisible_time: int) -> ChangeInvisibleResult:

@@ -14,6 +14,8 @@ from popverify.conformance.request_domain import code_of, java_pop_answer
 from popverify.sim.pop_shapes import SHAPES
 from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
+from reference.broker import broker as broker_module
+from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
 from reference.broker.config import RELEASE_SWITCHES
 from reference.common import response_code as rc
 
@@ -23,7 +25,7 @@ needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn
 # LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("shared_lockstep")
 
-OPT = ("pop_request", "ack_request", "change_invisible_request")
+OPT = ("pop_request", "ack_request", "change_invisible_request", "batch_ack_request")
 CONFIG = ScenarioConfig(queues=2, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False,
                         actions=tuple(POP_ACTIONS) + OPT)
 _INT_MAX = 2 ** 31 - 1
@@ -41,6 +43,8 @@ def _schedule() -> list[Action]:
     s += [Action("ack_request", (0, 0, HANDLE_KINDS.index(k))) for k in HANDLE_KINDS if k != "duplicate"]
     s += [Action("change_invisible_request", (0, 0, CHANGE_KINDS.index(k), t)) for k in CHANGE_KINDS
           for t in (0,)]
+    # batch acks with no body, no acks list, an empty list (5.0.0: no such request)
+    s += [Action("batch_ack_request", (b,)) for b in range(len(BATCH_ACK_BODY_KINDS))]
     s += [Action("ack_request", (0, 0, HANDLE_KINDS.index("duplicate"))), Action("advance", (20,)),
           Action("timer",), Action("revive", (0,))]
     # a POP of every queue with invisibleTime 0 and -1: accepted as sent
@@ -55,6 +59,8 @@ def test_the_schedule_sends_every_refusal(profile: str) -> None:
     assert {f"ack_request:{k}:" for k in HANDLE_KINDS} <= {k[:k.rindex(":") + 1] for k in cov if "_request:" in k}
     assert {f"change_invisible_request:{k}:" for k in CHANGE_KINDS} <= \
         {k[:k.rindex(":") + 1] for k in cov if "_request:" in k}
+    batch = "NO_MESSAGE" if profile == "v5.5" else "REQUEST_CODE_NOT_SUPPORTED"
+    assert {f"batch_ack_request:{k}:{batch}" for k in BATCH_ACK_BODY_KINDS} <= cov
     refused = "INVALID_PARAMETER" if profile == "v5.5" else "SYSTEM_ERROR"
     assert f"pop:{refused}:0" in cov and "pop:SUCCESS:1" in cov
 
@@ -88,6 +94,19 @@ def test_a_wrong_response_code_is_caught(monkeypatch: pytest.MonkeyPatch) -> Non
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.action == ("pop_request", 0, 2, 4, 1000) and verdict.key == ".response.code"
     assert (verdict.model, verdict.java) == (rc.SYSTEM_ERROR, 29)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_batch_ack_without_acks_answered_success_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model that takes a batch ack without acks as done (SUCCESS) diverges at the first one:
+    5.5.0 answers NO_MESSAGE (AckMessageProcessor#processRequest:179)."""
+    monkeypatch.setattr(broker_module, "batch_ack_without_acks", lambda broker, body: rc.SUCCESS)
+    schedule = [Action("batch_ack_request", (b,)) for b in range(len(BATCH_ACK_BODY_KINDS))]
+    with LockstepClient(RELEASES["v5.5"]) as client:
+        verdict = run_lockstep("v5.5", 5, CONFIG, schedule, client)
+    assert verdict.status == "diverges" and verdict.step == 0, verdict.to_json()
+    assert (verdict.key, verdict.model, verdict.java) == (".response.code", rc.SUCCESS, rc.NO_MESSAGE)
 
 
 @needs_jdk

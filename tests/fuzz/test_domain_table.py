@@ -90,8 +90,8 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     table = {r["dimension"]: r for r in domain_rows("pop", rows)}
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
-    # and the table is not trivially full: these short runs leave a stall's smallest times unreached
-    # (the buffer helper's last draws, thresholds and buffer_put_fail, moved 10000 ms in, 255 out)
+    # and the table is not trivially full: these short runs leave some of a stall's times unreached
+    # (the last draws -- batch_ack_request, the buffer thresholds, buffer_put_fail -- move the runs)
     assert table["pop.stall.ms"]["unreached"] == [1, 255]
 
 

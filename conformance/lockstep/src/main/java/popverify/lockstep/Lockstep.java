@@ -401,6 +401,7 @@ public final class Lockstep {
             b.mergeSchedule = new ServiceLoops.MergeSchedule(s.now);
             // BrokerController#start: PopReviveService#run waits until then (disappearTimeAfterStart, -1 by default)
             Reflect.set(c, "shouldStartTime", s.now + msc.getDisappearTimeAfterStart());
+            ServiceLoops.startRevive(c.getAckMessageProcessor(), b.reviveServices());
             b.settleStore();
             return b;
         }
@@ -457,11 +458,13 @@ public final class Lockstep {
             return o;
         }
 
-        private void shutdown() {
+        private void shutdown() throws Exception {
             // BrokerController#shutdown stops the merge and revive threads first (never started
-            // here: ServiceThread#shutdown / #stop return at once; a pass never runs a loop's tail)
+            // here: ServiceThread#shutdown / #stop return at once; a pass never runs a loop's tail;
+            // the revive loops' exit runs in ServiceLoops#stopRevive)
             controller.getPopMessageProcessor().getPopBufferMergeService().shutdown();
             controller.getAckMessageProcessor().shutdownPopReviveService();
+            ServiceLoops.stopRevive(reviveServices());
             stopTimerThreadsTogether();
             try {
                 timer.shutdown();
@@ -591,7 +594,7 @@ public final class Lockstep {
             }
         }
 
-        void close() {
+        void close() throws Exception {
             shutdown();
             deleteTree(dir);
         }
@@ -651,6 +654,7 @@ public final class Lockstep {
                     return ack(req);
                 case "batchAck":
                     return batchAck(req);
+                case "batchAckBody": return BatchAckBodyOps.send(this, req);
                 case "changeInvisibleTime":
                     return changeInvisibleTime(req);
                 case "advance":

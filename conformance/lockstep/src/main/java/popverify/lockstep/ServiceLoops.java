@@ -1,5 +1,9 @@
 package popverify.lockstep;
 
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.rocketmq.broker.processor.AckMessageProcessor;
+import org.apache.rocketmq.broker.processor.PopReviveService;
+
 /**
  * One pass of a service thread's own loop body, run on the harness thread at a virtual time:
  * PopBufferMergeService#run (scan, scanGarbage every countOfSecond30 passes, the `serving`
@@ -12,7 +16,8 @@ package popverify.lockstep;
  *
  * <p>{@link #pass} lets the loop condition answer "not stopped" once (n times), then ends the
  * loop with {@link End} at its next test, outside the loop's try: exactly one (n) iteration(s)
- * run, and the shutdown tail after the loop does not. The long-polling service's loop
+ * run, and the shutdown tail after the loop does not. {@link #stopRevive} runs the revive
+ * loop's exit at a broker shutdown (isStopped true at once). The long-polling service's loop
  * (PopLongPollingService#run, 5.0.0's inner class) tests its {@code stopped} field instead of
  * isStopped(): {@link #stopped}.
  */
@@ -25,6 +30,7 @@ public final class ServiceLoops {
     }
 
     private static Object passing;
+    private static Object stopping;
     private static int tests;
     private static int passes;
     private static Throwable error;
@@ -95,8 +101,44 @@ public final class ServiceLoops {
         }
     }
 
+    /**
+     * BrokerController#startBasicService's AckMessageProcessor#startPopReviveService (5.5.0:1885-1888,
+     * popConsumerFSServiceInit on by default; 5.0.0 #start:1461-1463), without threads: each
+     * service's {@code started} set first makes ServiceThread#start return at once (the passes
+     * run the loop on the harness thread), cleared again so that #shutdown / #stop return at once
+     * too (as the timer's flush service, Lockstep's Broker#create).
+     */
+    static void startRevive(AckMessageProcessor processor, PopReviveService[] services) throws Exception {
+        for (PopReviveService s : services) {
+            ((AtomicBoolean) Reflect.get(s, "started")).set(true);
+        }
+        processor.startPopReviveService();
+        for (PopReviveService s : services) {
+            ((AtomicBoolean) Reflect.get(s, "started")).set(false);
+        }
+    }
+
+    /**
+     * The revive threads' end at BrokerController#shutdown: ServiceThread#shutdown (5.0.0 #stop)
+     * sets {@code stopped} and wakes the thread, whose loop test then ends run() (PopReviveService
+     * #run, 5.5.0:660, 5.0.0:424). Here: one run() whose first isStopped() answers true.
+     */
+    static void stopRevive(PopReviveService[] services) {
+        for (PopReviveService s : services) {
+            stopping = s;
+            try {
+                s.run();
+            } finally {
+                stopping = null;
+            }
+        }
+    }
+
     /** Replaces {@code isStopped()} in the loops: false for the pass's first test, then {@link End}. */
     public static boolean isStopped(Object service) throws Exception {
+        if (service == stopping) {
+            return true;  // stopRevive: the stopped thread's loop test
+        }
         if (service != passing) {
             // not under a pass (the harness never starts these threads): the real flag
             return (Boolean) service.getClass().getMethod("isStopped").invoke(service);
