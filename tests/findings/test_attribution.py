@@ -16,6 +16,7 @@ from popverify.findings.attribution import (FINDINGS, Signature, attribute, cons
 from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
+from reference.broker.config import BUFFER_THRESHOLD_OPTIONS
 from reference.profile import get_profile
 
 
@@ -53,17 +54,16 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # Re-pinned on 26 November 2026 (getMessage's in-memory transfer caps, the long-polling limits,
 # broker options and admin kinds drawn late change the swarm's runs); again for the late faults
 # (persist_restart, processor_put_fail, flush_timeout) and pop_shape, all of the merged draws.
-# The buffer helper's last draws (buffer thresholds, buffer_put_fail) moved F7 (seed 22 → 215)
-# and F14 on v5.5 (seed 114 → 577; none in seeds 0..576). Both seeds' old runs come back with
-# those draws taken out of their configurations.
+# The last draws merged since (batch_ack_request; the buffer thresholds and buffer_put_fail) are
+# taken out of each configuration (_swarm_run_config): the runs are those the sweeps pinned.
 KNOWN_RUNS = [
     ("v5.0", "pop", 39, 400, "ALO-2/F1"),
     ("v5.0", "pop", 60, 400, "ALO-2/F14+F18"),
     ("v5.0", "pop", 254, 400, "CKM-1/F4"),
-    ("v5.0", "pop", 215, 400, "ALO-1/F7"),
+    ("v5.0", "pop", 22, 400, "ALO-1/F7"),
     ("v5.0", "pop", 17, 400, "ALO-1/F10"),
     ("v5.5", "pop", 54, 400, "ALO-1/F12"),
-    ("v5.5", "pop", 577, 400, "ALO-2/F14"),
+    ("v5.5", "pop", 114, 400, "ALO-2/F14"),
     ("v5.0", "pop", 47, 400, "PRG-2/F20"),
     ("v5.0", "pop", 21, 400, "OFF-1/F21"),
     ("v5.5", "push", 2, 300, "ALO-3/F5"),
@@ -71,11 +71,14 @@ KNOWN_RUNS = [
 
 
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
-    """The seed's swarm configuration without revive3's batch_ack_request: its coin is drawn last
-    of all, so without it every field and so the run are those the sweeps pinned (the lead
-    re-pins once the helpers' late draws are merged)."""
+    """The seed's swarm configuration without the draws made after pop_shape's coin
+    (batch_ack_request, the buffer threshold options, buffer_put_fail): every other field, and
+    so the run, is what the sweeps pinned. A re-pin over the full draw needs a new sweep (about
+    600 seeds of 400 steps per profile, as the buffer helper's for F14)."""
     config = swarm_config(seed, mode)
-    return attrs.evolve(config, actions=tuple(a for a in config.actions if a != "batch_ack_request"))
+    return attrs.evolve(config, actions=tuple(a for a in config.actions if a != "batch_ack_request"),
+                        faults=tuple(f for f in config.faults if f != "buffer_put_fail"),
+                        broker_options=tuple(o for o in config.broker_options if o not in BUFFER_THRESHOLD_OPTIONS))
 
 
 @pytest.mark.parametrize("profile, mode, seed, steps, key", KNOWN_RUNS)
