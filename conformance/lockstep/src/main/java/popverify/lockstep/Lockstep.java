@@ -458,6 +458,13 @@ public final class Lockstep {
         }
 
         private void shutdown() {
+            // the remoting server's channels close first, then the long-polling loop's tail runs
+            try {
+                channel.close();
+                LongPollOps.shutdownTail(controller.getPopMessageProcessor());
+            } catch (Exception e) {
+                throw new IllegalStateException("long-polling shutdown", e);
+            }
             // BrokerController#shutdown stops the merge and revive threads first (never started
             // here: ServiceThread#shutdown / #stop return at once; a pass never runs a loop's tail)
             controller.getPopMessageProcessor().getPopBufferMergeService().shutdown();

@@ -110,6 +110,22 @@ public final class LongPollOps {
         return o;
     }
 
+    /**
+     * The polling service's shutdown, as BrokerController#shutdownBasicService runs it on a
+     * restart (5.0.0:1239, 5.5.0:1553): ServiceThread#shutdown sets {@code stopped} and the loop's
+     * thread runs run()'s tail, which takes every parked request out and wakes it (5.0.0
+     * PopMessageProcessor$PopLongPollingService#run:852-862, 5.5.0 PopLongPollingService#run:155-164).
+     * The remoting server shut down first (5.0.0:1219, 5.5.0:1532), so every channel is closed
+     * and wakeUp answers nothing: the caller closes the channel before. The harness never starts
+     * the thread, so it sets the flag and runs the loop here (its test reads the flag:
+     * ServiceLoops#stopped), and the loop ends at once.
+     */
+    static void shutdownTail(Object processor) throws Exception {
+        Runnable service = (Runnable) Reflect.get(processor, "popLongPollingService");
+        Reflect.set(service, "stopped", true);
+        service.run();
+    }
+
     /** The polling service (5.5.0) or PopMessageProcessor itself (5.0.0): the owner of the map. */
     private static Object owner(Object processor) throws Exception {
         Object service = Reflect.get(processor, "popLongPollingService");
