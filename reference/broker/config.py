@@ -293,6 +293,11 @@ class BrokerConfig:
     # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
     # switch it off (BROKER_OPTIONS "enableNotifyAfterPopOrderLockRelease=false")
     notify_after_pop_order_lock_release: bool = True
+    # polling helper: AdminBrokerProcessor#deleteTopic (5.5.0:786-800, clearRetryTopicWhenDeleteTopic
+    # true by default) also deletes the POP retry topics of every group with offsets on the topic
+    # (ConsumerOffsetManager#whichGroupByTopic): config, offsets, consume queues
+    # (deleteTopicInBroker:819-826). 5.0.0 deletes the topic alone.
+    delete_topic_clears_pop_retry: bool = False
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -341,6 +346,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
+        "delete_topic_clears_pop_retry": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue"),
     },
