@@ -28,7 +28,7 @@ from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.admin import ADMIN_ACTIONS
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
-                                   millis)
+                                   millis, opt_in)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
@@ -324,6 +324,17 @@ class PopWorld:
         self.publish(ConsumerCrashed(consumer.name))
         return True
 
+    def close(self, c: int) -> bool:
+        """Consumer ``c``'s process exits (a crash the OS sees, or a shutdown): as ``crash``, and
+        its connection closes, so the broker's channel of its request in flight goes inactive.
+        ``crash`` is a host gone silently: its channel stays active (until the idle timeout)."""
+        op = self.consumer(c).op
+        if not self.crash(c):
+            return False
+        if op is not None:
+            op.close_channel()
+        return True
+
     # -- time and services -------------------------------------------------------------------
     def advance(self, ms: int) -> bool:
         """``ms`` of virtual time pass (services on their periods)."""
@@ -612,6 +623,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # issue 16 (pop): POP requests of shapes the run's consumers never send (opt-in, drawn after
     # every other field: popverify/sim/pop_shapes.py)
     POP_SHAPE,
+    # polling helper (issue 16): a consumer's connection closes (opt-in, its swarm coin last of
+    # all, after pop_shape's): its parked POP is dropped, never re-run (spec/broker.md "Long polling")
+    opt_in("consumer_close", 3, "close", (index("c"),), consumer_draw, after_options=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

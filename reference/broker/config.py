@@ -298,6 +298,10 @@ class BrokerConfig:
     # (ConsumerOffsetManager#whichGroupByTopic): config, offsets, consume queues
     # (deleteTopicInBroker:819-826). 5.0.0 deletes the topic alone.
     delete_topic_clears_pop_retry: bool = False
+    # polling helper: PopLongPollingService#pollRemotingCommands (5.5.0:421-433) decrements
+    # totalPollingNum in a do-while, for the poll that finds the polling key empty too (after
+    # requests of closed channels); 5.0.0 notifyMessageArriving:173-183 does not (1 / 0)
+    polling_counts_empty_poll: int = 0
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -347,6 +351,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
         "delete_topic_clears_pop_retry": True,
+        "polling_counts_empty_poll": 1,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue"),
     },

@@ -697,7 +697,7 @@ public final class Lockstep {
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 case "queryAssignment": return QueryAssignmentOps.query(this, req);
                 case "setMessageRequestMode": return QueryAssignmentOps.setRequestMode(this, req);
-                case "deferWoken": case "runWoken": case "pollingTimeout": return LongPollOps.handle(this, op, req);
+                case "deferWoken": case "runWoken": case "pollingTimeout": case "closeChannel": return LongPollOps.handle(this, op, req);
                 case "cleanQueueLocks": return QueueLockOps.clean(this);
                 case "startQueues": return StartOffsetOps.start(this, req);
                 case "deleteGroup": case "resetOffset": return AdminGroupOps.handle(this, op, req);
