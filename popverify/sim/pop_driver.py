@@ -562,6 +562,13 @@ def _stall_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), base + rng.next_int(9 * base + 1))
 
 
+def _close_draw(rng: JavaRandom, world: Any) -> tuple:
+    # a consumer with a request in flight or parked when there is one: closing an idle one is a
+    # plain crash (consumer_crash's)
+    busy = [i for i, c in enumerate(world.consumers) if c.op is not None]
+    return (busy[rng.next_int(len(busy))] if busy else rng.next_int(world.config.consumers),)
+
+
 # persist_restart's weight (3 in about 90: some three times per 100 steps)
 PERSIST_RESTART_WEIGHT = 3
 # The POP mode's actions, in the weighted choice's order (weights: spec/fuzzing.md).
@@ -625,7 +632,7 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     POP_SHAPE,
     # polling helper (issue 16): a consumer's connection closes (opt-in, its swarm coin last of
     # all, after pop_shape's): its parked POP is dropped, never re-run (spec/broker.md "Long polling")
-    opt_in("consumer_close", 3, "close", (index("c"),), consumer_draw, after_options=True),
+    opt_in("consumer_close", 3, "close", (index("c"),), _close_draw, after_options=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").
