@@ -631,7 +631,7 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # every other field: popverify/sim/pop_shapes.py)
     POP_SHAPE,
     # polling helper (issue 16): a consumer's connection closes (opt-in, its swarm coin last of
-    # all, after pop_shape's): its parked POP is dropped, never re-run (spec/broker.md "Long polling")
+    # all, after pop_shape's): its parked POP is dropped, never re-run (spec/broker.md `consumer_close`)
     opt_in("consumer_close", 3, "close", (index("c"),), _close_draw, after_options=True),
 )
 
