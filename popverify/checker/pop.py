@@ -274,6 +274,10 @@ class PopChecker:
         if not self.enabled:
             return
         self.excused.update(u for _, _, u in self._live())
+        # RED-2's positions: 5.5.0 deletes the POP retry topic with its topic, so both start
+        # again at offset 0; what is forgotten is of excused messages only
+        self._expected_rt.clear()
+        self._delivered_rt.clear()
         self.orderly.forget()
         self.by_offset.clear()
         self._last_commits.clear()

@@ -62,7 +62,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
-    "batch_ack_request",
+    "batch_ack_request", "consumer_close",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -543,6 +543,16 @@ class Lockstep:
         self._dispatch(i, action, pre, op_seq)
         self._follow_long_polls(i, action)
 
+    def _close_parked(self, i: int, action: Action, op: PopOperation | None) -> None:
+        """consumer_close: the parked POP of the closed connection gets a closed channel on Java
+        too (LongPollOps `closeChannel`); nothing for a crash or a request not parked."""
+        if action.kind != "consumer_close" or op is None or not op.parked:
+            return
+        for p in [p for p in self.long_polls.orphans + self.long_polls.parked if p.op is op]:
+            a = self._call({"op": "closeChannel", "opaque": p.opaque})
+            if "error" in a or not a.get("closed"):
+                raise Diverged(i, action, "closeChannel", p.opaque, a.get("error", "not parked on Java"))
+
     def _run_orphans(self, i: int, action: Action) -> None:
         """Java's re-runs of the woken orphans the model re-ran in this step (when time began
         to pass, before anything else of the step), compared by their answers alone."""
@@ -572,7 +582,8 @@ class Lockstep:
     def _pre(self, action: Action) -> dict[str, Any]:
         """What the action will act on, read before the model applies it."""
         d = self.driver
-        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "pop_step", *POP_KINDS,
+        if action.kind in ("ack", "change_invisible", "batch_ack", "consumer_crash", "consumer_close", "pop_step",
+                           *POP_KINDS,
                            *request_domain.KINDS) and action.args:
             c = action.args[0] % len(d.world.consumers)
             pre = {"c": c, "held": len(d.world.consumers[c].held), "op": d.world.consumers[c].op}
@@ -616,7 +627,7 @@ class Lockstep:
                 # what runs next goes in after this popMsgFromQueue (Hooks: before its unLock)
                 pending.segments.append((pending.op.visits, []))
             return
-        if kind == "consumer_crash":
+        if kind in ("consumer_crash", "consumer_close"):
             c = pre["c"]
             self.java_held[c].clear()
             if pending is not None and pre["op"] is pending.op:
@@ -625,13 +636,16 @@ class Lockstep:
                 self._finish_pending(i, action, pending, collect=False)
                 # parked on both sides (compared as such): the broker still wakes and re-runs it
                 self.long_polls.orphan(pending.op)
+                self._close_parked(i, action, pending.op)
                 return
             woken = self.long_polls.woken_for(pre["op"]) if pre["op"] is not None else None
             if woken is not None:  # its re-run ran to its end on the model (run_to_end)
                 self._finish_pending(i, action, _Pending(c, woken.op, i, action, woken.request, woken=woken.opaque),
                                      collect=False)
+                self._close_parked(i, action, woken.op)
                 return
             self.long_polls.orphan(pre["op"])  # parked: the broker still wakes and re-runs it
+            self._close_parked(i, action, pre["op"])
             if pending is not None:
                 # another consumer's crash sends nothing, but its state is compared where it ran:
                 # inside the POP's interleave, after the steps deferred before it

@@ -28,7 +28,7 @@ from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.admin import ADMIN_ACTIONS
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
-                                   millis)
+                                   millis, opt_in)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
@@ -324,6 +324,17 @@ class PopWorld:
         self.publish(ConsumerCrashed(consumer.name))
         return True
 
+    def close(self, c: int) -> bool:
+        """Consumer ``c``'s process exits (a crash the OS sees, or a shutdown): as ``crash``, and
+        its connection closes, so the broker's channel of its request in flight goes inactive.
+        ``crash`` is a host gone silently: its channel stays active (until the idle timeout)."""
+        op = self.consumer(c).op
+        if not self.crash(c):
+            return False
+        if op is not None:
+            op.close_channel()
+        return True
+
     # -- time and services -------------------------------------------------------------------
     def advance(self, ms: int) -> bool:
         """``ms`` of virtual time pass (services on their periods)."""
@@ -560,6 +571,13 @@ def _stall_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), base + rng.next_int(9 * base + 1))
 
 
+def _close_draw(rng: JavaRandom, world: Any) -> tuple:
+    # a consumer with a request in flight or parked when there is one: closing an idle one is a
+    # plain crash (consumer_crash's)
+    busy = [i for i, c in enumerate(world.consumers) if c.op is not None]
+    return (busy[rng.next_int(len(busy))] if busy else rng.next_int(world.config.consumers),)
+
+
 # persist_restart's weight (3 in about 90: some three times per 100 steps)
 PERSIST_RESTART_WEIGHT = 3
 # The POP mode's actions, in the weighted choice's order (weights: spec/fuzzing.md).
@@ -629,6 +647,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # revive3 (issue 16): batch acks with a body no client sends (opt-in, drawn last:
     # popverify/sim/request_domain.py)
     BATCH_ACK_REQUEST,
+    # polling helper (issue 16): a consumer's connection closes (opt-in, its swarm coin last of
+    # all, after pop_shape's): its parked POP is dropped, never re-run (spec/broker.md `consumer_close`)
+    opt_in("consumer_close", 3, "close", (index("c"),), _close_draw, after_options=True),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

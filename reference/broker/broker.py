@@ -208,6 +208,19 @@ class Broker:
         """
         if topic == self.revive_topic:
             return rc.SYSTEM_ERROR
+        doomed = [topic]
+        if self.config.delete_topic_clears_pop_retry:
+            # 5.5.0:789-800: the groups are read before anything is deleted; only the retry
+            # topics that exist (the V2 name is never created: enableRetryTopicV2 is off)
+            doomed += [r for r in (build_pop_retry_topic(topic, g) for g in self.offsets.which_group_by_topic(topic))
+                       if r in self.topics]
+        for name in doomed:
+            self._delete_topic_in_broker(name)
+        return rc.SUCCESS
+
+    def _delete_topic_in_broker(self, topic: str) -> None:
+        """deleteTopicInBroker (5.5.0:819-826; 5.0.0 deleteTopic:499-503): the config, the
+        offsets and the consume queues of one topic."""
         self.topics.pop(topic, None)
         self.offsets.remove_topic(topic, persisted_too=not self.config.delete_topic_offsets_unpersisted)  # F10
         self.store.delete_topic(topic)
@@ -215,7 +228,6 @@ class Broker:
         if kept and not self.config.delete_topic_keeps_buffer_offsets:  # mechanism switch for F7
             for lock_key in kept:
                 self.buffer_merge.clear_offset_queue(lock_key)
-        return rc.SUCCESS
 
     def note_orderly_read(self, topic: str, queue_id: int, pop_time: int) -> None:
         """F12's counterfactual (switch off only): remember the incarnation an orderly POP read."""

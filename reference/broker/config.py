@@ -310,6 +310,15 @@ class BrokerConfig:
     # manager's lock-free notification (QueueLevelConsumerOrderInfoLockManager:56, 83); a run may
     # switch it off (BROKER_OPTIONS "enableNotifyAfterPopOrderLockRelease=false")
     notify_after_pop_order_lock_release: bool = True
+    # polling helper: AdminBrokerProcessor#deleteTopic (5.5.0:786-800, clearRetryTopicWhenDeleteTopic
+    # true by default) also deletes the POP retry topics of every group with offsets on the topic
+    # (ConsumerOffsetManager#whichGroupByTopic): config, offsets, consume queues
+    # (deleteTopicInBroker:819-826). 5.0.0 deletes the topic alone.
+    delete_topic_clears_pop_retry: bool = False
+    # polling helper: PopLongPollingService#pollRemotingCommands (5.5.0:421-433) decrements
+    # totalPollingNum in a do-while, for the poll that finds the polling key empty too (after
+    # requests of closed channels); 5.0.0 notifyMessageArriving:173-183 does not (1 / 0)
+    polling_counts_empty_poll: int = 0
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -378,6 +387,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "buffer_scan_finds_group": True,
         "set_request_mode_checks_topic": True,
         "query_assignment_lmq_queue": True,
+        "delete_topic_clears_pop_retry": True,
+        "polling_counts_empty_poll": 1,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",

@@ -53,6 +53,16 @@ class ConsumerOffsetManager:
                 if len(parts) == 2 and parts[0] == topic:
                     del table[key]
 
+    def which_group_by_topic(self, topic: str) -> list[str]:
+        """whichGroupByTopic (5.5.0:160-172): the groups with offsets of ``topic`` (keys that
+        split on '@' into exactly two parts), in the table's order."""
+        groups: list[str] = []
+        for key in self._table:
+            parts = key.split("@")
+            if len(parts) == 2 and parts[0] == topic and parts[1] not in groups:
+                groups.append(parts[1])
+        return groups
+
     def remove_offset(self, group: str) -> bool:
         """removeOffset (deleteSubscriptionGroup with cleanOffset): every ``topic@group`` key of
         ``group`` goes from the offset table (5.5.0: and the reset table), in memory only: a

@@ -68,6 +68,8 @@ class PopOperation:
         # (getMessageResult.release() in readGetMessageResult, both releases)
         self._held_files: list[int] = []
         self._gen: Iterator[None] | None = self._process_request()
+        # the client's connection (Channel#isActive): closed by the client's exit (close_channel)
+        self.channel_active = True
 
     @property
     def done(self) -> bool:
@@ -113,6 +115,11 @@ class PopOperation:
         self.pop_time = None  # the re-run takes a new popTime at its first step
         self.visits = 0
         self._gen = self._process_request()
+
+    def close_channel(self) -> None:
+        """The client's connection closes: a parked request stays in the polling map, but no
+        wake-up re-runs it (wakeUp and notifyMessageArriving's inactive-channel tests)."""
+        self.channel_active = False
 
     def abort(self) -> None:
         """Broker restart: the request and any lock it holds are gone."""
@@ -505,8 +512,18 @@ class PopLongPollingService:
         queue = self.polling_map.get(build_polling_key(topic, cid, queue_id))
         if not queue:
             return False
+        # the first request whose channel is active; those before it are dropped (5.0.0
+        # notifyMessageArriving:173-183, 5.5.0 pollRemotingCommands:421-433)
         op = queue.pop(0)
         self.total_polling_num -= 1
+        while not op.channel_active:
+            op.abort()
+            if not queue:
+                # 5.5.0's do-while decrements for the empty poll too (set right at the loop's 100th pass)
+                self.total_polling_num -= self._broker.config.polling_counts_empty_poll
+                return False
+            op = queue.pop(0)
+            self.total_polling_num -= 1
         op.wake()
         return True
 
@@ -532,6 +549,9 @@ class PopLongPollingService:
             while queue and queue[0].is_timeout(now):
                 op = queue.pop(0)
                 self.total_polling_num -= 1
+                if not op.channel_active:  # wakeUp: an inactive channel's request is dropped
+                    op.abort()
+                    continue
                 op.wake()
                 woken += 1
         if self.last_clean_time == 0 or now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS:

@@ -1,3 +1,5 @@
+import pytest
+
 from reference.broker.keys import build_lock_key
 from reference.common import response_code as rc
 from reference.common.javalang import JavaRandom
@@ -80,6 +82,24 @@ def test_long_polling_times_out(broker):
     assert broker.long_polling_step() == 1
     op.run_to_end()
     assert op.result.code == rc.POLLING_TIMEOUT
+
+
+@pytest.mark.parametrize("profile, empty_poll", [("v5.0", 0), ("v5.5", 1)])
+def test_a_closed_channels_parked_pop_is_dropped_not_woken(profile, empty_poll):
+    b = make_broker(profile)
+    closed, live = (b.pop(PopRequest("T", "G", queue_id=0, invisible_time=20000, poll_time=p)) for p in (3000, 5000))
+    closed.close_channel()
+    b.put_message("T", 0, b"x")  # keys -1 (nothing parked) and 0: the closed one dropped, the next woken
+    assert not closed.parked and not closed.in_flight and live.in_flight
+    assert b.pop_polling.total_polling_num == 0
+    again = b.pop(PopRequest("T", "G", queue_id=1, invisible_time=20000, poll_time=3000))
+    again.close_channel()
+    b.put_message("T", 1, b"y")  # only a closed one: 5.5.0's do-while counts the empty poll too
+    assert not again.parked and b.pop_polling.total_polling_num == -empty_poll
+    late = b.pop(PopRequest("T", "G", queue_id=1, invisible_time=20000, poll_time=1000))
+    late.close_channel()
+    b.clock.advance(2000)
+    assert b.long_polling_step() == 0 and not late.parked and not late.in_flight  # dropped at its timeout
 
 
 def test_a_re_run_woken_more_than_500_ms_after_its_poll_time_is_timeout_too_much(broker):

@@ -15,6 +15,7 @@ from popverify.conformance.confirm import run_lockstep
 from popverify.sim.admin import reset_target
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
+from reference.broker.config import RELEASE_SWITCHES
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.pop_processor import PopLongPollingService
 
@@ -101,3 +102,25 @@ def test_a_deleted_groups_parked_pop_is_dropped_on_both_sides(lockstep_pool: Poo
     monkeypatch.setattr(PopLongPollingService, "_clean_unused_resource", lambda self, now: None)
     v = run_lockstep("v5.0", 0, config, PARKED, lockstep_pool.client("5.0.0"))
     assert v.status == "diverges" and v.action == ("long_poll",) and v.key == ".response.woken.length", v.to_json()
+
+
+# polling helper: a message revived into the POP retry topic (its offset committed by
+# initPopRetryOffset), then the topic deleted and re-created (order helper's v5.5 cov2 seed 31)
+REVIVE = [Action("advance", (5000,)), Action("timer", ())] + [Action("revive", (q,)) for q in range(8)]
+RETRY_DELETED = [Action("produce", (0,))] * 2 + _pop() + REVIVE + REVIVE + \
+    [Action("delete_recreate", ()), Action("produce", (0,))] + _pop()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_5_5_deletes_the_pop_retry_topic_with_its_topic(lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """5.5.0's deleteTopic deletes the group's POP retry topic too (clearRetryTopicWhenDeleteTopic):
+    the model agrees; one that keeps the retry topic's offsets, as 5.0.0 does, diverges there."""
+    config = ScenarioConfig(consumers=1, queues=1, drain=False, invisible_time=2000, faults=("delete_recreate",),
+                            actions=("produce", "pop", "pop_step", "ack", "advance", "timer", "revive"))
+    v = run_lockstep("v5.5", 0, config, RETRY_DELETED, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()
+    monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "delete_topic_clears_pop_retry", False)
+    v = run_lockstep("v5.5", 0, config, RETRY_DELETED, lockstep_pool.client("5.5.0"))
+    assert v.status == "diverges" and v.action == ("delete_recreate",), v.to_json()
+    assert v.key.startswith(".state.offsets.%RETRY%"), v.to_json()

@@ -17,7 +17,7 @@ from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.coverage.replay import Adapted
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
-from reference.broker.pop_processor import PopLongPollingService
+from reference.broker.pop_processor import PopLongPollingService, PopOperation
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                 reason="the lockstep harness needs a JDK and Maven")
@@ -321,3 +321,27 @@ def test_with_the_lock_free_notification_switched_off_the_orderly_pop_stays_park
     d = pop_driver.PopDriver("v5.5", 7, off, True, True)
     d.run(parked, LOCK_FREE[:parked])
     assert d.broker.order_info.lock_free_timestamps
+
+
+# polling helper: the parked POP's client closes its connection; a put finds the request's
+# channel inactive and drops it (5.0.0 notifyMessageArriving, 5.5.0 pollRemotingCommands), so the
+# message stays for the client's next POP; a second park's close is dropped by the timeout scan
+CLOSED = [*PARK, Action("consumer_close", (0,)), Action("produce", (0,)), Action("advance", (100,)),
+          Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,)), Action("ack", (0, 0)),
+          *PARK, Action("consumer_close", (0,)), Action("advance", (6000,)), Action("long_poll", ())]
+
+
+def test_a_closed_clients_parked_pop_is_dropped_on_both_sides(profile_client: tuple[str, LockstepClient],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    profile, client = profile_client
+    config = attrs.evolve(CONFIG, actions=CONFIG.actions + ("consumer_close",))
+    verdict, ls, plan = _replay(profile, client, CLOSED, config)
+    assert verdict.status == "agrees", verdict.headline()
+    assert [a.kind for a in plan.ran].count("consumer_close") == 2
+    assert not ls.long_polls.parked and not ls.long_polls.orphans
+    if profile == "v5.5":
+        return  # the mutant's divergence is release-independent: one release
+    # a model that re-runs the closed client's request pops the message for nobody
+    monkeypatch.setattr(PopOperation, "close_channel", lambda self: None)
+    verdict, _, _ = _replay(profile, client, CLOSED, config)
+    assert verdict.status == "diverges", verdict.headline()

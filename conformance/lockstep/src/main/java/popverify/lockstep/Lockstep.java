@@ -459,6 +459,9 @@ public final class Lockstep {
         }
 
         private void shutdown() throws Exception {
+            // the remoting server's channels close first, then the long-polling loop's tail runs
+            channel.close();
+            LongPollOps.shutdownTail(controller.getPopMessageProcessor());
             // BrokerController#shutdown stops the merge and revive threads first (never started
             // here: ServiceThread#shutdown / #stop return at once; a pass never runs a loop's tail;
             // the revive loops' exit runs in ServiceLoops#stopRevive)
@@ -694,7 +697,7 @@ public final class Lockstep {
                 case "rollCommitLog": case "deleteCommitLogFiles": case "cleanConsumeQueues": case "deleteTopic": case "createTopic": return RetentionOps.handle(this, op, req);
                 case "queryAssignment": return QueryAssignmentOps.query(this, req);
                 case "setMessageRequestMode": return QueryAssignmentOps.setRequestMode(this, req);
-                case "deferWoken": case "runWoken": case "pollingTimeout": return LongPollOps.handle(this, op, req);
+                case "deferWoken": case "runWoken": case "pollingTimeout": case "closeChannel": return LongPollOps.handle(this, op, req);
                 case "cleanQueueLocks": return QueueLockOps.clean(this);
                 case "startQueues": return StartOffsetOps.start(this, req);
                 case "deleteGroup": case "resetOffset": return AdminGroupOps.handle(this, op, req);

@@ -2,6 +2,9 @@ package popverify.lockstep;
 
 import com.alibaba.fastjson.JSONArray;
 import com.alibaba.fastjson.JSONObject;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -33,6 +36,9 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  *   polling key, the parked requests in order while they are timed out (PopRequest#isTimeout),
  *   each taken out, totalPollingNum decremented, and woken (wakeUp); cleanUnusedResource when
  *   due. Answers {woken: [opaque...]}.</li>
+ *   <li>`closeChannel` {opaque}: the client of that parked request closed its connection (the
+ *   model's consumer_close): the request's channel becomes a closed one, so wakeUp and
+ *   notifyMessageArriving's inactive-channel tests drop it. Answers {closed}: whether it was parked.</li>
  * </ul>
  */
 public final class LongPollOps {
@@ -60,6 +66,10 @@ public final class LongPollOps {
                 return o;
             case "runWoken":
                 return runWoken(b, Lockstep.bounded(req, "opaque", -1, 1, Integer.MAX_VALUE));
+            case "closeChannel":
+                o.put("closed", closeChannel(b.controller.getPopMessageProcessor(),
+                                             Lockstep.bounded(req, "opaque", -1, 1, Integer.MAX_VALUE)));
+                return o;
             case "pollingTimeout":
                 o.put("woken", timeoutScan(b.controller.getPopMessageProcessor()));
                 return o;
@@ -108,6 +118,46 @@ public final class LongPollOps {
         }
         o.put("answers", answers);
         return o;
+    }
+
+    /**
+     * The polling service's shutdown, as BrokerController#shutdownBasicService runs it on a
+     * restart (5.0.0:1239, 5.5.0:1553): ServiceThread#shutdown sets {@code stopped} and the loop's
+     * thread runs run()'s tail, which takes every parked request out and wakes it (5.0.0
+     * PopMessageProcessor$PopLongPollingService#run:852-862, 5.5.0 PopLongPollingService#run:155-164).
+     * The remoting server shut down first (5.0.0:1219, 5.5.0:1532), so every channel is closed
+     * and wakeUp answers nothing: the caller closes the channel before. The harness never starts
+     * the thread, so it sets the flag and runs the loop here (its test reads the flag:
+     * ServiceLoops#stopped), and the loop ends at once.
+     */
+    static void shutdownTail(Object processor) throws Exception {
+        Runnable service = (Runnable) Reflect.get(processor, "popLongPollingService");
+        Reflect.set(service, "stopped", true);
+        service.run();
+    }
+
+    /**
+     * The parked request {@code opaque} gets a closed channel: 5.5.0's PopRequest reads it from
+     * its ctx, 5.0.0's holds the channel itself (the harness has one channel for every client).
+     */
+    private static boolean closeChannel(Object processor, int opaque) throws Exception {
+        for (ConcurrentSkipListSet<PopRequest> queue : pollingMap(processor).values()) {
+            for (PopRequest r : queue) {
+                if (r.getRemotingCommand().getOpaque() != opaque) {
+                    continue;
+                }
+                EmbeddedChannel closed = new EmbeddedChannel(new ChannelInboundHandlerAdapter());
+                ChannelHandlerContext ctx = closed.pipeline().firstContext();  // gone from the pipeline once closed
+                closed.close();
+                try {
+                    Reflect.setFinal(r, Reflect.field(PopRequest.class, "ctx"), ctx);
+                } catch (NoSuchFieldException e) {
+                    Reflect.set(r, "channel", closed);  // 5.0.0
+                }
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The polling service (5.5.0) or PopMessageProcessor itself (5.0.0): the owner of the map. */
