@@ -20,12 +20,12 @@ def test_spark_campaign_keeps_one_trace_per_signature(tmp_path: Path, monkeypatc
     # order-check-block-off: orderly POPs ignore the order block (POP-ORD-1, unexplained: a mutant
     # is no known finding) while F1 and F7 still show in other runs; the second-loss mutant once
     # used here loses a message in every run under the input-domain draw, masking every finding
-    # (12 blind runs, one round: seed 11 of 300 steps shows POP-ORD-1 since the merged draws of
-    # 26 November 2026; F1 shows in several runs, kept as one trace)
-    summary = campaign("v5.0", "pop", 12, 300, tmp_path, spark_executor("local[2]"), mutant="order-check-block-off",
+    # (13 blind runs, one round: seed 12 of 300 steps shows POP-ORD-1 since the last draws of
+    # 26 November 2026; F20 and F21 show in others)
+    summary = campaign("v5.0", "pop", 13, 300, tmp_path, spark_executor("local[2]"), mutant="order-check-block-off",
                        rounds=1)
     sigs = summary["violations_by_signature"]
-    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F1, F7 ...
+    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F20, F21 ...
     assert "POP-ORD-1/unexplained" in sigs and known, sigs
     assert summary["unexplained"] and summary["violations"][0]["unexplained"]
     assert all(t is not None for t in summary["time_to_first_by_signature_s"].values())
