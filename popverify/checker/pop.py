@@ -141,9 +141,12 @@ class PopChecker:
     def on_orderly_deliver(self, step: int, now: int, consumer: str, uniq: str, position: tuple[str, int, int],
                            pop_time: int, invisible_time: int) -> None:
         """POP-ORD-1 on an orderly delivery of ``uniq`` at ``position`` (topic, queue, offset)."""
-        if not self.enabled or uniq in self.excused:
+        if not self.enabled:
             return
         topic, queue, offset = position
+        if uniq in self.excused:
+            self.orderly.took_reset(topic, queue, offset)  # a re-read the reset excused still took it
+            return
         problem = self.orderly.deliver(now, consumer, uniq, topic, queue, offset, pop_time, invisible_time)
         if problem is not None:
             self._fail("POP-ORD-1", problem, step)
@@ -329,6 +332,9 @@ class PopChecker:
             return
         stored = offset if stored is None else stored
         self.orderly.forget()  # 5.5.0 resetPopOffset clears the queue's order info (clearBlock)
+        # ... at the queue's next POP, which reads from the reset offset: a batch answered after
+        # this request but read before it (a POP in flight) does not block that POP
+        self.orderly.reset(self.topic, queue_id, stored)
         self._skip(queue_id, stored)
         self._credit(queue_id, stored)
         self._reset_floor[queue_id] = stored

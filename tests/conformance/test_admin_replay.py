@@ -140,3 +140,4 @@ def test_a_deleted_groups_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
     monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "delete_group_finds_group", False)
     v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.step == len(GONE) - 1, v.to_json()
+
