@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.violation import Violation
-from popverify.sim.actions import FAULT_WEIGHT
+from popverify.sim.actions import FAULT_WEIGHT, ActionSpec
 from popverify.sim.domain import MAX_QUEUES, MAX_START_OFFSET, DomainReach, boundary_draw, config_dimensions
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
@@ -199,7 +199,8 @@ class ScenarioConfig:
         - then each ``late`` opt-in fault of the mode (ActionSpec#late_coin): persist_restart always
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
-        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2, last of all.
+        - each ``after_options`` opt-in action (POP: pop_shape, then delete_group_persist) with
+          probability 1/2, last of all; one whose ``late_if`` field is on without a coin.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -223,10 +224,16 @@ class ScenarioConfig:
         # field above, each by its own coin (ActionSpec#late_coin)
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
                             if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
-        opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
+        # (order2: an orderly configuration lists delete_group_persist without a coin: late_if)
+        opt += tuple(a for group in the_mode.groups(last)
+                     if self._listed_by_late_if(the_mode.spec(group[0])) or rng.next_boolean() for a in group)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)
+
+    def _listed_by_late_if(self, spec: ActionSpec) -> bool:
+        """Whether ``spec``'s late_if field is on in this configuration (its coin is not drawn)."""
+        return bool(spec.late_if) and bool(getattr(self, spec.late_if))
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":

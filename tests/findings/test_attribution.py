@@ -53,6 +53,8 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # Re-pinned on 26 November 2026 (getMessage's in-memory transfer caps, the long-polling limits,
 # broker options and admin kinds drawn late change the swarm's runs); again for the late faults
 # (persist_restart, processor_put_fail, flush_timeout) and pop_shape, all of the merged draws.
+# order2's delete_group_persist (listed last, in every orderly configuration) is left out of them:
+# the runs below are the swarm's configurations as they were (_known_config).
 KNOWN_RUNS = [
     ("v5.0", "pop", 39, 400, "ALO-2/F1"),
     ("v5.0", "pop", 60, 400, "ALO-2/F14+F18"),
@@ -67,9 +69,14 @@ KNOWN_RUNS = [
 ]
 
 
+def _known_config(seed: int, mode: str = "pop") -> ScenarioConfig:
+    config = swarm_config(seed, mode)
+    return attrs.evolve(config, actions=tuple(a for a in config.actions if a != "delete_group_persist"))
+
+
 @pytest.mark.parametrize("profile, mode, seed, steps, key", KNOWN_RUNS)
 def test_each_switch_removes_exactly_its_finding(profile: str, mode: str, seed: int, steps: int, key: str) -> None:
-    result = run_scenario(profile, seed, steps, mode=mode, config=swarm_config(seed, mode))
+    result = run_scenario(profile, seed, steps, mode=mode, config=_known_config(seed, mode))
     sig = Signature.parse(key)
     assert sig in attribute(result)
     assert expected_signature(profile, sig) and not is_unexpected(profile, sig.property_id, 1, sig)
@@ -86,7 +93,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     cases = [("v5.0", 39, ("ALO-2/F1",)), ("v5.0", 113, ("ALO-1/F12+F21", "ALO-2/F12+F14+F21")),
              ("v5.0", 187, ("ALO-2/F18&F21", "OFF-1/F21"))]
     for profile, seed, keys in cases:
-        config = swarm_config(seed)
+        config = _known_config(seed)
         with consulted() as read:
             result = run_scenario(profile, seed, 400, config=config)
         plain = run_scenario(profile, seed, 400, config=config)  # watching changes nothing
