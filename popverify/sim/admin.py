@@ -78,8 +78,8 @@ def _delete_group_persist(world: Any, clean_offset: bool) -> bool:
 
 # weight 2: in orderly runs the acks and changes of the batches in flight come after it; its swarm
 # coin after every other field (after_options: drawn after pop_shape's, so every configuration
-# drawn before keeps its fields), none in an orderly configuration, which always lists it (late_if:
-# only orderly runs have order info to clean)
+# drawn before keeps its fields): no coin, listed by exactly the orderly configurations (late_if:
+# only orderly runs have order info to clean; the others keep their runs)
 DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 2, _delete_group_persist, (flag("clean_offset"),),
                                            lambda rng, w: (rng.next_boolean(),), after_options=True),
                                     late_if="pop_orderly")

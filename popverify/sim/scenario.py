@@ -200,7 +200,8 @@ class ScenarioConfig:
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
         - each ``after_options`` opt-in action (POP: pop_shape, then delete_group_persist) with
-          probability 1/2, last of all; one whose ``late_if`` field is on without a coin.
+          probability 1/2, last of all; one with a ``late_if`` field exactly when that field is on
+          (delete_group_persist: in the orderly configurations), no coin drawn.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -224,16 +225,17 @@ class ScenarioConfig:
         # field above, each by its own coin (ActionSpec#late_coin)
         opt_faults += tuple(f for f in the_mode.opt_in(fault=True)
                             if the_mode.spec(f).late and the_mode.spec(f).late_coin(self, rng))
-        # (order2: an orderly configuration lists delete_group_persist without a coin: late_if)
+        # (order2: a kind with a late_if field draws no coin: listed exactly when that field is on)
         opt += tuple(a for group in the_mode.groups(last)
-                     if self._listed_by_late_if(the_mode.spec(group[0])) or rng.next_boolean() for a in group)
+                     if self._late_listing(the_mode.spec(group[0]), rng) for a in group)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)
 
-    def _listed_by_late_if(self, spec: ActionSpec) -> bool:
-        """Whether ``spec``'s late_if field is on in this configuration (its coin is not drawn)."""
-        return bool(spec.late_if) and bool(getattr(self, spec.late_if))
+    def _late_listing(self, spec: ActionSpec, rng: JavaRandom) -> bool:
+        """Whether the late draw lists ``spec`` (an ``after_options`` kind): its ``late_if`` field
+        when it names one (no coin drawn), else a coin."""
+        return bool(getattr(self, spec.late_if)) if spec.late_if else rng.next_boolean()
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":
