@@ -9,8 +9,9 @@
   included), as each release does it (Broker#reset_offset; spec/profiles.md "Group deletion
   and offset reset").
 
-- ``delete_group_persist(clean_offset)``: ``delete_group``, then the consumer order info's 10 s
-  persist runs before any POP re-creates the group (Broker#persist_order_info): its encode's
+- ``delete_group_persist(clean_offset)``: while some consumer holds a message, ``delete_group``,
+  then the consumer order info's 10 s persist runs before any POP re-creates the group
+  (Broker#persist_order_info): its encode's
   autoClean drops the deleted group's order info (5.0.0 ConsumerOrderInfoManager#autoClean:224,
   5.5.0 QueueLevelConsumerManager#autoClean:319). A plain ``delete_group`` is almost always
   followed by the group's next POP (auto-create) long before the next persist, so the clean-up
@@ -71,15 +72,17 @@ ADMIN_ACTIONS = (DELETE_GROUP, RESET_OFFSET)
 
 # order2 (helper "order", session 9): a deletion the order info's persist sees
 def _delete_group_persist(world: Any, clean_offset: bool) -> bool:
+    if not any(c.held for c in world.consumers):
+        return False  # the admin acts while batches are in flight (their order info to drop)
     deleted = _delete_group(world, clean_offset)
     world.broker.persist_order_info()
     return deleted
 
 
-# weight 2: in orderly runs the acks and changes of the batches in flight come after it; its swarm
-# coin after every other field (after_options: drawn after pop_shape's, so every configuration
-# drawn before keeps its fields): no coin, listed by exactly the orderly configurations (late_if:
-# only orderly runs have order info to clean; the others keep their runs)
-DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 2, _delete_group_persist, (flag("clean_offset"),),
+# weight 4 (2 left most of its runs without a deletion while batches were in flight), so that
+# acks and changes of the batches in flight follow it; drawn after every other field (after_options,
+# after pop_shape) without a coin: listed by exactly the orderly configurations (late_if: only they
+# have order info to clean; every other configuration keeps its run)
+DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 4, _delete_group_persist, (flag("clean_offset"),),
                                            lambda rng, w: (rng.next_boolean(),), after_options=True),
                                     late_if="pop_orderly")
