@@ -306,14 +306,15 @@ class PopChecker:
         the same stored offset (MessageStore.burn_queue_offset), and by_offset keeps one."""
         return [(r.queue_id, r.offset, u) for u, r in self.messages.items() if r.incarnation == self.incarnation]
 
-    def on_delete_group(self, clean_offset: bool) -> None:
-        """The consumed group was deleted. Any deletion may re-read what was stored (the order
-        info and the merge buffer's commit queues of a missing group are dropped by their
-        clean-ups); with ``clean_offset`` the group's offsets are gone, so what it has not acked
-        may be skipped (ALO, OFF-1 excused) and each queue starts anew at its next commit."""
+    def on_delete_group(self, clean_offset: bool, now: int | None = None) -> None:
+        """The consumed group was deleted (at ``now``, when known). Any deletion may re-read what
+        was stored (the order info and the merge buffer's commit queues of a missing group are
+        dropped by their clean-ups); with ``clean_offset`` the group's offsets are gone, so what
+        it has not acked may be skipped (ALO, OFF-1 excused) and each queue starts anew at its
+        next commit. POP-ORD-1: no batch read by then blocks (OrderlyBlockCheck#forget)."""
         if not self.enabled:
             return
-        self.orderly.forget()
+        self.orderly.forget(now)
         self._credit(None, 0)
         if clean_offset:
             self.excused.update(u for u, rec in self.messages.items() if not rec.acked)

@@ -30,7 +30,7 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     """(model observation, Java requests, answers -> Java observation) of an applied step."""
     if action.kind in ("delete_group", "delete_group_persist"):
         clean = bool(action.args[0])
-        java_checker.on_delete_group(clean)
+        java_checker.on_delete_group(clean, driver.clock.now())
         # delete_group_persist: the order info's scheduled persist next (Broker#persist_order_info)
         persist = [{"op": "persistOrderInfo"}] if action.kind == "delete_group_persist" else []
         return {"code": rc.SUCCESS}, [{"op": "deleteGroup", "cleanOffset": clean}, *persist], _code
