@@ -90,8 +90,9 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     table = {r["dimension"]: r for r in domain_rows("pop", rows)}
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
-    # and the table is not trivially full: these short runs leave a stall's smallest times unreached
-    assert table["pop.stall.ms"]["unreached"] == [1, 10000]
+    # and the table is not trivially full: these short runs leave some of a stall's boundaries
+    # unreached (order2's delete_group_persist in the orderly runs moved 255 among them)
+    assert table["pop.stall.ms"]["unreached"] == [1, 255, 10000]
 
 
 def test_split_consumption_is_drawn_as_one_pair_and_reaches_its_boundaries() -> None:
