@@ -11,9 +11,8 @@
 
 - ``delete_group_persist(clean_offset)``: while some consumer holds a message, ``delete_group``,
   then the consumer order info's 10 s persist runs before any POP re-creates the group
-  (Broker#persist_order_info): its encode's
-  autoClean drops the deleted group's order info (5.0.0 ConsumerOrderInfoManager#autoClean:224,
-  5.5.0 QueueLevelConsumerManager#autoClean:319). A plain ``delete_group`` is almost always
+  (Broker#persist_order_info): its encode's autoClean drops the deleted group's order info
+  (5.0.0 ConsumerOrderInfoManager#autoClean:224, 5.5.0 QueueLevelConsumerManager#autoClean:319). A plain ``delete_group`` is almost always
   followed by the group's next POP (auto-create) long before the next persist, so the clean-up
   never sees the group gone; the orderly acks and changes of the batches in flight then meet no
   order info (commitAndNext:215/219, updateNextVisibleTime:276/281 on 5.5.0).

@@ -105,13 +105,11 @@ def test_a_deleted_groups_parked_pop_is_dropped_on_both_sides(lockstep_pool: Poo
     assert v.status == "diverges" and v.action == ("long_poll",) and v.key == ".response.woken.length", v.to_json()
 
 
-
 # order2: an orderly batch on each of two queues, the group deleted with its offsets and the order
 # info persisted before any POP re-creates the group (delete_group_persist): autoClean drops the
 # group's order info (5.5.0 QueueLevelConsumerManager#autoClean:319), so a change and an ack of
-# queue 0's batch meet no table entry (updateNextVisibleTime:276, commitAndNext:215), queue 0's
-# next POP is not blocked, and an ack and a change of queue 1's batch meet the re-created entry
-# without that queue (:219, :281). Then the group deleted keeping its offsets: 5.5.0 re-creates it
+# queue 0's batch meet no table entry (updateNextVisibleTime:276, commitAndNext:215) and queue 0's
+# next POP is not blocked. Then the group deleted keeping its offsets: 5.5.0 re-creates it
 # at once (delete_group_finds_group), so the persist keeps its order info and queue 0's batch
 # still blocks the next POP. The reset first, before any POP, finds the group the consumers'
 # heartbeat created (the harness's init, as the model's world; Java answered
@@ -142,4 +140,3 @@ def test_a_deleted_groups_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
     monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "delete_group_finds_group", False)
     v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.step == len(GONE) - 1, v.to_json()
-
