@@ -141,9 +141,12 @@ class PopChecker:
     def on_orderly_deliver(self, step: int, now: int, consumer: str, uniq: str, position: tuple[str, int, int],
                            pop_time: int, invisible_time: int) -> None:
         """POP-ORD-1 on an orderly delivery of ``uniq`` at ``position`` (topic, queue, offset)."""
-        if not self.enabled or uniq in self.excused:
+        if not self.enabled:
             return
         topic, queue, offset = position
+        if uniq in self.excused:
+            self.orderly.took_reset(topic, queue, offset)  # a re-read the reset excused still took it
+            return
         problem = self.orderly.deliver(now, consumer, uniq, topic, queue, offset, pop_time, invisible_time)
         if problem is not None:
             self._fail("POP-ORD-1", problem, step)
@@ -307,14 +310,15 @@ class PopChecker:
         the same stored offset (MessageStore.burn_queue_offset), and by_offset keeps one."""
         return [(r.queue_id, r.offset, u) for u, r in self.messages.items() if r.incarnation == self.incarnation]
 
-    def on_delete_group(self, clean_offset: bool) -> None:
-        """The consumed group was deleted. Any deletion may re-read what was stored (the order
-        info and the merge buffer's commit queues of a missing group are dropped by their
-        clean-ups); with ``clean_offset`` the group's offsets are gone, so what it has not acked
-        may be skipped (ALO, OFF-1 excused) and each queue starts anew at its next commit."""
+    def on_delete_group(self, clean_offset: bool, now: int | None = None) -> None:
+        """The consumed group was deleted (at ``now``, when known). Any deletion may re-read what
+        was stored (the order info and the merge buffer's commit queues of a missing group are
+        dropped by their clean-ups); with ``clean_offset`` the group's offsets are gone, so what
+        it has not acked may be skipped (ALO, OFF-1 excused) and each queue starts anew at its
+        next commit. POP-ORD-1: no batch read by then blocks (OrderlyBlockCheck#forget)."""
         if not self.enabled:
             return
-        self.orderly.forget()
+        self.orderly.forget(now)
         self._credit(None, 0)
         if clean_offset:
             self.excused.update(u for u, rec in self.messages.items() if not rec.acked)
@@ -333,6 +337,9 @@ class PopChecker:
             return
         stored = offset if stored is None else stored
         self.orderly.forget()  # 5.5.0 resetPopOffset clears the queue's order info (clearBlock)
+        # ... at the queue's next POP, which reads from the reset offset: a batch answered after
+        # this request but read before it (a POP in flight) does not block that POP
+        self.orderly.reset(self.topic, queue_id, stored)
         self._skip(queue_id, stored)
         self._credit(queue_id, stored)
         self._reset_floor[queue_id] = stored

@@ -76,8 +76,11 @@ PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("POP-ORD-1", "orderly POP: a queue's messages are not delivered while an earlier orderly batch of "
                           "that queue is in flight (not acked, not yet visible again)",
              # restart: the order info is reloaded (5.0.0: empty) or lost since the last persist;
-             # stall: a stalled request's response reaches its consumer after later batches
-             RESTARTS | {"delete_recreate", "stall"}),
+             # stall: a stalled request's response reaches its consumer after later batches;
+             # expire_commit_log: a consume-queue entry at commit-log position 0 whose file is gone
+             # reads the first kept file's first message (store.py#_read), another queue's, into
+             # this queue's batch (order2: v5.5 seed 36 of `swarm_config` orderly, 400 steps)
+             RESTARTS | {"delete_recreate", "stall", "expire_commit_log"}),
     Property("BAT-1", "a POP or pull response carries at most the request's maxMsgNums messages"),
     Property("MODEL-ERROR", "the reference model never raises an exception (popverify/findings/model_error.py)"),
     Property("ALLOC-1", "every queue is assigned to some client"),

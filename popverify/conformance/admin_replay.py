@@ -1,7 +1,8 @@
 """The POP replay of an admin's group deletion and offset reset (popverify/conformance/confirm.py).
 
-Maps the model's ``delete_group`` and ``reset_offset`` (popverify/sim/admin.py) to the lockstep
-harness's AdminGroupOps requests, compares the broker's answers, and gives the Java-side
+Maps the model's ``delete_group``, ``delete_group_persist`` and ``reset_offset``
+(popverify/sim/admin.py) to the lockstep harness's AdminGroupOps requests (and OrderInfoOps'
+``persistOrderInfo``), compares the broker's answers, and gives the Java-side
 checker the same notice the model's checker got (the step's event): what the admin skipped or
 re-reads on purpose is not a violation on either side.
 """
@@ -15,21 +16,24 @@ from popverify.checker.pop import PopChecker
 from popverify.trace.schedule import Action
 from reference.common import response_code as rc
 
-KINDS = frozenset({"delete_group", "reset_offset"})
+KINDS = frozenset({"delete_group", "reset_offset", "delete_group_persist"})
 
 Plan = tuple[dict[str, Any], list[dict[str, Any]], Callable[[list[dict[str, Any]]], dict[str, Any]]]
 
 
 def _code(answers: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"error": answers[0]["error"]} if "error" in answers[0] else {"code": answers[0]["code"]}
+    error = next((a["error"] for a in answers if "error" in a), None)
+    return {"error": error} if error is not None else {"code": answers[0]["code"]}
 
 
 def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     """(model observation, Java requests, answers -> Java observation) of an applied step."""
-    if action.kind == "delete_group":
+    if action.kind in ("delete_group", "delete_group_persist"):
         clean = bool(action.args[0])
-        java_checker.on_delete_group(clean)
-        return {"code": rc.SUCCESS}, [{"op": "deleteGroup", "cleanOffset": clean}], _code
+        java_checker.on_delete_group(clean, driver.clock.now())
+        # delete_group_persist: the order info's scheduled persist next (Broker#persist_order_info)
+        persist = [{"op": "persistOrderInfo"}] if action.kind == "delete_group_persist" else []
+        return {"code": rc.SUCCESS}, [{"op": "deleteGroup", "cleanOffset": clean}, *persist], _code
     ev = next(e for e in driver.events if e["type"] == "reset_offset")
     if ev["code"] == rc.SUCCESS:
         java_checker.on_reset_offset(ev["queue"], ev["offset"], ev["before"])

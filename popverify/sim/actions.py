@@ -127,7 +127,9 @@ class ActionSpec:
     # configurations drawn before keep their faults; ScenarioConfig.draw_domain)
     late: bool = False
     # A late opt-in fault's swarm coin: on with probability late_percent %, always when the
-    # configuration's bool field late_if is on (persist_restart in an orderly configuration)
+    # configuration's bool field late_if is on (persist_restart in an orderly configuration); an
+    # after_options kind with a late_if is listed exactly when that field is on, no coin drawn
+    # (delete_group_persist: ScenarioConfig._late_listing)
     late_percent: int = 50
     late_if: str = ""
 

@@ -9,7 +9,15 @@
   included), as each release does it (Broker#reset_offset; spec/profiles.md "Group deletion
   and offset reset").
 
-Both are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
+- ``delete_group_persist(clean_offset)``: while some consumer holds a message, ``delete_group``,
+  then the consumer order info's 10 s persist runs before any POP re-creates the group
+  (Broker#persist_order_info): its encode's autoClean drops the deleted group's order info
+  (5.0.0 ConsumerOrderInfoManager#autoClean:224, 5.5.0 QueueLevelConsumerManager#autoClean:319). A plain ``delete_group`` is almost always
+  followed by the group's next POP (auto-create) long before the next persist, so the clean-up
+  never sees the group gone; the orderly acks and changes of the batches in flight then meet no
+  order info (commitAndNext:215/219, updateNextVisibleTime:276/281 on 5.5.0).
+
+All three are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
 checker which obligations the admin took away (spec/properties.md "Admin requests"). Opt-in
 (ActionSpec.opt_in): the configurations tests/sim/test_engine_digests.py pins keep their runs;
 the swarm's late draw lists them, after the opt-in faults (``late``), so the configurations
@@ -19,6 +27,8 @@ drawn before keep their faults.
 from __future__ import annotations
 
 from typing import Any
+
+import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, flag, index, opt_in
 from popverify.sim.events import GroupDeleted, OffsetReset
@@ -57,3 +67,21 @@ DELETE_GROUP = opt_in("delete_group", 1, _delete_group, (flag("clean_offset"),),
 RESET_OFFSET = opt_in("reset_offset", 1, _reset_offset, (index("queue_id"), index("to")),
                       lambda rng, w: (rng.next_int(w.config.queues), rng.next_int(JAVA_INT_MAX)), late=True)
 ADMIN_ACTIONS = (DELETE_GROUP, RESET_OFFSET)
+
+
+# order2 (helper "order", session 9): a deletion the order info's persist sees
+def _delete_group_persist(world: Any, clean_offset: bool) -> bool:
+    if not any(c.held for c in world.consumers):
+        return False  # the admin acts while batches are in flight (their order info to drop)
+    deleted = _delete_group(world, clean_offset)
+    world.broker.persist_order_info()
+    return deleted
+
+
+# weight 4 (2 left most of its runs without a deletion while batches were in flight), so that
+# acks and changes of the batches in flight follow it; drawn after every other field (after_options,
+# after pop_shape) without a coin: listed by exactly the orderly configurations (late_if: only they
+# have order info to clean; every other configuration keeps its run)
+DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 4, _delete_group_persist, (flag("clean_offset"),),
+                                           lambda rng, w: (rng.next_boolean(),), after_options=True),
+                                    late_if="pop_orderly")

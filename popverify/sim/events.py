@@ -454,7 +454,7 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
         elif isinstance(event, TopicRecreated):
             checker.on_delete_topic()
         elif isinstance(event, GroupDeleted):
-            checker.on_delete_group(event.clean_offset)
+            checker.on_delete_group(event.clean_offset, now)
         elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
             checker.on_reset_offset(event.queue, event.offset, event.before, event.stored)
         elif isinstance(event, FaultInjected):

@@ -26,7 +26,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.admin import ADMIN_ACTIONS
+from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis, opt_in)
 from popverify.sim.domain import start_queues
@@ -650,6 +650,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # polling helper (issue 16): a consumer's connection closes (opt-in, its swarm coin last of
     # all, after pop_shape's): its parked POP is dropped, never re-run (spec/broker.md `consumer_close`)
     opt_in("consumer_close", 3, "close", (index("c"),), _close_draw, after_options=True),
+    # order2: a group deletion the order info's next persist sees (opt-in, its swarm coin after
+    # pop_shape's: popverify/sim/admin.py)
+    DELETE_GROUP_PERSIST,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

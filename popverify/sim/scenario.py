@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from popverify.checker.violation import Violation
-from popverify.sim.actions import FAULT_WEIGHT
+from popverify.sim.actions import FAULT_WEIGHT, ActionSpec
 from popverify.sim.domain import MAX_QUEUES, MAX_START_OFFSET, DomainReach, boundary_draw, config_dimensions
 from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
@@ -199,7 +199,9 @@ class ScenarioConfig:
         - then each ``late`` opt-in fault of the mode (ActionSpec#late_coin): persist_restart always
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
-        - each ``after_options`` opt-in action (POP: pop_shape) with probability 1/2;
+        - each ``after_options`` opt-in action (POP: pop_shape, batch_ack_request, consumer_close,
+          delete_group_persist) with probability 1/2; one with a ``late_if`` field exactly when that
+          field is on (delete_group_persist: in the orderly configurations), no coin drawn;
         - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
           not draw) on with probability 1/2;
         - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in
@@ -230,7 +232,9 @@ class ScenarioConfig:
         late_faults = [f for f in the_mode.opt_in(fault=True) if the_mode.spec(f).late]
         opt_faults += tuple(f for f in late_faults
                             if not the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
-        opt += tuple(a for group in the_mode.groups(last) if rng.next_boolean() for a in group)
+        # (order2: a kind with a late_if field draws no coin: listed exactly when that field is on)
+        opt += tuple(a for group in the_mode.groups(last)
+                     if self._late_listing(the_mode.spec(group[0]), rng) for a in group)
         if mode == "push":  # pull helper: the push mode's options, last of all (PUSH_OPTIONS)
             options = tuple(o for o in PUSH_OPTIONS if rng.next_boolean())
         # buffer helper (issue 16): the buffer's thresholds, last of all (every field above keeps
@@ -244,6 +248,11 @@ class ScenarioConfig:
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)
+
+    def _late_listing(self, spec: ActionSpec, rng: JavaRandom) -> bool:
+        """Whether the late draw lists ``spec`` (an ``after_options`` kind): its ``late_if`` field
+        when it names one (no coin drawn), else a coin."""
+        return bool(getattr(self, spec.late_if)) if spec.late_if else rng.next_boolean()
 
     @classmethod
     def default_for(cls, mode: str) -> "ScenarioConfig":

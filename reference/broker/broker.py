@@ -173,11 +173,19 @@ class Broker:
         only. 5.5.0 also clears the group's POP in-flight counters, which count only for
         enablePopMessageThreshold (off by default): not modelled. The order info, the merge
         buffer's commit-offset queues and CKs are left to their own clean-ups (autoClean at
-        persist, scanGarbage), which test the group's existence (spec/profiles.md)."""
+        persist, scanGarbage), which test the group's existence (spec/profiles.md). v5.5 without
+        ``clean_offset`` re-creates the group at once (delete_group_finds_group)."""
         self.groups.discard(group)
         if clean_offset:
             self.offsets.remove_offset(group)
+        elif self.config.delete_group_finds_group:
+            self.find_group(group)  # v5.5: isLiteGroupType's lookup re-creates it (auto-create)
         return rc.SUCCESS
+
+    def persist_order_info(self) -> None:
+        """The consumer order info's scheduled persist, every 10 s (BrokerController#
+        initializeBrokerScheduledTasks, 5.0.0:578, 5.5.0:709); its encode runs autoClean first."""
+        self.order_info.persist()
 
     def reset_offset(self, topic: str, group: str, queue_id: int, offset: int) -> int:
         """An admin resets one queue of ``group`` to ``offset`` (spec/profiles.md "Group deletion

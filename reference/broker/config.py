@@ -75,6 +75,10 @@ class BrokerConfig:
     # v5.5 PopBufferMergeService#scan asks findSubscriptionGroupConfig of each buffered CK's
     # group (isSubscriptionGroupNotExist:218-222), which re-creates a deleted group (auto-create)
     buffer_scan_finds_group: bool = False
+    # v5.5 AdminBrokerProcessor#deleteSubscriptionGroup:1703-1704 tests `cleanOffset ||
+    # LiteMetadataUtil.isLiteGroupType(group)`: without cleanOffset, isLiteGroupType asks
+    # findSubscriptionGroupConfig, which re-creates the group just deleted (auto-create)
+    delete_group_finds_group: bool = False
     # ConsumerManageProcessor#queryConsumerOffset for a group without an offset on a queue whose
     # min offset is 0: v5.0 answers 0 unless offset 0 is on disk (never, in the model);
     # v5.5 answers 0 only when offset 0 is in memory, i.e. the queue holds a message.
@@ -385,6 +389,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
+        "delete_group_finds_group": True,
         "set_request_mode_checks_topic": True,
         "query_assignment_lmq_queue": True,
         "delete_topic_clears_pop_retry": True,

@@ -206,7 +206,7 @@ class ConsumerOrderInfoManager:
             topic, group = parts
             read_queues = self._topic_read_queues(topic)
             qs = self.table[key]
-            if read_queues is None or not self._group_exists(group) or not qs:
+            if read_queues is None or self._group_gone(group) or not qs:
                 del self.table[key]
                 continue
             for qid in list(qs):
@@ -215,6 +215,11 @@ class ConsumerOrderInfoManager:
                 last = qs[qid].last_consume_timestamp
                 if qid >= read_queues or last == 0 or now - last > CLEAN_SPAN_FROM_LAST:
                     del qs[qid]
+
+    def _group_gone(self, group: str) -> bool:
+        """autoClean's group test (5.0.0:224 getSubscriptionGroupTable().get, 5.5.0:319
+        containsSubscriptionGroup: neither auto-creates the group)."""
+        return not self._group_exists(group)
 
     def persist(self) -> None:
         """ConfigManager#persist: encode (autoClean first) and write the snapshot."""

@@ -3,12 +3,15 @@ drawn late, carried by traces, holding on both profiles, and caught when checkBl
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import attrs
 import pytest
 
+from lockstep_pool import Pool
 from popverify.checker.orderly import OrderlyBlockCheck
+from popverify.conformance.confirm import run_lockstep
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.pop_driver import pick_held
 from popverify.sim.scenario import FAULTS, LATE_FAULTS, POP_ACTIONS, POP_ALWAYS, Action, ScenarioConfig, run_scenario, run_spec
@@ -16,14 +19,20 @@ from popverify.trace.itf import read_trace, write_trace
 from reference.common.javalang import JavaRandom
 
 SEEDS = range(6)
+ADMIN_KINDS = ("delete_group", "reset_offset", "delete_group_persist")
 
 
 def _orderly(seed: int) -> ScenarioConfig:
-    # without the admin's reset_offset, which re-delivers on purpose: since revive2's late faults
-    # moved the draws, v5.5 seed 1's resets make an orderly POP deliver past a batch in flight
-    # (POP-ORD-1, which no reset excuses: an open question of spec/properties.md "Admin requests")
-    config = swarm_config(seed)
-    return attrs.evolve(config, pop_orderly=True, actions=tuple(a for a in config.actions if a != "reset_offset"))
+    # the admin's reset_offset included (order2: the POP that takes a 5.5.0 reset is blocked by no
+    # batch before it, RESET_RACE below; revive2's v5.5 seed 1 was that race)
+    return attrs.evolve(swarm_config(seed), pop_orderly=True)
+
+
+def _orderly_unexcused(seed: int) -> ScenarioConfig:
+    # without the admin's requests whose events forget the batches in flight (on_delete_group,
+    # on_reset_offset): the mutant's deliveries past a batch are then never excused
+    config = _orderly(seed)
+    return attrs.evolve(config, actions=tuple(a for a in config.actions if a not in ADMIN_KINDS))
 
 
 def _draw_before_orderly(rng: JavaRandom) -> ScenarioConfig:
@@ -66,7 +75,8 @@ def test_pop_ord_1_holds_on_orderly_swarm_runs(profile: str) -> None:
 def test_checkblock_off_is_caught_by_pop_ord_1(profile: str) -> None:
     caught = sum(1 for seed in SEEDS
                  if any(v.property_id == "POP-ORD-1" for v in
-                        run_scenario(profile, seed, 400, config=_orderly(seed), mutant="order-check-block-off").violations))
+                        run_scenario(profile, seed, 400, config=_orderly_unexcused(seed),
+                                     mutant="order-check-block-off").violations))
     assert caught >= 2  # seeds 1 and 2 (of 0..11 also 11): about one orderly swarm run in four
 
 
@@ -121,6 +131,54 @@ def test_an_ack_racing_the_redelivery_counts_for_the_new_batch() -> None:
     check.ack("m0", 1_999)
     check.deliver(2_001, "c0", "m0", "T", 0, 0, 2_000, 1_000)
     assert check.deliver(2_002, "c1", "m1", "T", 0, 1, 2_002, 1_000) is not None
+
+
+# order2: c0's POP reads offsets 4..6 before an admin's reset of the queue to 2 and answers after
+# it; c1's POP takes the reset (5.5.0 resetPopOffset: clearBlock) and delivers 2.. while c0's batch
+# is in flight. The lockstep replay on rocketmq-broker 5.5.0 agrees step by step (both deliver so),
+# so POP-ORD-1 excuses the POP that takes a reset (OrderlyBlockCheck#took_reset), no other.
+RESET_RACE = [Action("produce", (0,))] * 4 + [Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                                               Action("pop_step", (0,))] + [Action("ack", (0, 0))] * 4 + \
+    [Action("produce", (0,))] * 3 + [Action("advance", (10,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                                     Action("reset_offset", (0, 2)), Action("pop_step", (0,)), Action("pop_step", (0,)),
+                                     Action("advance", (10,)), Action("pop", (1, 0, False)), Action("pop_step", (1,)),
+                                     Action("pop_step", (1,)), Action("pop_step", (1,))]
+RESET_CONFIG = ScenarioConfig(consumers=2, queues=1, enable_pop_buffer_merge=False, drain=False, pop_orderly=True,
+                              max_msg_nums=8, actions=("produce", "pop", "pop_step", "ack", "advance", "reset_offset"))
+
+
+def test_the_pop_that_takes_a_reset_is_not_blocked_by_a_batch_read_before_it() -> None:
+    result = run_scenario("v5.5", 0, 0, config=RESET_CONFIG, schedule=RESET_RACE)
+    assert result.counts["popped"] == 12 and not result.violations, result.violations
+    check = OrderlyBlockCheck()
+    check.reset("T", 0, 2)
+    check.deliver(100, "c0", "m4", "T", 0, 4, 100, 10_000)  # read before the reset, answered after
+    # only a delivery from the reset offset took the reset; one from elsewhere is still blocked
+    assert check.deliver(200, "c1", "m3", "T", 0, 3, 200, 10_000) is not None
+    assert check.deliver(300, "c1", "m2", "T", 0, 2, 300, 10_000) is None
+    assert check.deliver(400, "c0", "m3", "T", 0, 3, 400, 10_000) is not None  # taken once
+
+
+@pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
+                    reason="the lockstep harness needs a JDK and Maven")
+@pytest.mark.slow
+def test_rocketmq_5_5_delivers_from_the_reset_while_a_batch_read_before_it_is_in_flight(lockstep_pool: Pool) -> None:
+    """Both sides deliver so, and POP-ORD-1 excuses it on both (it fired on both before
+    OrderlyBlockCheck#took_reset)."""
+    v = run_lockstep("v5.5", 0, RESET_CONFIG, RESET_RACE, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()
+    assert not v.model_violations and not v.java_violations, v.to_json()
+
+
+def test_a_batch_popped_by_a_group_deletion_blocks_no_one() -> None:
+    """order2 (v5.5 seed 4 of its corpus): a POP in flight across delete_group_persist answers
+    after it; the clean-up may have dropped its order info, so its batch is not tracked. A batch
+    popped after the deletion is."""
+    check = OrderlyBlockCheck()
+    check.forget(150)
+    check.deliver(170, "c0", "m0", "T", 0, 0, 150, 10_000)  # popped at the deletion, answered after
+    assert check.deliver(200, "c1", "m0", "T", 0, 0, 200, 10_000) is None
+    assert check.deliver(300, "c0", "m1", "T", 0, 1, 300, 10_000) is not None  # c1's batch of 200 blocks
 
 
 def test_an_orderly_consumer_acks_a_queue_in_offset_order() -> None:

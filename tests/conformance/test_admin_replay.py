@@ -16,6 +16,7 @@ from popverify.sim.admin import reset_target
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
 from reference.broker.config import RELEASE_SWITCHES
+from reference.broker.consumer_order_info import ConsumerOrderInfoManager
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.pop_processor import PopLongPollingService
 
@@ -109,6 +110,23 @@ def test_a_deleted_groups_parked_pop_is_dropped_on_both_sides(lockstep_pool: Poo
 REVIVE = [Action("advance", (5000,)), Action("timer", ())] + [Action("revive", (q,)) for q in range(8)]
 RETRY_DELETED = [Action("produce", (0,))] * 2 + _pop() + REVIVE + REVIVE + \
     [Action("delete_recreate", ()), Action("produce", (0,))] + _pop()
+# order2: an orderly batch on each of two queues, the group deleted with its offsets and the order
+# info persisted before any POP re-creates the group (delete_group_persist): autoClean drops the
+# group's order info (5.5.0 QueueLevelConsumerManager#autoClean:319), so a change and an ack of
+# queue 0's batch meet no table entry (updateNextVisibleTime:276, commitAndNext:215) and queue 0's
+# next POP is not blocked. Then the group deleted keeping its offsets: 5.5.0 re-creates it
+# at once (delete_group_finds_group), so the persist keeps its order info and queue 0's batch
+# still blocks the next POP. The reset first, before any POP, finds the group the consumers'
+# heartbeat created (the harness's init, as the model's world; Java answered
+# SUBSCRIPTION_GROUP_NOT_EXIST before: cov2 v5.5 seeds 32, 33).
+ORDERLY = ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=False, drain=False, pop_orderly=True,
+                         actions=("produce", "pop", "pop_step", "ack", "change_invisible", "advance",
+                                  "reset_offset", "delete_group_persist"))
+GONE = [Action("reset_offset", (0, 0))] + [Action("produce", (0,))] * 3 + [Action("produce", (1,))] * 2 + _pop() + \
+    [Action("pop", (0, 1, False)), Action("pop_step", (0,)), Action("pop_step", (0,)),
+     Action("delete_group_persist", (True,)), Action("change_invisible", (0, 0, 5000)), Action("ack", (0, 0)),
+     Action("advance", (100,))] + _pop() + [Action("ack", (0, 4)), Action("change_invisible", (0, 3, 5000)),
+                                            Action("delete_group_persist", (False,))] + _pop()
 
 
 @needs_jdk
@@ -124,3 +142,17 @@ def test_5_5_deletes_the_pop_retry_topic_with_its_topic(lockstep_pool: Pool, mon
     v = run_lockstep("v5.5", 0, config, RETRY_DELETED, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.action == ("delete_recreate",), v.to_json()
     assert v.key.startswith(".state.offsets.%RETRY%"), v.to_json()
+def test_a_deleted_groups_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()
+    assert not v.model_violations and not v.java_violations, v.to_json()
+    # a model whose clean-up keeps a deleted group's order info still blocks queue 0's POP
+    with monkeypatch.context() as m:
+        m.setattr(ConsumerOrderInfoManager, "_group_gone", lambda self, group: False)
+        v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
+        assert v.status == "diverges" and v.action == ("pop_step", 0), v.to_json()
+    # a 5.5.0 model whose deletion without cleanOffset leaves the group gone serves that POP
+    monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "delete_group_finds_group", False)
+    v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
+    assert v.status == "diverges" and v.step == len(GONE) - 1, v.to_json()

@@ -391,6 +391,10 @@ public final class Lockstep {
             timer.setShouldRunningDequeue(true);
             System.err.printf("lockstep: store started in %d ms%n", (System.nanoTime() - t1) / 1_000_000);
             b.createTopic();
+            // The consumers' first heartbeat creates their group (ClientManageProcessor#heartBeat,
+            // 5.0.0:103, 5.5.0:109: findSubscriptionGroupConfig auto-creates it), as the model's
+            // world does at start: an admin's reset before the first POP finds the group.
+            c.getSubscriptionGroupManager().findSubscriptionGroupConfig(GROUP);
             // PopMessageProcessor's random (queue start, retry-first) follows the seed.
             Field rf = c.getPopMessageProcessor().getClass().getDeclaredField("random");
             rf.setAccessible(true);
