@@ -178,9 +178,9 @@ def test_verify_without_maven_says_confirmation_unavailable(tmp_path: Path, monk
         raise LockstepError("mvn not found: the lockstep harness needs Maven")
 
     monkeypatch.setattr(lockstep, "LockstepClient", no_maven)
-    # 10 runs: seed 9 shows PRG-2/F20 under the default swarm draw with every late draw of 26
-    # November 2026 (seed 8's ALO-2/F1&F3 went with them)
-    code = main(["verify", "--out", str(tmp_path), "--runs", "10", "--steps", "250", "--engine", "python",
+    # 19 runs: seed 18 shows PRG-2/F9, the first v5.0 finding of 250 steps under the default swarm
+    # draw with every late draw of 26 November 2026 (seed 8's ALO-2/F1&F3 went with them)
+    code = main(["verify", "--out", str(tmp_path), "--runs", "19", "--steps", "250", "--engine", "python",
                  "--skip", "stateful,z3,tlc,conformance,trace"])
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert code == 1 and summary["outcome"].startswith("failed")
