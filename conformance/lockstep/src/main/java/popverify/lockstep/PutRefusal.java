@@ -45,6 +45,12 @@ public final class PutRefusal {
     private static String timeoutSite = "";
     private static int timeoutPending;
     private static final List<String> TIMED_OUT = new ArrayList<>();
+    /** The sites `refuseProcessorPuts` may name (put_failure.py PROCESSOR_SITES + BUFFER_SITES). */
+    private static final List<String> PROCESSOR_SITES =
+        java.util.Arrays.asList("ack", "change_invisible_ck", "buffer_ck", "buffer_ack");
+    /** The sites `flushTimeouts` may name (put_failure.py FLUSH_TIMEOUT_SITES). */
+    private static final List<String> FLUSH_TIMEOUT_SITES =
+        java.util.Arrays.asList("buffer_ck", "buffer_ack", "ack", "change_invisible_ck");
     private static final List<String> FAILED = new ArrayList<>();
 
     private PutRefusal() {
@@ -81,10 +87,7 @@ public final class PutRefusal {
      * the next ``count`` puts at that site fail whenever they come (put_failure.py
      * StorePutFaults#arm_processor; the `processor_put_fail` and `buffer_put_fail` faults). */
     static synchronized JSONObject armProcessor(JSONObject req) {
-        String site = req.getString("site");
-        if (!java.util.Arrays.asList("ack", "change_invisible_ck", "buffer_ck", "buffer_ack").contains(site)) {
-            throw new IllegalArgumentException("site: ack, change_invisible_ck, buffer_ck or buffer_ack, got " + site);
-        }
+        String site = site(req, PROCESSOR_SITES);
         processorPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
         processorSite = site;
         return state();
@@ -95,13 +98,19 @@ public final class PutRefusal {
      * FLUSH_DISK_TIMEOUT, what a SYNC_FLUSH store answers when the flush outlasts
      * syncFlushTimeout (CommitLog#handleDiskFlush; put_failure.py StorePutFaults#arm_flush_timeout). */
     static synchronized JSONObject armFlushTimeout(JSONObject req) {
-        String site = req.getString("site");
-        if (!java.util.Arrays.asList("buffer_ck", "buffer_ack", "ack", "change_invisible_ck").contains(site)) {
-            throw new IllegalArgumentException("site: buffer_ck, buffer_ack, ack or change_invisible_ck, got " + site);
-        }
+        String site = site(req, FLUSH_TIMEOUT_SITES);
         timeoutPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
         timeoutSite = site;
         return state();
+    }
+
+    /** The request's {@code site}, refused unless it is one of ``allowed``. */
+    private static String site(JSONObject req, List<String> allowed) {
+        String site = req.getString("site");
+        if (!allowed.contains(site)) {
+            throw new IllegalArgumentException("site: one of " + String.join(", ", allowed) + ", got " + site);
+        }
+        return site;
     }
 
     /** {pending, retryPending, failed: [site, ...]}; {processorSite, processorPending},
