@@ -461,27 +461,27 @@ class PopWorld:
         """The store refuses the next ``count`` (1..2) puts of one processor site, whenever they
         come: ``site`` 0 the ACK message (AckMessageProcessor's, ChangeInvisibleTimeProcessor#
         ackOrigin's), 1 changeInvisibleTime's new CK (put_failure.PROCESSOR_SITES)."""
-        if not 1 <= count <= 2 or not 0 <= site < len(PROCESSOR_SITES):
-            return False
-        self.broker.put_faults.arm_processor(PROCESSOR_SITES[site], count)
-        return True
+        return self._arm_site(PROCESSOR_SITES, site, count, self.broker.put_faults.arm_processor)
 
     def buffer_put_fail(self, site: int, count: int) -> bool:
         """The store refuses the next ``count`` (1..2) puts of one of the buffer's sites, whenever
         they come: ``site`` 0 its CK (PopBufferMergeService#putCkToStore), 1 its ACK or BatchAckMsg
         (#putAckToStore, #putBatchAckToStore) (put_failure.BUFFER_SITES); scan puts them again."""
-        if not 1 <= count <= 2 or not 0 <= site < len(BUFFER_SITES):
-            return False
-        self.broker.put_faults.arm_processor(BUFFER_SITES[site], count)
-        return True
+        return self._arm_site(BUFFER_SITES, site, count, self.broker.put_faults.arm_processor)
 
     def flush_timeout(self, site: int, count: int) -> bool:
         """The next ``count`` (1..2) puts of one site (put_failure.FLUSH_TIMEOUT_SITES: the
         buffer's CK, the buffer's ACK, an ack's ACK, changeInvisibleTime's CK) are written and
         answered FLUSH_DISK_TIMEOUT (a SYNC_FLUSH store's slow flush), whenever they come."""
-        if not 1 <= count <= 2 or not 0 <= site < len(FLUSH_TIMEOUT_SITES):
+        return self._arm_site(FLUSH_TIMEOUT_SITES, site, count, self.broker.put_faults.arm_flush_timeout)
+
+    @staticmethod
+    def _arm_site(sites: tuple[str, ...], site: int, count: int, arm: Callable[[str, int], None]) -> bool:
+        """``arm`` the site of index ``site`` for ``count`` puts; False (not applied) when the
+        index or the count (1..2, the faults' draw) is out of range."""
+        if not 1 <= count <= 2 or not 0 <= site < len(sites):
             return False
-        self.broker.put_faults.arm_flush_timeout(FLUSH_TIMEOUT_SITES[site], count)
+        arm(sites[site], count)
         return True
 
     def scan_stall(self, ms: int) -> bool:
