@@ -1,6 +1,6 @@
 """Root-cause attribution: which known findings explain a violation.
 
-Each known finding F1..F21 (spec/properties.md#known-findings) has a mechanism switch in the
+Each known finding F1..F22 (spec/properties.md#known-findings) has a mechanism switch in the
 model's configuration that removes exactly its cause. A violating run is re-run, schedule
 for schedule, once per switch present in its profile and mode, with that one switch flipped;
 the signature of each violated property is (property, the findings whose removal clears it),
@@ -99,6 +99,9 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F21", "v5.0: the order info comes back empty after a restart; an orderly ack then commits past its "
             "batch's un-acked messages", "broker", "order_info_lost_on_reload", ("pop",),
             needs=(("restart", "persist_restart"),), config_flag="pop_orderly"),
+    Finding("F22", "a restart makes a consume queue's fillPreBlank units valid (min offset 0); a read from 0 skips the "
+            "messages in commit-log file 0", "broker", "blank_units_valid_after_restart", ("pop", "push"),
+            needs=(("restart", "persist_restart"),)),
 )}
 
 

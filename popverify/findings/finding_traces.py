@@ -1,4 +1,4 @@
-"""The minimal schedule of every confirmed finding (F1..F21), its ITF traces in the repository
+"""The minimal schedule of every confirmed finding (F1..F22), its ITF traces in the repository
 (spec/findings/traces/Fn-<release>.itf.json) and their verdicts on Java
 (spec/findings/verdicts.json), written by ``popverify confirm --findings --update-spec``.
 
@@ -239,6 +239,15 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                   _a("persist_restart"), _a("ack", 0, 1)),
                  "the merged swarm's v5.0 seed 9 (OFF-1/unexplained once persist_restart was drawn), shrunk and "
                  "written plainly"),
+    # the queue's first put refused (5.0.0 burns offset 0: the queue's file begins with a blank
+    # unit and its first message is unit 1, in commit-log file 0); a restart makes the min
+    # offset 0; the drain's POP reads the blank unit, skips the message and moves past it
+    FindingTrace("F22", "ALO-1", "pop",
+                 ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False, faults=("persist_restart",),
+                                actions=("produce", "produce_sized", "pop", "pop_step")),
+                 (_a("produce_sized", 0, 0, 32768), _a("produce", 0), _a("persist_restart")),
+                 "the lead's replay of the v5.5 coverage corpus seed 28 (a restart's min offset 0 below a re-created "
+                 "queue's first unit), carried to 5.0.0's refused first put"),
 )}
 
 
@@ -264,6 +273,7 @@ JAVA_LINES: dict[str, str] = {
     "F19": "PopReviveService#consumeReviveMessage 5.5.0:412-419 (enableSkipLongAwaitingAck) makes a mock CK (mockCkForAck:470-483, createMockCkForAck:485-497: num 0) for an ACK whose CK the round has not read and that is older than reviveAckWaitMs, and after the scan `consumeReviveObj.map.putAll(mockPointMap)` (:466) replaces a real CK of that merge key read later in the round; mergeAndRevive revives nothing for it and commits past it. 5.0.0 has no such option (spec/findings/F19.md)",
     "F20": "CommitLog#asyncPutMessage 5.0.0:846-851 assigns the queue offset (ConsumeQueueStore#assignQueueOffset moves the table) before MessageExtEncoder#encode (:1853-1888) refuses the message (properties > Short.MAX_VALUE, body > maxMessageSize); nothing gives the offset back, so the next message is stored with N + 1 at consume-queue unit N (ConsumeQueue#putMessagePositionInfo:695-747 appends at the end) until a restart (recoverTopicQueueTable). rocketmq-client ProcessQueue keys by the stored offset and commits max + 1 (#removeMessage); processPopResponse maps a POP's messages to msgOffsetInfo by indexOf of the stored offset (MQClientAPIImpl 5.0.0:1082-1114). 5.5.0 increases the table only after the append (CommitLog 5.5.0:1117) (spec/findings/F20.md)",
     "F21": "ConsumerOrderInfoManager 5.0.0 #encode (OrderInfo#encode:395-410 writes keys \"c\", \"cm\", \"l\", \"o\") and #decode:270-277 (RemotingSerializable#fromJson maps bean properties: none matches), so every OrderInfo reloaded by a restart is empty; #autoClean:199-246 drops it at the next persist (lastConsumeTimestamp 0); #commitAndNext:135-149 answers MESSAGE_ILLEGAL for an empty entry and offset + 1 without one, which AckMessageProcessor#processRequest:148-185 commits past the batch's un-acked offsets. 5.5.0's QueueLevelConsumerManager decodes what it encodes (spec/findings/F21.md)",
+    "F22": "ConsumeQueue#putMessagePositionInfo's first-create branch (5.0.0:714-719, 5.5.0:823-830) writes fillPreBlank units (:749-763 / :864-879: commit-log offset 0, size Integer.MAX_VALUE) before a first unit past the file's start; a restart loads the queue with minLogicOffset 0 and DefaultMessageStore#recoverTopicQueueTable → #correctMinOffset (5.0.0:395-470, 5.5.0:549-672) keeps 0 (\"Abort correction\": the blank's offset 0 is >= a commit log starting at 0; 5.5.0's #initializeWithOffset:1231 says so in a TODO). DefaultMessageStore#getMessage reads the blank (CommitLog#getMessage(0, Integer.MAX_VALUE) is null: MESSAGE_WAS_REMOVING, 5.0.0:800-806, 5.5.0:985-992) and rollNextFile skips every later unit in commit-log file 0; PopMessageProcessor 5.0.0:537-546 (addCkMock) moves the offset past them (spec/findings/F22.md)",
     "F15": "ChangeInvisibleTimeProcessor 5.0.0 processRequest:92 `offset < minOffset || offset > maxOffset` admits offset == maxOffset (appendCheckPoint writes a CK for it, the ack of the old handle names it); 5.5.0 #processRequestAsync:141 `offset >= maxOffset` (spec/findings/F15.md)",
 }
 

@@ -105,6 +105,10 @@ EXPLANATIONS: dict[str, str] = {
            "the first ack of an orderly batch in flight is refused, and after the next persist drops the empty "
            "entry an ack of any message of the batch commits past the others, which are never redelivered "
            "(OFF-1, ALO-2) (spec/findings/F21.md).",
+    "F22": "A consume queue whose first file begins with blank units (its first message was past the file's start: "
+           "5.0.0's refused first put, 5.5.0's re-dispatch of a deleted topic) gets min offset 0 at a restart; a "
+           "read from 0 takes the blank unit for a removed message and skips every message in commit-log file 0 "
+           "within the read, and the POP moves the offset past them (ALO-1) (spec/findings/F22.md).",
 }
 UNEXPLAINED_TEXT = ("No known finding's mechanism switch clears this violation on its own: a cause not yet named "
                     "(or several findings that each suffice). Replay the shortest trace, explain it against the Java "

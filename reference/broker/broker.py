@@ -97,7 +97,8 @@ class Broker:
         self.unreadable_topics: set[str] = set()
         self.consume_disabled: set[str] = set()
         self.store = MessageStore(clock.now, cfg.broker_role_slave, cfg.offset_check_in_slave, cfg.max_pull_msg_size,
-                                  position_zero_reads_first_file=cfg.position_zero_reads_first_file)
+                                  position_zero_reads_first_file=cfg.position_zero_reads_first_file,
+                                  blank_units_valid_after_restart=cfg.blank_units_valid_after_restart)
         self.store.put_listeners.append(self._on_put)
         self.timer = TimerService(self.store, cfg.timer_precision_ms)
         self.offsets = ConsumerOffsetManager(cfg.flush_consumer_offset_interval, clock.now(),

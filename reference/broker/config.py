@@ -116,6 +116,13 @@ class BrokerConfig:
     # deleted, the store's first message's unit reads the oldest remaining file's first
     # message (spec/broker.md "Position 0 reads another message"). False reads nothing there.
     position_zero_reads_first_file: bool = True
+    # mechanism switch for F22: a consume queue loaded at a restart starts with minLogicOffset 0,
+    # and ConsumeQueue#correctMinOffset (both releases) counts its fillPreBlank units (commit-log
+    # position 0) as valid while the commit log starts at 0: the queue's min offset becomes 0,
+    # below its first message, and a read from 0 takes the blank unit for a removed message,
+    # rolls to the next commit-log file and skips every unit that points into file 0
+    # (spec/findings/F22.md). False: a loaded queue keeps its first real unit as min offset.
+    blank_units_valid_after_restart: bool = True
     # mechanism switch for F12: AckMessageProcessor's orderly branch (5.0.0 processRequest:148-185,
     # 5.5.0 #ackOrderly) commits what commitAndNext answers, and commitAndNext answers offset + 1
     # for a queue without order info (ConsumerOrderInfoManager 5.0.0:139-146, QueueLevelConsumerManager

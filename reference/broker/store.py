@@ -106,6 +106,17 @@ class ConsumeQueue:
     units: list[MessageExt] = attrs.field(factory=list)
     base: int = 0  # offset of units[0]: units below were deleted with their CQ file
     min_offset: int = 0  # getMinOffsetInQueue (minLogicOffset)
+    # Offsets head..base-1 are ConsumeQueue#fillPreBlank units (commit-log position 0, size
+    # Integer.MAX_VALUE, tags code 0) in the queue's first file: written when its first unit
+    # was at a cqOffset past that file's start. head == base: none.
+    head: int = 0
+
+    @classmethod
+    def starting_at(cls, offset: int, file_units: int) -> ConsumeQueue:
+        """A queue whose first unit is at ``offset`` (ConsumeQueue#putMessagePositionInfo's
+        first-create branch, or #initializeWithOffset on 5.5.0): its file, created at the
+        file boundary below, is blank up to it and minLogicOffset = offset."""
+        return cls(base=offset, min_offset=offset, head=offset // file_units * file_units)
 
     @property
     def max_offset(self) -> int:
@@ -132,6 +143,10 @@ MAX_TRANSFER_BYTES_IN_MEMORY = 256 * 1024
 MAX_TRANSFER_COUNT_IN_MEMORY = 32
 
 
+# What a ConsumeQueue#fillPreBlank unit shows a message filter: no tags (tags code 0).
+_BLANK_UNIT = MessageExt(topic="", queue_id=-1)
+
+
 class MessageStore:
     """DefaultMessageStore reduced to what consumption reads and writes.
 
@@ -140,11 +155,13 @@ class MessageStore:
 
     def __init__(self, clock_now: Callable[[], int], slave: bool = False, offset_check_in_slave: bool = False,
                  max_pull_msg_size: int = 128 * 1024 * 1024, cq_file_units: int = CQ_FILE_UNITS,
-                 position_zero_reads_first_file: bool = True) -> None:
+                 position_zero_reads_first_file: bool = True, blank_units_valid_after_restart: bool = True) -> None:
         self._now = clock_now
         # F11's mechanism (BrokerConfig.position_zero_reads_first_file): False reads position 0
         # as any other position once its file is gone (nothing there)
         self._position_zero_quirk = position_zero_reads_first_file
+        # F22's mechanism (BrokerConfig.blank_units_valid_after_restart): _load_min_offset
+        self._blank_units_valid = blank_units_valid_after_restart
         self._queues: dict[tuple[str, int], ConsumeQueue] = {}
         self._slave = slave
         self._offset_check_in_slave = offset_check_in_slave
@@ -216,7 +233,7 @@ class MessageStore:
         if cq is None:
             # ConsumeQueue#putMessagePositionInfo on a queue without a file: a first unit at
             # cqOffset != 0 fills the blanks before it (fillPreBlank, minLogicOffset = cqOffset)
-            cq = self._queues[key] = ConsumeQueue(base=msg.queue_offset, min_offset=msg.queue_offset)
+            cq = self._queues[key] = ConsumeQueue.starting_at(msg.queue_offset, self._cq_file_units)
         msg.store_timestamp = self._now()
         msg.commit_log_offset = self._next_physical_offset
         self._next_physical_offset += 1
@@ -411,10 +428,14 @@ class MessageStore:
         self._holds.clear()
         self._shut_down_at.clear()
         self._offset_table.clear()  # recoverOffsetTable: every queue's counter = its CQ max offset
+        loaded = set(self._queues)  # a queue the redispatch creates keeps its minLogicOffset
         if redispatch:
             self._redispatch()
-        for cq in self._queues.values():
-            self._correct_min_offset(cq)
+        for key, cq in self._queues.items():
+            if key in loaded:
+                self._load_min_offset(cq)
+            else:
+                self._correct_min_offset(cq)
         self._last_physical_min_file = 0
 
     def _reopen_ended_last_file(self) -> None:
@@ -453,8 +474,8 @@ class MessageStore:
         maybe wrong"; an offset of 0 is not checked at all)."""
         cq = self._queues.get((msg.topic, msg.queue_id))
         if cq is None:
-            cq = self._queues[(msg.topic, msg.queue_id)] = ConsumeQueue(base=msg.queue_offset,
-                                                                       min_offset=msg.queue_offset)
+            cq = self._queues[(msg.topic, msg.queue_id)] = ConsumeQueue.starting_at(msg.queue_offset,
+                                                                                   self._cq_file_units)
         elif msg.queue_offset != 0 and msg.queue_offset < cq.max_offset:
             return
         self._append_unit(cq, msg)
@@ -469,7 +490,40 @@ class MessageStore:
             if not self.is_removed(cq.units[file_end - 1 - cq.base]):
                 return
             del cq.units[: file_end - cq.base]
-            cq.base = file_end
+            cq.base = cq.head = file_end
+
+    def _load_min_offset(self, cq: ConsumeQueue) -> None:
+        """ConsumeQueueStore#recoverOffsetTable → ConsumeQueue#correctMinOffset(commit log's min
+        offset) on a queue loaded from its files, whose minLogicOffset starts at 0 (both
+        releases; DefaultMessageStore#recover runs it after the commit log's redispatch).
+
+        Blank units (fillPreBlank: commit-log position 0) count as valid when the commit log
+        still starts at 0, so a queue whose first unit was past its first file's start gets
+        min offset 0 at the first restart, below its first message ("TODO: when min commitLog
+        offset is 0 and restart store, min offset of cq may be set to 0 incorrectly",
+        5.5.0 ConsumeQueue#initializeWithOffset): finding F22 (spec/findings/F22.md)."""
+        if self._blank_units_valid and cq.head < cq.base and cq.units and self._min_file == 0 \
+                and not self.is_removed(cq.units[-1]):
+            # the queue's first file is its file 0: start = 0, "intact", and the first unit
+            # (a blank at position 0) is >= 0: the correction is aborted with min 0
+            cq.min_offset = cq.head if cq.head == 0 else self._blank_binary_search(cq)
+            return
+        self._correct_min_offset(cq)
+
+    def _blank_binary_search(self, cq: ConsumeQueue) -> int:
+        """correctMinOffset's binary search over a first file (from ``head``) that is not the
+        queue's file 0 (start < 0: not "intact"), for a commit log starting at 0: a probe at a
+        blank (position 0, equal to the min) ends it there; a probe at a message (past 0) moves
+        ``high``; without an equal probe, the first unit examined (``low`` = 0, a blank) is
+        >= 0. (Only a queue started past 30,000 units has such a file; the model starts those
+        with commit-log file 0 gone, start_queue_at, so this is for completeness.)"""
+        low, high = 0, min(self._cq_file_units, cq.max_offset - cq.head) - 1
+        while high - low > 1:
+            mid = (low + high) // 2
+            if cq.head + mid < cq.base:
+                return cq.head + mid
+            high = mid
+        return cq.head
 
     def _correct_min_offset(self, cq: ConsumeQueue) -> None:
         """ConsumeQueue#correctMinOffset (5.0.0 and 5.5.0 alike)."""
@@ -493,6 +547,7 @@ class MessageStore:
         if cq.units or offset < 0:
             raise ValueError(f"queue {topic}:{queue_id} cannot start at {offset}: it holds messages or the offset is negative")
         cq.base = cq.min_offset = offset
+        cq.head = offset // self._cq_file_units * self._cq_file_units  # initializeWithOffset's fillPreBlank
         if offset and not self._wrote:
             # the same history for the commit log: the files that held those messages are gone
             # (the oldest kept file is the first this store writes), and the consume-queue
@@ -613,10 +668,10 @@ class MessageStore:
         max_pull_size = max(max_total_msg_size if max_total_msg_size is not None else self._max_pull_msg_size, 100)
         max_pull_size = min(max_pull_size, self._max_pull_msg_size)
         max_filter_count = max(16000, max_msg_nums * 20)  # ConsumeQueue.CQ_STORE_UNIT_SIZE = 20
-        if next_begin < cq.base:
+        if next_begin < cq.head:
             # iterateFrom found no CQ file for this offset: roll to the next file's start.
             result.status = GetMessageStatus.OFFSET_FOUND_NULL
-            result.next_begin_offset = next_offset_correction(next_begin, cq.base, self._slave, self._offset_check_in_slave)
+            result.next_begin_offset = next_offset_correction(next_begin, cq.head, self._slave, self._offset_check_in_slave)
             return result
         total = 0
         skip_below_file = -1  # nextPhyFileStartOffset: units in the file of the last miss are skipped
@@ -625,6 +680,22 @@ class MessageStore:
         # ConsumeQueue#iterateFrom → getIndexBuffer, the rest of the file holding the offset.
         read_end = min(max_offset, (next_begin // self._cq_file_units + 1) * self._cq_file_units)
         while next_begin < read_end:
+            if next_begin < cq.base:
+                # a fillPreBlank unit (only reachable once a restart made the min offset 0:
+                # _load_min_offset): CommitLog#getMessage(0, Integer.MAX_VALUE) selects past
+                # the file's read position and returns null, as for a removed message, and
+                # rollNextFile(0) skips every later unit that points into commit-log file 0
+                next_begin += 1
+                if skip_below_file > 0:
+                    continue  # position 0 lies below any nextPhyFileStartOffset
+                if message_filter is not None and not message_filter(_BLANK_UNIT):
+                    if not result.messages:
+                        result.status = GetMessageStatus.NO_MATCHED_MESSAGE
+                    continue
+                if not result.messages:
+                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                skip_below_file = 1
+                continue
             unit = cq.units[next_begin - cq.base]
             if next_begin - offset > max_filter_count:
                 break

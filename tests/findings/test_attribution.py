@@ -31,12 +31,12 @@ def test_signature_keys_round_trip_and_reject_unknown_findings() -> None:
 
 def test_switches_are_present_per_profile_and_removed_only_inside_the_block() -> None:
     assert present("v5.0", "pop") == ("F1", "F2", "F3", "F4", "F6", "F7", "F9", "F10", "F11", "F12", "F14", "F15", "F16", "F17", "F18",
-                                      "F20", "F21")
+                                      "F20", "F21", "F22")
     # v5.5 dropped the last-epoch skip and the byte CK queueId (F9); only 5.5.0 has rePutCK (F8)
     assert present("v5.5", "pop") == ("F2", "F3", "F4", "F6", "F7", "F8", "F10", "F11", "F12", "F14", "F16", "F17", "F18",
-                                      "F19")
-    assert present("v5.5", "push") == ("F5", "F13")
-    assert present("v5.0", "push") == ("F5", "F13", "F20")  # 5.5.0 increases a queue offset after the append
+                                      "F19", "F22")
+    assert present("v5.5", "push") == ("F5", "F13", "F22")
+    assert present("v5.0", "push") == ("F5", "F13", "F20", "F22")  # 5.5.0 increases a queue offset after the append
     with removed(["F1", "F5"]):
         prof = get_profile("v5.0")
         assert not prof.broker.revive_skips_last_epoch and not prof.client.unflushed_queue_starts_at_max_offset

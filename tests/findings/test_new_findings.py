@@ -102,6 +102,16 @@ def test_f21_is_50s_alone() -> None:
     assert _run("F21", "v5.5").violations == ()
 
 
+def test_f22_is_explained_by_f20_and_f22_each() -> None:
+    """5.0.0's refused first put leaves the queue's file with a blank unit 0; after a restart the
+    min offset is 0 and the drain's POP from 0 skips the message at unit 1 (ALO-1). Either cause
+    removed clears it (F20: no burnt offset, no blank; F22: the loaded queue keeps min 1)."""
+    assert {s.key for s in attribute(_run("F22", "v5.0"))} == {"ALO-1/F20+F22"}
+    with removed(["F22"]):
+        assert _run("F22", "v5.0").violations == ()
+    assert _run("F22", "v5.5").violations == ()
+
+
 def test_verify_v55_seed_10_is_f10_alone() -> None:
     """verify's campaign run of seed 10 (250 steps) before the input domain was drawn by default
     (its swarm configuration without draw_domain): ALO-1 was unexplained; F10 explains all of it
