@@ -279,7 +279,7 @@ CAMPAIGN_DOMAIN_BIAS = 10
 # against 15 drawing it 1/2 and 11 with the default 10 s), each size limit in 1 of 4 (each
 # refuses CKs the buffer would take).
 BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_OPTIONS,
-                                                              ((100, True), (25, False), (25, False)), strict=True))
+                                                              ((75, True), (25, False), (25, False)), strict=True))
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).
