@@ -27,8 +27,8 @@ from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST
-from popverify.sim.actions import (FAULT_WEIGHT, PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw,
-                                   fault, flag, index, millis, opt_in)
+from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag,
+                                   index, millis, opt_in)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
@@ -601,8 +601,8 @@ def _close_draw(rng: JavaRandom, world: Any) -> tuple:
 # persist_restart's weight (3 in about 90: some three times per 100 steps); graceful_restart's too
 PERSIST_RESTART_WEIGHT = 3
 # buffer_put_fail's weight (buffer2): armed about three times per 100 steps, so that nearly
-# every run listing it has a site armed when the scan stores a partly acked CK's ACKs (at
-# FAULT_WEIGHT a third of the runs never armed it)
+# every run listing it has a site armed when the scan stores a partly acked CK's ACKs (at the
+# fault weight, 1, about a third of the runs never arm it)
 BUFFER_PUT_FAIL_WEIGHT = 3
 # The POP mode's actions, in the weighted choice's order (weights: spec/fuzzing.md).
 POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
