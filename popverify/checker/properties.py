@@ -27,7 +27,7 @@ PUT_FAILURES: frozenset[str] = frozenset({"store_put_fail", "revive_put_fail", "
                                           "buffer_put_fail"})
 
 # A broker restart, plain or right after the persist tasks (popverify/sim/pop_driver.py).
-RESTARTS: frozenset[str] = frozenset({"restart", "persist_restart"})
+RESTARTS: frozenset[str] = frozenset({"restart", "persist_restart", "graceful_restart"})
 
 PROPERTIES: dict[str, Property] = {p.pid: p for p in (
     Property("ALO-1", "every stored, unexpired message of a live topic is eventually delivered"),

@@ -62,17 +62,22 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
-    "batch_ack_request", "consumer_close",
+    "batch_ack_request", "consumer_close", "graceful_restart",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
 POP_KINDS = frozenset({"pop", "pop_request", "pop_shape"})
 
 
+# The broker restarts: a crash, one right after the persist tasks, a graceful shutdown (its
+# merge thread's drain first: Broker#graceful_restart).
+RESTART_KINDS = frozenset({"restart", "persist_restart", "graceful_restart"})
+
+
 # What the harness cannot run inside an in-flight POP: a second POP (PopMessageProcessor is not
 # re-entered) and a restart. Anything else runs in the POP's interleave, at the point the model
 # ran it; a woken long-polling POP's re-run takes nothing inside (Java re-runs it in one go).
-INTERLEAVE_BARRIERS = POP_KINDS | {"restart", "persist_restart"}
+INTERLEAVE_BARRIERS = POP_KINDS | RESTART_KINDS
 
 
 # An orderly ack or changeInvisibleTime waits for the queue lock in a busy loop (5.0.0
@@ -665,7 +670,7 @@ class Lockstep:
             self.pending = None
             self._finish_pending(i, action, pending)
             pending = None
-        if kind in ("restart", "persist_restart") and pending is not None:
+        if kind in RESTART_KINDS and pending is not None:
             raise OutOfScope(i, action, f"broker restart while the POP of step {pending.step} is in flight")
         model_obs, requests, finish = self._plan(i, action, pre)
         if pending is not None:
@@ -954,13 +959,18 @@ class Lockstep:
             return {}, _flush_requests(flushed, d.broker.order_info.last_persist != pre["last_persist"]), lambda a: {}
         if kind == "long_poll":
             return self._long_poll_plan()
-        if kind in ("restart", "persist_restart"):
+        if kind in RESTART_KINDS:
+            if kind == "graceful_restart" and not d.world.drain_ended:
+                raise OutOfScope(i, action, "a graceful shutdown whose buffer drain never ends (Java's merge "
+                                            "thread would spin in it)")
             self._next_lock_clean = d.clock.now() + QUEUE_LOCK_CLEAN_MS  # a new, unstarted manager
             self.java_checker.on_restart()
             self.java_checker.on_fault(kind)
-            # persist_restart: both persists first, as the model's Broker#persist_then_restart
-            persist = _flush_requests(True, True) if kind == "persist_restart" else []
-            return {}, persist + [{"op": "restart"}], \
+            # graceful_restart: the merge thread's tail first (Broker#graceful_restart); then, as
+            # persist_restart, both persists (Broker#persist_then_restart)
+            drain = [{"op": "mergeShutdown"}] if kind == "graceful_restart" else []
+            persist = _flush_requests(True, True) if kind != "restart" else []
+            return {}, drain + persist + [{"op": "restart"}], \
                 lambda a: next(({"error": x["error"]} for x in a if "error" in x), {})
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)

@@ -166,7 +166,10 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_CIT, "5.5.0", "lite", "processChangeInvisibleTimeForLite and the test of its answer", (130, 132), (367, 418)),
     *_x(_BUF, "5.5.0", "slave", "isShouldRunning (slave acting master, broker role) and run's slave branches",
         (74, 80), (95, 103), (126, 128)),
-    *_x(_BUF, "5.5.0", "multi-broker", "getServiceName and run's drain in a broker container", (84, 86), (129, 133)),
+    # (buffer2: run's tail tests isInBrokerContainer at 129 and drains the buffer in 130-132 when
+    # NOT in one, the default broker's graceful shutdown (graceful_restart): only 129 is left out)
+    *_x(_BUF, "5.5.0", "multi-broker", "getServiceName in a broker container, run's test for one before its drain",
+        (84, 86), (129, 129)),
     *_x(_BUF, "5.5.0", "logging", _POP_LOG, (251, 253), (325, 327), (401, 403), (462, 464), (485, 487),
         (501, 503), (528, 530), (544, 546), (558, 560), (565, 567), (590, 592), (653, 655), (705, 707),
         (759, 761), (794, 796)),

@@ -27,8 +27,8 @@ from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST
-from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
-                                   millis, opt_in)
+from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag,
+                                   index, millis, opt_in)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
@@ -132,6 +132,7 @@ class PopWorld:
         self.checker = PopChecker(TOPIC, GROUP, enabled=check)
         self.handle_keys = HandleKeys(GROUP)
         self._delivered: set[str] = set()  # uniq keys delivered so far (redelivery count)
+        self.drain_ended = True  # whether the last graceful_restart's buffer drain ended
 
     # -- what the engine asks of a world ---------------------------------------------------------
     def subscriber(self) -> Subscriber:
@@ -415,6 +416,18 @@ class PopWorld:
         self.publish(BrokerRestarted())
         return True
 
+    def graceful_restart(self) -> bool:
+        """The broker shuts down gracefully and starts again: the merge thread's tail drains the
+        buffer, the offsets and order info are persisted, then the restart (Broker#graceful_restart).
+        ``drain_ended`` keeps whether the drain ended (the lockstep replay runs only those).
+        Not applied while a POP is in flight: the drain's commitOffset waits for the queue lock
+        the POP holds (a graceful shutdown lets the requests in flight end first)."""
+        if self.broker.in_flight_pops():
+            return False
+        self.drain_ended = self.broker.graceful_restart()
+        self.publish(BrokerRestarted())
+        return True
+
     def delete_recreate(self) -> bool:
         """The consumed topic is deleted and created again."""
         self.broker.delete_topic(TOPIC)
@@ -566,6 +579,13 @@ def _pop_draw(rng: JavaRandom, world: Any) -> tuple:
     return (rng.next_int(world.config.consumers), qid, rng.next_int(4) == 0)
 
 
+def _buffer_put_fail_draw(rng: JavaRandom, world: Any) -> tuple:
+    # buffer2: the ACK site (1) in 3 of 4 drawings. The CK site's refusal and re-put are reached
+    # by most runs that list the fault; a refused ACK needs the arming to come before one of
+    # the few ACK puts a run makes (a partly acked CK stored by the scan).
+    return (0 if rng.next_int(4) == 0 else 1, 1 + rng.next_int(2))
+
+
 def _stall_draw(rng: JavaRandom, world: Any) -> tuple:
     base = STALL_DECADES[rng.next_int(len(STALL_DECADES))]
     return (rng.next_int(world.config.consumers), base + rng.next_int(9 * base + 1))
@@ -578,8 +598,12 @@ def _close_draw(rng: JavaRandom, world: Any) -> tuple:
     return (busy[rng.next_int(len(busy))] if busy else rng.next_int(world.config.consumers),)
 
 
-# persist_restart's weight (3 in about 90: some three times per 100 steps)
+# persist_restart's weight (3 in about 90: some three times per 100 steps); graceful_restart's too
 PERSIST_RESTART_WEIGHT = 3
+# buffer_put_fail's weight (buffer2): armed about three times per 100 steps, so that nearly
+# every run listing it has a site armed when the scan stores a partly acked CK's ACKs (at the
+# fault weight, 1, about a third of the runs never arm it)
+BUFFER_PUT_FAIL_WEIGHT = 3
 # The POP mode's actions, in the weighted choice's order (weights: spec/fuzzing.md).
 POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     PRODUCE,
@@ -641,9 +665,12 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     POP_SHAPE,
     # buffer helper (issue 16): a put failure at the buffer's CK or ACK put (opt-in, late: its
     # swarm coin after the buffer threshold options', last of all, ScenarioConfig.draw_domain)
-    fault("buffer_put_fail", "buffer_put_fail", (Arg("site", int, 0, 1, value=False), Arg("count", int, 1, 2, value=False)),
-          lambda rng, w: (rng.next_int(2), 1 + rng.next_int(2)), opt_in=True, late=True, late_percent=30,
-          after_options=True),
+    # (buffer2: listed in every configuration with the merge on, no coin drawn, else by its
+    # coin; weight BUFFER_PUT_FAIL_WEIGHT)
+    ActionSpec("buffer_put_fail", BUFFER_PUT_FAIL_WEIGHT, "buffer_put_fail",
+               (Arg("site", int, 0, 1, value=False), Arg("count", int, 1, 2, value=False)), _buffer_put_fail_draw,
+               fault=True, opt_in=True, late=True, late_percent=30, after_options=True,
+               late_if="enable_pop_buffer_merge"),
     # revive3 (issue 16): batch acks with a body no client sends (opt-in, drawn last:
     # popverify/sim/request_domain.py)
     BATCH_ACK_REQUEST,
@@ -653,6 +680,11 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # order2: a group deletion the order info's next persist sees (opt-in, its swarm coin after
     # pop_shape's: popverify/sim/admin.py)
     DELETE_GROUP_PERSIST,
+    # buffer2 (issue 16): a graceful shutdown and start, whose merge thread drains the buffer
+    # (opt-in, late: listed in every configuration with the merge on, no coin drawn, and never
+    # without it; its draw last of all, after buffer_put_fail's; as often as persist_restart)
+    ActionSpec("graceful_restart", PERSIST_RESTART_WEIGHT, "graceful_restart", fault=True, opt_in=True, late=True,
+               late_percent=0, after_options=True, late_if="enable_pop_buffer_merge"),
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

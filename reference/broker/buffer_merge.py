@@ -43,6 +43,9 @@ BUFFER_TABLE_SIZE = 32768
 GARBAGE_SCAN_PERIOD_MS = 30 * 1000
 COUNTER_RESET_PERIOD_MS = 60 * 1000
 GARBAGE_UNUSED_MS = 5 * 60 * 1000
+# shutdown_drain's bound: a drain whose store refuses at most MAX_PENDING_FAILURES puts per
+# armed site ends within a few scans; one still running after this many never ends
+DRAIN_PASS_BOUND = 64
 
 
 @attrs.define(slots=True, eq=False)
@@ -228,7 +231,7 @@ class PopBufferMergeService:
         self.commit_offset_times.pop(lock_key, None)
 
     # -- scanning -------------------------------------------------------------------------
-    def scan(self, elapsed_ms: int = 0) -> None:
+    def scan(self, elapsed_ms: int = 0, loop_work: bool = True) -> None:
         """One pass of the service thread: scan (CKs and acks to the store, scanCommitOffset),
         the periodic counter reset and scanGarbage, and the serving flag.
 
@@ -237,7 +240,9 @@ class PopBufferMergeService:
         popCkStayBufferTimeOut - 1000 ms stops the service ("scan stop, because eclipse too
         long", PopBufferMergeService#scan, 5.0.0:297-299, 5.5.0:339-341): while not serving,
         addCk and addAk refuse and every buffered CK is stored at the next scan; serving comes
-        back once the buffer and the commit-offset queues are empty (run, 5.0.0:107-109)."""
+        back once the buffer and the commit-offset queues are empty (run, 5.0.0:107-109).
+        ``loop_work`` False: scan() alone, as the shutdown drain calls it (no scanGarbage, no
+        serving switch: those are run()'s loop body)."""
         now = self._now()
         # `buffer.entrySet().iterator()` of `new ConcurrentHashMap<>(1024 * 16)` (32768 bins on
         # Java 8..17): bin order, not insertion order; it decides the order CKs and ACKs reach
@@ -285,6 +290,8 @@ class PopBufferMergeService:
         self.scan_commit_offset()
         if elapsed_ms > self._cfg.pop_ck_stay_buffer_time_out - 1000:
             self.serving = False
+        if not loop_work:
+            return
         end = self._now()
         if end >= self._next_counter_reset:  # scanTimes >= countOfMinute1: counter.set(buffer.size())
             self.counter = len(self.buffer)
@@ -294,6 +301,21 @@ class PopBufferMergeService:
             self._next_garbage_scan = end + GARBAGE_SCAN_PERIOD_MS
         if not self.serving and not self.buffer and not any(self.commit_offsets.values()):
             self.serving = True
+
+    def shutdown_drain(self) -> bool:
+        """run()'s tail once the thread is stopped (ServiceThread#shutdown, from BrokerController
+        #shutdownBasicService: 5.0.0 PopBufferMergeService:116-126, 5.5.0:121-133): serving off,
+        then scan() until the buffer and the commit-offset queues are empty. Serving off makes
+        every CK's scan store it with its acked bits; scanCommitOffset commits the offsets. The
+        tail's Thread.sleep(2000) passes no virtual time (the shutdown is one instant, as the
+        harness's VirtualClock#sleep). False when the drain never ends (Java's thread spins:
+        a put the store refuses every time): DRAIN_PASS_BOUND scans, then it is left so."""
+        self.serving = False
+        for _ in range(DRAIN_PASS_BOUND):
+            if not self.buffer and not any(self.commit_offsets.values()):
+                return True
+            self.scan(loop_work=False)
+        return not self.buffer and not any(self.commit_offsets.values())
 
     def quiet_until(self) -> int | None:
         """The earliest time a scan may change anything, while the service has nothing to do

@@ -8,7 +8,7 @@ import pytest
 
 from reference.broker.buffer_merge import (COUNTER_RESET_PERIOD_MS, GARBAGE_SCAN_PERIOD_MS, GARBAGE_UNUSED_MS,
                                            PopBufferMergeService)
-from reference.broker.checkpoint import PopCheckPoint
+from reference.broker.checkpoint import AckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.queue_lock import QueueLockManager
@@ -108,3 +108,24 @@ def test_a_slow_scan_stops_serving_until_the_buffer_is_empty():
     b.buffer_merge_scan()
     assert len(b.stored_checkpoints()) == 2 and b.buffered_checkpoints() == []
     assert b.buffer_merge.serving
+
+
+def test_the_shutdown_drain_stores_a_partly_acked_ck_and_commits_its_queue():
+    # buffer2 (PopBufferMergeService#run's tail): serving off, scan() until nothing is left
+    now, offsets = [1000], []
+    svc = service(now, {"T"}, {"G"}, put_ck=lambda point, q: offsets.append(point.start_offset) or 7)
+    assert svc.add_ck(ck(1000, num=3), 0, -1, 3)
+    svc.add_ak(0, AckMsg(1, 0, "G", "T", 0, 1000, None))
+    svc.scan()
+    assert svc.buffer and not offsets  # popped 0 s ago, partly acked: the scan keeps it
+    assert svc.shutdown_drain()
+    assert not svc.buffer and not svc.serving and offsets == [0]
+    assert svc._offsets.query_offset("G", "T", 0) == 3  # committed past the pop
+
+
+def test_a_shutdown_drain_whose_queue_lock_stays_taken_never_ends():
+    now = [1000]
+    svc = service(now, {"T"}, {"G"}, put_ck=lambda point, q: 7)
+    assert svc.add_ck(ck(1000, num=1), 0, -1, 1)
+    assert svc._locks.try_lock("T@G@0")  # a POP in flight holds the queue (Java's thread spins)
+    assert not svc.shutdown_drain() and svc.commit_offsets["T@G@0"]

@@ -193,7 +193,7 @@ def test_persist_restart_is_drawn_last_in_every_orderly_pop_configuration() -> N
     assert 60 <= sum(1 for c in listed if not c.pop_orderly) <= 120  # 1/2 of the others
     # after it only the other late faults (ActionSpec.late_coin)
     assert all(set(c.faults[c.faults.index("persist_restart") + 1:]) <= {"processor_put_fail", "flush_timeout",
-                                                                         "buffer_put_fail"}
+                                                                         "buffer_put_fail", "graceful_restart"}
                for c in listed)
     assert not any("persist_restart" in swarm_config(seed, "push").faults for seed in range(40))
 
@@ -206,5 +206,11 @@ def test_the_buffer_thresholds_and_buffer_put_fail_are_drawn_last() -> None:
     assert all(c.enable_pop_buffer_merge for c in stay)
     assert 0.6 <= len(stay) / sum(c.enable_pop_buffer_merge for c in pop) <= 0.9
     assert 30 <= sum("popCkMaxBufferSize=1" in c.broker_options for c in pop) <= 70
+    # buffer2: buffer_put_fail in every configuration with the merge on (no coin drawn), 3 in 10
+    # of the others; graceful_restart exactly with the merge on, after it, last of all
     listed = [c for c in pop if "buffer_put_fail" in c.faults]
-    assert 40 <= len(listed) <= 80 and all(c.faults[-1] == "buffer_put_fail" for c in listed)
+    merge = [c for c in pop if c.enable_pop_buffer_merge]
+    assert all(c in listed for c in merge) and 15 <= len(listed) - len(merge) <= 45
+    assert all(("graceful_restart" in c.faults) == c.enable_pop_buffer_merge for c in pop)
+    assert all(c.faults[-2:] == ("buffer_put_fail", "graceful_restart") for c in merge)
+    assert all(c.faults[-1] == "buffer_put_fail" for c in listed if not c.enable_pop_buffer_merge)

@@ -40,7 +40,7 @@ def test_the_older_fault_list_is_unchanged_for_its_users() -> None:
     assert FAULTS == ("restart", "expire", "delete_recreate", "clock_jump", "stall")
     assert ALL_POP_FAULTS == FAULTS + ("store_put_fail", "scan_stall", "expire_commit_log", "clean_consume_queue",
                                        "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout",
-                                       "buffer_put_fail")
+                                       "buffer_put_fail", "graceful_restart")
 
 
 def test_explicit_faults_are_taken_as_given() -> None:

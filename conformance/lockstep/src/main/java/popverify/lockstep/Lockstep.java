@@ -695,6 +695,7 @@ public final class Lockstep {
                     return PutRefusal.armFlushTimeout(req);
                 case "scanStall":
                     return ScanStall.run(req, this::scan, controller.getPopMessageProcessor().getPopBufferMergeService());
+                case "mergeShutdown": return MergeShutdown.run(controller, this::settleStore);
                 case "settle":
                     settleStore();
                     return new JSONObject();

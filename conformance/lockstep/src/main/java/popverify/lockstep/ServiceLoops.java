@@ -125,19 +125,25 @@ public final class ServiceLoops {
      */
     static void stopRevive(PopReviveService[] services) {
         for (PopReviveService s : services) {
-            stopping = s;
-            try {
-                s.run();
-            } finally {
-                stopping = null;
-            }
+            stop(s);
+        }
+    }
+
+    /** {@code service}'s run() as its stopped thread runs it: the loop test answers true at
+     * once, and what follows the loop runs (the revive's exit; the merge service's tail). */
+    static void stop(Runnable service) {
+        stopping = service;
+        try {
+            service.run();
+        } finally {
+            stopping = null;
         }
     }
 
     /** Replaces {@code isStopped()} in the loops: false for the pass's first test, then {@link End}. */
     public static boolean isStopped(Object service) throws Exception {
         if (service == stopping) {
-            return true;  // stopRevive: the stopped thread's loop test
+            return true;  // stop: the stopped thread's loop test
         }
         if (service != passing) {
             // not under a pass (the harness never starts these threads): the real flag

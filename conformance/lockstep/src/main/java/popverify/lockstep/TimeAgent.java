@@ -14,8 +14,8 @@ import net.bytebuddy.jar.asm.Opcodes;
 /**
  * Java agent (premain) that gives RocketMQ a virtual clock: inside org.apache.rocketmq.* every
  * call of System.currentTimeMillis() becomes VirtualClock.currentTimeMillis(); in
- * PopReviveService and DefaultMessageStore#shutdown, Thread.sleep becomes VirtualClock.sleep
- * (no wait); in PopMessageProcessor
+ * PopReviveService, DefaultMessageStore#shutdown and PopBufferMergeService#run, Thread.sleep
+ * becomes VirtualClock.sleep (no wait); in PopMessageProcessor
  * the popTime read becomes Hooks.popTime(), each popMsgFromQueue begins with
  * Hooks.beforeVisit() and each QueueLockManager#unLock call is preceded by Hooks.beforeUnlock();
  * in the four classes that put the consumption path's messages
@@ -87,8 +87,10 @@ public final class TimeAgent implements ClassFileTransformer {
                 @Override
                 public MethodVisitor visitMethod(int access, String m, String desc, String sig, String[] exc) {
                     MethodVisitor mv = super.visitMethod(access, m, desc, sig, exc);
-                    // PopReviveService's tail waits; DefaultMessageStore#shutdown's 3 s grace sleep
-                    boolean noSleep = name.startsWith(REVIVE) || name.equals(STORE) && m.equals("shutdown");
+                    // PopReviveService's tail waits; DefaultMessageStore#shutdown's 3 s grace sleep;
+                    // PopBufferMergeService#run's 2 s before its drain (MergeShutdown)
+                    boolean noSleep = name.startsWith(REVIVE) || name.equals(STORE) && m.equals("shutdown")
+                        || name.equals(MERGE) && m.equals("run");
                     int popTimeSite = popTimeSites.getOrDefault(m + desc, -1);
                     // PopBufferMergeService#scan's eclipse read: its last clock call (ScanStall)
                     int eclipseSite = name.equals(MERGE) && m.equals("scan") && desc.equals("()V")
