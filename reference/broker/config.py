@@ -350,12 +350,24 @@ BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
 }
 
 
+# revive4 (issue 16): PopReviveService#run's idle back-off ceiling, BrokerConfig#reviveMaxSlow
+# (a long, default 3; 5.0.0:202, 5.5.0:222), set to 1 by a run ("<name>=<int>": the harness calls
+# the long setter). After a round that revives nothing the loop waits slow * reviveInterval and
+# raises `slow` while it is below the ceiling (run 5.0.0:458-463, 5.5.0:702-707); the harness
+# runs one pass of the loop per `revive` step, so `slow` is always 1 there and only a ceiling of
+# 1 takes the "no raise" branch. A wait on the service thread is no state the model keeps (the
+# model's revive is a step, not a thread): no field. Both releases have it; drawn last of all.
+REVIVE_LOOP_OPTIONS: dict[str, str | None] = {
+    "reviveMaxSlow=1": None,
+}
+
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
 # above (rocketmq-all-5.0.0). Adding a release: copy the newest entry, change what the new
 # release changed (Java lines in spec/profiles.md).
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
     "v5.0": {"broker_options_known": ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS)},
+                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                      *REVIVE_LOOP_OPTIONS)},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -397,7 +409,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS),
+                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                 *REVIVE_LOOP_OPTIONS),
     },
 }
 
@@ -434,6 +447,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "filterSupportRetry": None,
     # buffer helper (issue 16): appended last; the swarm draws them after every other field
     **BUFFER_THRESHOLD_OPTIONS,
+    # revive4 (issue 16): appended last; the swarm draws it after every other field
+    **REVIVE_LOOP_OPTIONS,
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.
