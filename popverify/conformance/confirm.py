@@ -32,7 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import admin_replay, long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
-from popverify.sim.actions import PADDING_PROPERTY
+from popverify.sim.actions import PADDING_PROPERTY, PRODUCE_TAG
 from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim import pop_shapes
 from popverify.sim.events import PopAnswered, PopParked
@@ -822,9 +822,9 @@ class Lockstep:
             self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
             # a new commit-log file before each produced message, as the model's produce does
             # (spec/conformance.md "Retention and topic deletion")
-            return ({"status": PUT_OK, "queueOffset": ev["offset"]},
-                    [{"op": "rollCommitLog"},
-                     {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
+            put = {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16,
+                   **({"tags": PRODUCE_TAG} if self.config.produce_tags else {})}
+            return ({"status": PUT_OK, "queueOffset": ev["offset"]}, [{"op": "rollCommitLog"}, put],
                     lambda a: {"error": a[0]["error"]} if "error" in a[0] else
                     {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
         if kind == "produce_sized":
