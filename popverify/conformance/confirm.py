@@ -534,6 +534,7 @@ class Lockstep:
         pre = self._pre(action)
         op_seq = d.broker._op_seq
         self._failed_before = len(d.broker.put_faults.failed)
+        self._too_big_before = put_refusal.copies_too_big(d.broker)
         applied = d.apply(action)
         d.schedule.append(action)
         d.checker.check_offsets(i, d.broker, self.config.queues)
@@ -1008,7 +1009,7 @@ class Lockstep:
 
     def _revive_obs(self, revived: list[dict[str, Any]]) -> dict[str, Any]:
         """The model's observation of a revive round (5.0.0's refused retry put: the throw)."""
-        if put_refusal.revive_threw(self.driver.broker, self._failed_before):
+        if put_refusal.revive_threw(self.driver.broker, self._failed_before, self._too_big_before):
             return {"reviveError": True}
         return {"revived": revived}
 
@@ -1069,6 +1070,7 @@ class Lockstep:
 
     _last_drain_got = False
     _failed_before = 0  # put failures the model had recorded before the current step
+    _too_big_before = 0  # and retry copies refused for their size (put_refusal.copies_too_big)
 
     def _drain_round(self, step: int, rnd: int, d: PopDriver, drainer: Consumer) -> None:
         """One drain round: acks, 1 s with services, timer, scan, every revive queue, flush, a POP."""
@@ -1098,6 +1100,7 @@ class Lockstep:
         for qid in range(d.broker.config.revive_queue_num):
             d.events = []
             self._failed_before = len(d.broker.put_faults.failed)
+            self._too_big_before = put_refusal.copies_too_big(d.broker)
             d.world.revive(qid)
             revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), self._revive_obs(revived), [{"op": "revive", "qid": qid}],

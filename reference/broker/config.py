@@ -271,6 +271,12 @@ class BrokerConfig:
     # the POPs of all queues, then those parked on the origin topic's queue whose id is the retry
     # message's queue id (True). Found by covpop; lockstep agrees on both releases.
     revive_wakes_retry_queue_id: bool = False
+    # revive4: MessageDecoder#messageProperties2String, whose length the store's size check
+    # (MessageExtEncoder#encode, Short.MAX_VALUE) reads: 5.0.0 deletes the last separator
+    # (rocketmq-common 5.0.0 MessageDecoder:595-597), 5.5.0 keeps it (:605-636), so 5.0.0 stores
+    # a properties string one character longer (lockstep: a 32711-character pad beside UNIQ_KEY
+    # is stored on 5.0.0, refused on 5.5.0). Read by the produce's and the revive copy's checks.
+    properties_keep_last_separator: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
     # The BROKER_OPTIONS the release's BrokerConfig has (5.0.0: the push mode's and the buffer
@@ -398,6 +404,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "send_back_checks_origin_topic": False,
         "pull_illegal_queue_invalid_parameter": True,
         "revive_wakes_retry_queue_id": True,
+        "properties_keep_last_separator": True,
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
