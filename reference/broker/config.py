@@ -273,9 +273,9 @@ class BrokerConfig:
     revive_wakes_retry_queue_id: bool = False
     # revive4: MessageDecoder#messageProperties2String, whose length the store's size check
     # (MessageExtEncoder#encode, Short.MAX_VALUE) reads: 5.0.0 deletes the last separator
-    # (rocketmq-common 5.0.0 MessageDecoder:595-597), 5.5.0 keeps it (:605-636), so 5.0.0 stores
-    # a properties string one character longer (lockstep: a 32711-character pad beside UNIQ_KEY
-    # is stored on 5.0.0, refused on 5.5.0). Read by the produce's and the revive copy's checks.
+    # (rocketmq-common 5.0.0 MessageDecoder:595-597), 5.5.0 keeps it (:605-636), so 5.0.0's
+    # string is one character shorter and takes one more (lockstep: a 32711-character pad beside
+    # UNIQ_KEY is stored on 5.0.0, refused on 5.5.0). Read by the produce's and the revive copy's checks.
     properties_keep_last_separator: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
