@@ -323,7 +323,7 @@ def test_the_revive_copy_past_the_properties_limit_is_refused_on_the_model() -> 
     for profile, stored in (("v5.0", 1), ("v5.5", 0)):
         d = PopDriver(profile, 3, SIZE, True, True)
         d.run(1, [_a("produce_sized", 0, 16, 32711)])
-        assert d.broker.max_offset("TopicTest", 0) == stored, profile
+        assert len(d.broker.store.snapshot_queue("TopicTest", 0)) == stored, profile
 
 
 @needs_jdk
