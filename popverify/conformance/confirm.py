@@ -32,7 +32,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.conformance import admin_replay, long_poll_replay, put_refusal, request_domain, retention_replay
 from popverify.conformance.lockstep import RELEASES, LockstepClient, to_java_time, to_model_time
-from popverify.sim.actions import PADDING_PROPERTY
+from popverify.sim.actions import PADDING_PROPERTY, PRODUCE_TAG
 from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim import pop_shapes
 from popverify.sim.events import PopAnswered, PopParked
@@ -539,6 +539,7 @@ class Lockstep:
         pre = self._pre(action)
         op_seq = d.broker._op_seq
         self._failed_before = len(d.broker.put_faults.failed)
+        self._too_big_before = put_refusal.copies_too_big(d.broker)
         applied = d.apply(action)
         d.schedule.append(action)
         d.checker.check_offsets(i, d.broker, self.config.queues)
@@ -827,9 +828,9 @@ class Lockstep:
             self.java_checker.on_produce(ev["uniq"], ev["queue"], ev["offset"])
             # a new commit-log file before each produced message, as the model's produce does
             # (spec/conformance.md "Retention and topic deletion")
-            return ({"status": PUT_OK, "queueOffset": ev["offset"]},
-                    [{"op": "rollCommitLog"},
-                     {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16}],
+            put = {"op": "put", "topic": TOPIC, "queueId": ev["queue"], "uniqKey": ev["uniq"], "body": "x" * 16,
+                   **({"tags": PRODUCE_TAG} if self.config.produce_tags else {})}
+            return ({"status": PUT_OK, "queueOffset": ev["offset"]}, [{"op": "rollCommitLog"}, put],
                     lambda a: {"error": a[0]["error"]} if "error" in a[0] else
                     {"status": a[1].get("status", a[1].get("error")), "queueOffset": a[1].get("queueOffset")})
         if kind == "produce_sized":
@@ -1018,7 +1019,7 @@ class Lockstep:
 
     def _revive_obs(self, revived: list[dict[str, Any]]) -> dict[str, Any]:
         """The model's observation of a revive round (5.0.0's refused retry put: the throw)."""
-        if put_refusal.revive_threw(self.driver.broker, self._failed_before):
+        if put_refusal.revive_threw(self.driver.broker, self._failed_before, self._too_big_before):
             return {"reviveError": True}
         return {"revived": revived}
 
@@ -1079,6 +1080,7 @@ class Lockstep:
 
     _last_drain_got = False
     _failed_before = 0  # put failures the model had recorded before the current step
+    _too_big_before = 0  # and retry copies refused for their size (put_refusal.copies_too_big)
 
     def _drain_round(self, step: int, rnd: int, d: PopDriver, drainer: Consumer) -> None:
         """One drain round: acks, 1 s with services, timer, scan, every revive queue, flush, a POP."""
@@ -1108,6 +1110,7 @@ class Lockstep:
         for qid in range(d.broker.config.revive_queue_num):
             d.events = []
             self._failed_before = len(d.broker.put_faults.failed)
+            self._too_big_before = put_refusal.copies_too_big(d.broker)
             d.world.revive(qid)
             revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), self._revive_obs(revived), [{"op": "revive", "qid": qid}],

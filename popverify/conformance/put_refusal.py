@@ -62,11 +62,18 @@ def armed_java(answer: dict[str, Any]) -> dict[str, Any]:
     return {k: answer[k] for k in _ARMED_KEYS if k in answer}
 
 
-def revive_threw(broker: Broker, failed_before: int) -> bool:
+def revive_threw(broker: Broker, failed_before: int, too_big_before: int = 0) -> bool:
     """Whether the model's revive round just ended in 5.0.0's exception: a revive-retry put
-    was refused since ``failed_before`` and the profile does not re-put the CK."""
+    was refused since ``failed_before`` (or, revive4, the store refused a copy for its
+    properties since ``too_big_before``: copies_too_big) and the profile does not re-put the CK."""
     new = broker.put_faults.failed[failed_before:]
-    return "revive_retry" in new and not broker.config.revive_retry_failure_reputs_ck
+    refused = "revive_retry" in new or copies_too_big(broker) > too_big_before
+    return refused and not broker.config.revive_retry_failure_reputs_ck
+
+
+def copies_too_big(broker: Broker) -> int:
+    """Retry copies the model's revive services saw refused for their properties string."""
+    return sum(s.copies_too_big for s in broker.revive_services)
 
 
 def java_revive_threw(answer: dict[str, Any]) -> bool:

@@ -279,6 +279,17 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # 5.5.0 AckMessageProcessor#shutdown: no class of the broker or proxy jars calls it
     # (BrokerController#shutdown calls #shutdownPopReviveService; javap of both jars)
     *_x(_ACK, "5.5.0", "unused", "shutdown (BrokerController calls shutdownPopReviveService)", (79, 83)),
+    # -- revive4 (PopReviveService, 26 November 2026): 5.5.0 reviveRetry's suspended CK keeps the
+    # reconsume times (125-126); a CK is suspended only by a changeInvisibleTime whose header says
+    # `suspend` (ChangeInvisibleTimeProcessor:328), which only the proxy sets (rocketmq-proxy
+    # ConsumerProcessor#changeInvisibleTime:421; no remoting client of 5.5.0 does)
+    *_x(_REV, "5.5.0", "proxy", "reviveRetry's suspended CK (only the proxy's changeInvisibleTime sets suspend)",
+        (125, 126)),
+    # 5.5.0 reviveMsgFromCk's lambda returns !needRetry for a message it cannot read (576):
+    # EscapeBridge#getMessageAsync:316-322 answers needRetry true only for a TieredMessageStore's
+    # OFFSET_FOUND_NULL (off by default), or a remote broker's read (getMessageFromRemoteAsync)
+    *_x(_REV, "5.5.0", "multi-broker", "the unreadable message's needRetry: a tiered store or a remote broker",
+        (576, 576)),
 )
 
 

@@ -43,6 +43,8 @@ BODY = b"x" * 16
 MAX_BODY_ARG = MAX_MESSAGE_SIZE + 1
 MAX_PROPERTY_ARG = MAX_PROPERTIES_LENGTH + 1
 PADDING_PROPERTY = "popverify_pad"
+# The tag `produce` sets with ScenarioConfig.produce_tags (revive4).
+PRODUCE_TAG = "TagA"
 
 
 @functools.lru_cache(maxsize=64)
@@ -184,7 +186,8 @@ def _produce(world: Any, queue_id: int) -> bool:
     # The lockstep harness's commit-log layout: a new file before each produced message
     # (popverify/sim/retention.py, spec/conformance.md "Retention and topic deletion").
     world.broker.roll_commit_log()
-    result = world.broker.put_message(world.topic, qid, body=BODY)
+    tags = PRODUCE_TAG if world.config.produce_tags else None  # revive4: ScenarioConfig.produce_tags
+    result = world.broker.put_message(world.topic, qid, body=BODY, tags=tags)
     if result.code != rc.SUCCESS:
         return False
     world.publish(MessageStored(qid, result.queue_offset, result.uniq_key))

@@ -48,7 +48,7 @@ BAD_GROUP = "GID popverify shape"
 # -p 2) or the group's consumption disabled (updateSubGroup consumeEnable false), once, just before.
 WRITE_ONLY_TOPIC = "TopicWriteOnly"
 DISABLED_GROUP = "GID_popverify_disabled"
-# A tag no stored message has (produce stores no tags).
+# A tag no stored message has (produce stores no tags, or produce_tags' PRODUCE_TAG).
 NO_MATCH_TAG = "popverify_no_match"
 # An expression type FilterFactory has no filter for.
 UNKNOWN_EXP_TYPE = "POPVERIFY"

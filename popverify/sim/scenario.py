@@ -22,7 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, PUSH_OPTIONS
+from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -101,6 +101,11 @@ class ScenarioConfig:
     # Java name (reference/broker/config.py BROKER_OPTIONS; a release without one ignores it);
     # POP only, drawn by the swarm last (draw_domain).
     broker_options: tuple[str, ...] = ()
+    # revive4 (issue 16): the producers tag their messages (`produce` sends TAGS=PRODUCE_TAG, as
+    # most real producers do; the harness's put sets them). Only the revive's copy reads them
+    # (PopReviveService#reviveRetry 5.0.0:94-98, 5.5.0:115-119: the tags, or an empty property
+    # map); the POPs subscribe "*". Drawn by the swarm last of all (POP, draw_domain).
+    produce_tags: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
@@ -205,7 +210,10 @@ class ScenarioConfig:
         - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
           not draw) on with probability 1/2;
         - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in
-          fault declared ``after_options`` (buffer_put_fail, probability 0.3), last of all.
+          fault declared ``after_options`` (buffer_put_fail, graceful_restart: listed with the
+          buffer merge on, else buffer_put_fail with probability 0.3);
+        - POP: each revive loop option (REVIVE_LOOP_OPTIONS: reviveMaxSlow=1) with probability
+          1/2; then produce_tags with probability 1/2, last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -225,7 +233,7 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
-                        and rng.next_boolean()) \
+                        and o not in REVIVE_LOOP_OPTIONS and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -245,9 +253,15 @@ class ScenarioConfig:
         # then the late faults drawn after them (buffer_put_fail), each by its own coin
         opt_faults += tuple(f for f in late_faults
                             if the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
+        # revive4 (issue 16): the revive loop's back-off ceiling (REVIVE_LOOP_OPTIONS), last of all,
+        # each on with probability 1/2
+        if mode == "pop":
+            options += tuple(o for o in REVIVE_LOOP_OPTIONS if rng.next_boolean())
+        # and tagged produces with probability 1/2 (POP)
+        tags = mode == "pop" and rng.next_boolean()
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
-                            broker_options=options, **polling)
+                            broker_options=options, produce_tags=tags, **polling)
 
     def _late_listing(self, spec: ActionSpec, rng: JavaRandom) -> bool:
         """Whether the late draw lists ``spec`` (an ``after_options`` kind): its ``late_if`` field
@@ -264,7 +278,7 @@ class ScenarioConfig:
 
 
 _LATER_FIELDS = ("domain_bias", "start_offset", "pop_orderly", "pop_polling_size", "max_pop_polling_size",
-                 "broker_options")
+                 "broker_options", "produce_tags")
 # One POP configuration in this many draws small long-polling limits (ScenarioConfig.draw_domain).
 SMALL_POLLING_ONE_IN = 4
 # One swarm configuration in this many pops orderly (ScenarioConfig.draw).

@@ -325,7 +325,8 @@ class Broker:
         props[PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX] = uniq_key
         # MessageExtEncoder#encode's size checks, answered MESSAGE_ILLEGAL by
         # SendMessageProcessor#handlePutMessageResult (message.py: MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH)
-        if len(body) > MAX_MESSAGE_SIZE or properties_length(props) > MAX_PROPERTIES_LENGTH:
+        if len(body) > MAX_MESSAGE_SIZE or \
+                properties_length(props, self.config.properties_keep_last_separator) > MAX_PROPERTIES_LENGTH:
             if self.config.refused_put_burns_offset:
                 self.store.burn_queue_offset(topic, queue_id)
             return PutResult(rc.MESSAGE_ILLEGAL)

@@ -278,6 +278,12 @@ class BrokerConfig:
     # the POPs of all queues, then those parked on the origin topic's queue whose id is the retry
     # message's queue id (True). Found by covpop; lockstep agrees on both releases.
     revive_wakes_retry_queue_id: bool = False
+    # revive4: MessageDecoder#messageProperties2String, whose length the store's size check
+    # (MessageExtEncoder#encode, Short.MAX_VALUE) reads: 5.0.0 deletes the last separator
+    # (rocketmq-common 5.0.0 MessageDecoder:595-597), 5.5.0 keeps it (:605-636), so 5.0.0's
+    # string is one character shorter and takes one more (lockstep: a 32711-character pad beside
+    # UNIQ_KEY is stored on 5.0.0, refused on 5.5.0). Read by the produce's and the revive copy's checks.
+    properties_keep_last_separator: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
     # The BROKER_OPTIONS the release's BrokerConfig has (5.0.0: the push mode's and the buffer
@@ -357,12 +363,24 @@ BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
 }
 
 
+# revive4 (issue 16): PopReviveService#run's idle back-off ceiling, BrokerConfig#reviveMaxSlow
+# (a long, default 3; 5.0.0:202, 5.5.0:222), set to 1 by a run ("<name>=<int>": the harness calls
+# the long setter). After a round that revives nothing the loop waits slow * reviveInterval and
+# raises `slow` while it is below the ceiling (run 5.0.0:458-463, 5.5.0:702-707); the harness
+# runs one pass of the loop per `revive` step, so `slow` is always 1 there and only a ceiling of
+# 1 takes the "no raise" branch. A wait on the service thread is no state the model keeps (the
+# model's revive is a step, not a thread): no field. Both releases have it; drawn last of all.
+REVIVE_LOOP_OPTIONS: dict[str, str | None] = {
+    "reviveMaxSlow=1": None,
+}
+
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
 # above (rocketmq-all-5.0.0). Adding a release: copy the newest entry, change what the new
 # release changed (Java lines in spec/profiles.md).
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
     "v5.0": {"broker_options_known": ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS)},
+                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                      *REVIVE_LOOP_OPTIONS)},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -393,6 +411,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "send_back_checks_origin_topic": False,
         "pull_illegal_queue_invalid_parameter": True,
         "revive_wakes_retry_queue_id": True,
+        "properties_keep_last_separator": True,
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,
@@ -404,7 +423,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS),
+                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                 *REVIVE_LOOP_OPTIONS),
     },
 }
 
@@ -441,6 +461,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "filterSupportRetry": None,
     # buffer helper (issue 16): appended last; the swarm draws them after every other field
     **BUFFER_THRESHOLD_OPTIONS,
+    # revive4 (issue 16): appended last; the swarm draws it after every other field
+    **REVIVE_LOOP_OPTIONS,
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.

@@ -23,7 +23,9 @@ from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.put_failure import StorePutFaults
 from reference.broker.store import GetMessageStatus, MessageStore
 from reference.broker.timer import TimerService
-from reference.common.message import PROPERTY_FIRST_POP_TIME, MessageExt
+from reference.common.clock import wall_clock_ms
+from reference.common.message import (MAX_PROPERTIES_LENGTH, PROPERTY_FIRST_POP_TIME, PROPERTY_ORIGIN_GROUP,
+                                      PROPERTY_TAGS, MessageExt, properties_length)
 
 
 @attrs.define(slots=True)
@@ -88,6 +90,7 @@ class PopReviveService:
         self._retry_arrived = retry_arrived  # the wake of the group's parked POPs (Broker)
         self.re_put_cks: list[PopCheckPoint] = []  # CKs rePutCK wrote (inspection)
         self._failed_retries: list[int] = []  # 5.5.0: offsets of this CK whose retry put failed
+        self.copies_too_big = 0  # retry copies the store refused for their properties (revive4)
         self.revive_offset = offsets.query_offset(REVIVE_GROUP, revive_topic, queue_id)
         self.should_run = True
         self.last_round: ConsumeReviveObj | None = None
@@ -277,8 +280,9 @@ class PopReviveService:
         inner = MessageExt(topic=retry_topic, queue_id=self._retry_queue_id(retry_queues, msg), body=msg.body,
                            tags=msg.tags, properties=props, reconsume_times=msg.reconsume_times + 1,
                            born_timestamp=msg.born_timestamp)
-        if self._put_faults.take("revive_retry"):
-            # the store refused the retry message (appendMessageResult not PUT_OK)
+        # (the armed fault first: the harness's put wrapper refuses before the store is asked)
+        if self._put_faults.take("revive_retry") or self._copy_too_big(props, msg.tags, point.cid or ""):
+            # the store refused the retry message (appendMessageResult null: not PUT_OK)
             if not self._cfg.revive_retry_failure_reputs_ck:
                 raise ReviveRetryFailed(f"reviveQueueId={self.queue_id}, revive error")
             self._failed_retries.append(msg_offset)  # rePutCK once the CK's futures completed
@@ -290,6 +294,25 @@ class PopReviveService:
             self._retry_arrived(topic, retry_topic, point.cid or "", inner.queue_id)
 
 
+
+    def _copy_too_big(self, props: dict[str, str], tags: str | None, cid: str) -> bool:
+        """revive4: whether the store refuses the retry copy for its properties string
+        (MessageExtEncoder#encode, PROPERTIES_SIZE_EXCEEDED past Short.MAX_VALUE). The copy has the
+        message's properties (TAGS among them), 1ST_POP_TIME (reviveRetry 5.0.0:104-106,
+        5.5.0:131-133) and on 5.5.0 ORIGIN_GROUP (:134, the release change revive_wakes_retry_queue_id
+        follows): a message stored within those few dozen characters of the limit is never
+        revived (5.0.0: every round throws; 5.5.0: rePutCK again and again)."""
+        java = dict(props)
+        if PROPERTY_FIRST_POP_TIME in java:  # Java's popTime: epoch milliseconds, 13 digits
+            java[PROPERTY_FIRST_POP_TIME] = str(wall_clock_ms(int(java[PROPERTY_FIRST_POP_TIME])))
+        if tags is not None:
+            java[PROPERTY_TAGS] = tags
+        if self._cfg.revive_wakes_retry_queue_id:
+            java[PROPERTY_ORIGIN_GROUP] = cid
+        if properties_length(java, self._cfg.properties_keep_last_separator) <= MAX_PROPERTIES_LENGTH:
+            return False
+        self.copies_too_big += 1
+        return True
 
     def _retry_queue_id(self, retry_queues: int, msg: MessageExt) -> int:
         """getRetryQueueId (5.5.0:196-205): queue 0, or with useSeparateRetryQueue the revived

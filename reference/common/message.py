@@ -16,6 +16,8 @@ PROPERTY_ORIGIN_MESSAGE_ID = "ORIGIN_MESSAGE_ID"
 PROPERTY_DELAY_TIME_LEVEL = "DELAY"
 PROPERTY_MAX_OFFSET = "MAX_OFFSET"
 PROPERTY_MIN_OFFSET = "MIN_OFFSET"
+PROPERTY_TAGS = "TAGS"
+PROPERTY_ORIGIN_GROUP = "ORIGIN_GROUP"
 
 
 # MessageStoreConfig#maxMessageSize (4 MiB): MessageExtEncoder#encode refuses a body longer
@@ -33,10 +35,13 @@ MAX_PROPERTIES_LENGTH = 32767
 STORED_RECORD_OVERHEAD = 4 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 8 + 8 + 8 + 8 + 4 + 8 + 4 + 1 + 2
 
 
-def properties_length(properties: dict[str, str]) -> int:
+def properties_length(properties: dict[str, str], last_separator: bool = True) -> int:
     """Length of MessageDecoder#messageProperties2String(properties): name, value and two
-    separators per property (the CRC32 reservation is off by default)."""
-    return sum(len(k) + len(v) + 2 for k, v in properties.items())
+    separators per property (the CRC32 reservation is off by default); without
+    ``last_separator`` (rocketmq-common 5.0.0:595-597 deletes the string's last character,
+    5.5.0 keeps it: BrokerConfig.properties_keep_last_separator) one less."""
+    length = sum(len(k) + len(v) + 2 for k, v in properties.items())
+    return length - 1 if length and not last_separator else length
 
 
 @attrs.define(slots=True)

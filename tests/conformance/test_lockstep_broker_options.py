@@ -14,6 +14,8 @@ import pytest
 from popverify.conformance.confirm import model_state, run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.sim import pop_driver
+from popverify.sim.actions import PRODUCE_TAG
+from popverify.sim.pop_driver import GROUP, TOPIC
 from popverify.sim.scenario import ScenarioConfig
 from reference.broker import put_failure
 from tests.conformance.test_lockstep_put_refusal import _a, _pop, needs_jdk
@@ -40,9 +42,11 @@ SKIP_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("advance", 6000), _a("time
                  *_REVIVE_ALL]
 # revive_put_fail, armed before m0's CK is due: the revive's retry put is refused when it comes
 # (5.5.0: rePutCK writes a one-message CK, revived by a later round)
+# (revive4: with reviveMaxSlow=1, the loop's back-off ceiling, and tagged messages, whose revived
+# copies keep their tags, reviveRetry 5.0.0:94, 5.5.0:115, on both releases)
 REVIVE_FAIL = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=1,
                              enable_pop_buffer_merge=False, services_on_period=False, drain=True,
-                             faults=("revive_put_fail",))
+                             faults=("revive_put_fail",), broker_options=("reviveMaxSlow=1",), produce_tags=True)
 REVIVE_FAIL_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("revive_put_fail", 1), _a("produce", 0),
                         _a("advance", 6000), _a("timer"), _a("advance", 3000), _a("timer"), *_REVIVE_ALL]
 # useSeparateRetryQueue: the revive of queue 1's two messages creates the retry topic with the
@@ -96,6 +100,23 @@ def test_the_async_put_options_change_nothing_the_model_sees() -> None:
     for d in runs:
         d.run(len(schedule), schedule)
     assert model_state(runs[0]) == model_state(runs[1]) and runs[0].counts == runs[1].counts
+
+
+def test_the_revive_loop_option_changes_nothing_and_tags_reach_the_retry_copy() -> None:
+    # revive4: reviveMaxSlow=1 only shortens a wait of the service thread; produce_tags tags the
+    # produced messages, and reviveRetry copies the tag into the retry topic (both releases)
+    for profile in ("v5.0", "v5.5"):
+        runs = {}
+        for options, tags in (((), False), (("reviveMaxSlow=1",), False), (("reviveMaxSlow=1",), True)):
+            config = attrs.evolve(REVIVE_FAIL, faults=(), broker_options=options, produce_tags=tags)
+            d = pop_driver.PopDriver(profile, 3, config, True, True)
+            d.run(len(REVIVE_FAIL_SCHEDULE), [a for a in REVIVE_FAIL_SCHEDULE if a.kind != "revive_put_fail"])
+            runs[options, tags] = d
+        plain, slow, tagged = runs.values()
+        assert model_state(plain) == model_state(slow)
+        retry = [m.tags for m in tagged.broker.retry_messages(GROUP, TOPIC)]
+        assert retry and set(retry) == {PRODUCE_TAG}, retry
+        assert {m.tags for m in plain.broker.retry_messages(GROUP, TOPIC)} == {None}
 
 
 def test_a_release_without_an_option_ignores_it() -> None:
@@ -170,7 +191,10 @@ def test_the_harness_refuses_an_option_of_the_wrong_form() -> None:
     # BrokerOptions.java: `<name>=<int>` takes the int setter, a bare name the boolean one
     with LockstepClient(RELEASES["v5.0"]) as client:
         for option, says in (("popCkStayBufferTime=x", "<name>=<int>"), ("popCkStayBufferTime", "no boolean"),
-                             ("enablePopBatchAck", "no boolean"), ("enablePopBatchAck=1", "no int")):
+                             ("enablePopBatchAck", "no boolean"), ("enablePopBatchAck=1", "no int"),
+                             ("reviveMaxSlow=x", "<name>=<int>"), ("reviveMaxSlow", "no boolean")):
             status, value = client.call({"op": "init", "version": RELEASES["v5.0"], "brokerOptions": [option]})
             assert status == "error" and says in value, (option, value)
-        assert client.ok({"op": "init", "version": RELEASES["v5.0"], "brokerOptions": ["popCkMaxBufferSize=1"]})
+        # an int threshold, and revive4's reviveMaxSlow=1 through BrokerConfig's long setter
+        assert client.ok({"op": "init", "version": RELEASES["v5.0"],
+                          "brokerOptions": ["popCkMaxBufferSize=1", "reviveMaxSlow=1"]})

@@ -21,6 +21,7 @@ from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.sim.pop_driver import PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.put_failure import StorePutFaults
+from reference.broker.revive import PopReviveService
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
@@ -293,3 +294,47 @@ def test_the_forced_put_failure_benchmark_refuses_bad_arguments_before_any_jvm(a
     proc = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "lockstep_put_failures.py"), *argv],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "error:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# revive4: the store's own refusal of a revive copy. A message whose pad leaves fewer
+# characters below Short.MAX_VALUE than the copy's 1ST_POP_TIME (and on 5.5.0 ORIGIN_GROUP) adds
+# is stored, but its retry copy is refused (MessageExtEncoder#encode, PROPERTIES_SIZE_EXCEEDED):
+# 5.0.0's round throws, 5.5.0 re-puts the CK (reviveRetry 5.0.0:115, 5.5.0:145). The last pad whose
+# copy is stored, per release (5.0.0's properties string has no last separator):
+SIZE = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=1, enable_pop_buffer_merge=False,
+                      services_on_period=False, drain=False, actions=(*CONFIG.actions, "produce_sized"))
+LAST_REVIVED_PAD = {"v5.0": 32684, "v5.5": 32656}
+
+
+def _sized_revive(pad: int) -> list[Action]:
+    return [_a("produce_sized", 0, 16, pad), *_pop(0, 0, 3), *_DUE, _a("revive", 0), _a("revive", 1)]
+
+
+def test_the_revive_copy_past_the_properties_limit_is_refused_on_the_model() -> None:
+    for profile, last in LAST_REVIVED_PAD.items():
+        copies = []
+        for pad in (last, last + 1):
+            d = PopDriver(profile, 3, SIZE, True, True)
+            d.run(len(_sized_revive(pad)), _sized_revive(pad))
+            assert d.broker.max_offset("TopicTest", 0) == 1  # the message itself is stored
+            copies.append(len(d.broker.retry_messages("GID_popverify", "TopicTest")))
+        assert copies == [1, 0], (profile, copies)
+    # the message itself: 5.0.0's properties string has no last separator (one more character)
+    for profile, stored in (("v5.0", 1), ("v5.5", 0)):
+        d = PopDriver(profile, 3, SIZE, True, True)
+        d.run(1, [_a("produce_sized", 0, 16, 32711)])
+        assert len(d.broker.store.snapshot_queue("TopicTest", 0)) == stored, profile
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_refused_revive_copy_agrees_on_5_0_0_and_a_model_without_the_check_diverges(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    last = LAST_REVIVED_PAD["v5.0"]
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        for pad in (last, last + 1):
+            verdict = run_lockstep("v5.0", 3, SIZE, _sized_revive(pad), client)
+            assert verdict.status == "agrees", verdict.to_json()
+        monkeypatch.setattr(PopReviveService, "_copy_too_big", lambda *a: False)
+        broken = run_lockstep("v5.0", 3, SIZE, _sized_revive(last + 1), client)
+    assert broken.status == "diverges" and broken.key == ".response.reviveError", broken.to_json()

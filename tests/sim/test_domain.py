@@ -91,7 +91,8 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
             assert set(after.faults[len(before.faults):]) <= set(MODES[mode].opt_in(fault=True))
             assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
                                 faults=before.faults, domain_bias=0, pop_polling_size=before.pop_polling_size,
-                                max_pop_polling_size=before.max_pop_polling_size, broker_options=()) == before
+                                max_pop_polling_size=before.max_pop_polling_size, broker_options=(),
+                                produce_tags=False) == before
             assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
             # broker options, drawn last (spec/profiles.md "Broker options"): push only PUSH_OPTIONS,
             # POP the others

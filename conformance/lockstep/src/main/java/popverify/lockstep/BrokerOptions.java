@@ -14,9 +14,9 @@ import org.apache.rocketmq.common.BrokerConfig;
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
  * ({@code setEnablePopBatchAck(true)} ...), one true by default switched off by
  * {@code <name>=false}, int thresholds set by {@code <name>=<int>} through the int setter
- * (popCkStayBufferTime=3000 ...), and a String property set by {@code <name>=<value>}. A name
- * the release's BrokerConfig has no setter of that form for is refused: the model sends only
- * the options the release has.
+ * (popCkStayBufferTime=3000 ...) or the long one (reviveMaxSlow=1), and a String property set
+ * by {@code <name>=<value>}. A name the release's BrokerConfig has no setter of that form for
+ * is refused: the model sends only the options the release has.
  */
 final class BrokerOptions {
     /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
@@ -45,9 +45,9 @@ final class BrokerOptions {
     }
 
     /** Switches every named option on; one named {@code <name>=false} off (a boolean whose
-     * default is true: enableNotifyAfterPopOrderLockRelease); {@code <name>=<int>} of an int setter
-     * sets that int; {@code <name>=<value>} of a String setter passes it the value, as broker.conf
-     * does (defaultMessageRequestMode=POP: the setter parses the enum). */
+     * default is true: enableNotifyAfterPopOrderLockRelease); {@code <name>=<int>} of an int (or
+     * long) setter sets that number; {@code <name>=<value>} of a String setter passes it the
+     * value, as broker.conf does (defaultMessageRequestMode=POP: the setter parses the enum). */
     static void apply(BrokerConfig bc, List<String> names) {
         for (String option : names) {
             int eq = option.indexOf('=');
@@ -66,6 +66,9 @@ final class BrokerOptions {
                 arg = Boolean.valueOf(value);
             } else if (type == int.class && eq >= 0) {
                 arg = parseInt(value, option);
+            } else if (type == long.class && eq >= 0) {
+                // revive4: reviveMaxSlow=1 (BrokerConfig#setReviveMaxSlow takes a long)
+                arg = (long) parseInt(value, option);
             } else if (type == String.class && eq >= 0) {
                 arg = value;
             } else {
