@@ -435,6 +435,8 @@ class PushLockstep:
                     if k != PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX}
             if user:  # produce_sized's padding: the store's size checks see the same lengths
                 put["properties"] = user
+            if call.kwargs.get("tags"):  # produce_tagged's tag (Message#setTags, its tags code)
+                put["tags"] = call.kwargs["tags"]
             a = self._call(put)
             stored = a.get("status") == "PUT_OK"
             return ({"ok": res.code == rc.SUCCESS, "queueOffset": res.queue_offset if res.code == rc.SUCCESS else None},
