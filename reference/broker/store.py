@@ -106,6 +106,10 @@ class ConsumeQueue:
     units: list[MessageExt] = attrs.field(factory=list)
     base: int = 0  # offset of units[0]: units below were deleted with their CQ file
     min_offset: int = 0  # getMinOffsetInQueue (minLogicOffset)
+    # ConsumeQueue#fillPreBlank: a queue whose first unit came at a cqOffset inside its first
+    # file has blank units (offsetPy 0, size Integer.MAX_VALUE, tagsCode 0) from the file's start
+    # up to ``base``; -1: none (or that file is gone)
+    blanks_from: int = -1
 
     @property
     def max_offset(self) -> int:
@@ -115,6 +119,8 @@ class ConsumeQueue:
 
 # A message filter: None = accept all; else a predicate on the stored message (tags).
 MessageFilter = Callable[[MessageExt], bool] | None
+# What a filter sees of a fillPreBlank unit (ConsumeQueue#fillPreBlank): no tags (tagsCode 0)
+BLANK_UNIT = MessageExt(topic="", queue_id=-1)
 
 
 # ConsumeQueue units per file in the lockstep harness (Setup: mappedFileSizeConsumeQueue
@@ -216,7 +222,8 @@ class MessageStore:
         if cq is None:
             # ConsumeQueue#putMessagePositionInfo on a queue without a file: a first unit at
             # cqOffset != 0 fills the blanks before it (fillPreBlank, minLogicOffset = cqOffset)
-            cq = self._queues[key] = ConsumeQueue(base=msg.queue_offset, min_offset=msg.queue_offset)
+            cq = self._queues[key] = ConsumeQueue(base=msg.queue_offset, min_offset=msg.queue_offset,
+                                                  blanks_from=self._file_start_below(msg.queue_offset))
         msg.store_timestamp = self._now()
         msg.commit_log_offset = self._next_physical_offset
         self._next_physical_offset += 1
@@ -230,6 +237,12 @@ class MessageStore:
         for listener in self.put_listeners:
             listener(msg)
         return msg
+
+    def _file_start_below(self, offset: int) -> int:
+        """The start of the consume-queue file holding ``offset`` when fillPreBlank leaves blank
+        units before it (``offset`` not at a file's start), else -1."""
+        start = offset - offset % self._cq_file_units
+        return start if start < offset else -1
 
     def _append_unit(self, cq: ConsumeQueue, msg: MessageExt) -> None:
         """ConsumeQueue#putMessagePositionInfo (5.0.0:695-747): the unit goes at the queue's
@@ -414,6 +427,14 @@ class MessageStore:
         if redispatch:
             self._redispatch()
         for cq in self._queues.values():
+            if cq.blanks_from >= 0 and self._min_file == 0:
+                # correctMinOffset scans from the first file's start (a new ConsumeQueue's
+                # minLogicOffset is 0, 5.0.0 ConsumeQueue:436-443): a blank unit's offsetPy 0 is at
+                # or past the commit log's min offset while its first file is there, so the min
+                # offset moves down onto the blanks (F20's refused first put, then a restart);
+                # with that file there no commit-log file was deleted: every unit is valid
+                cq.min_offset = cq.blanks_from
+                continue
             self._correct_min_offset(cq)
         self._last_physical_min_file = 0
 
@@ -470,6 +491,7 @@ class MessageStore:
                 return
             del cq.units[: file_end - cq.base]
             cq.base = file_end
+            cq.blanks_from = -1  # the blanks went with the file
 
     def _correct_min_offset(self, cq: ConsumeQueue) -> None:
         """ConsumeQueue#correctMinOffset (5.0.0 and 5.5.0 alike)."""
@@ -616,7 +638,7 @@ class MessageStore:
         max_pull_size = max(max_total_msg_size if max_total_msg_size is not None else self._max_pull_msg_size, 100)
         max_pull_size = min(max_pull_size, self._max_pull_msg_size)
         max_filter_count = max(16000, max_msg_nums * 20)  # ConsumeQueue.CQ_STORE_UNIT_SIZE = 20
-        if next_begin < cq.base:
+        if next_begin < cq.base and not 0 <= cq.blanks_from <= next_begin:
             # iterateFrom found no CQ file for this offset: roll to the next file's start.
             result.status = GetMessageStatus.OFFSET_FOUND_NULL
             result.next_begin_offset = next_offset_correction(next_begin, cq.base, self._slave, self._offset_check_in_slave)
@@ -628,9 +650,22 @@ class MessageStore:
         # ConsumeQueue#iterateFrom → getIndexBuffer, the rest of the file holding the offset.
         read_end = min(max_offset, (next_begin // self._cq_file_units + 1) * self._cq_file_units)
         while next_begin < read_end:
-            unit = cq.units[next_begin - cq.base]
             if next_begin - offset > max_filter_count:
                 break
+            if next_begin < cq.base:
+                # a fillPreBlank unit (offsetPy 0, tagsCode 0): nothing was read before it
+                next_begin += 1
+                if skip_below_file > 0:
+                    continue  # offsetPy 0 < nextPhyFileStartOffset
+                if message_filter is not None and not message_filter(BLANK_UNIT):
+                    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
+                    continue
+                # CommitLog#getMessage(0, Integer.MAX_VALUE): past the first file's read
+                # position, null; rollNextFile(0) is the second commit-log file's start
+                result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                skip_below_file = 1
+                continue
+            unit = cq.units[next_begin - cq.base]
             # isTheBatchFull (count and size limits once something was read; sizePy of the unit)
             size_py = unit.stored_size
             if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + size_py > max_pull_size
