@@ -424,10 +424,13 @@ class MessageStore:
         self._holds.clear()
         self._shut_down_at.clear()
         self._offset_table.clear()  # recoverOffsetTable: every queue's counter = its CQ max offset
+        # the consume queues read from disk (a queue the re-dispatch below creates is built in
+        # this JVM: fillPreBlank set its minLogicOffset, where correctMinOffset's search starts)
+        loaded = {id(cq) for cq in self._queues.values()}
         if redispatch:
             self._redispatch()
         for cq in self._queues.values():
-            if cq.blanks_from >= 0 and self._min_file == 0:
+            if cq.blanks_from >= 0 and self._min_file == 0 and id(cq) in loaded:
                 # correctMinOffset scans from the first file's start (a new ConsumeQueue's
                 # minLogicOffset is 0, 5.0.0 ConsumeQueue:436-443): a blank unit's offsetPy 0 is at
                 # or past the commit log's min offset while its first file is there, so the min
@@ -474,8 +477,8 @@ class MessageStore:
         maybe wrong"; an offset of 0 is not checked at all)."""
         cq = self._queues.get((msg.topic, msg.queue_id))
         if cq is None:
-            cq = self._queues[(msg.topic, msg.queue_id)] = ConsumeQueue(base=msg.queue_offset,
-                                                                       min_offset=msg.queue_offset)
+            cq = self._queues[(msg.topic, msg.queue_id)] = ConsumeQueue(
+                base=msg.queue_offset, min_offset=msg.queue_offset, blanks_from=self._file_start_below(msg.queue_offset))
         elif msg.queue_offset != 0 and msg.queue_offset < cq.max_offset:
             return
         self._append_unit(cq, msg)

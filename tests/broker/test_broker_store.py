@@ -236,3 +236,21 @@ def test_a_restart_moves_the_min_offset_onto_fill_pre_blank_units():
     s.delete_commit_log_files(1)
     s.recover()
     assert s.get_min_offset_in_queue("T", 0) == 2
+
+
+def test_a_queue_the_redispatch_rebuilt_takes_its_blanks_at_the_next_restart():
+    """5.5.0's recovery re-dispatches a deleted topic's newest message (queue offset 2): its
+    new consume queue begins at 2 after blanks, min 2 (built in that JVM: fillPreBlank set
+    minLogicOffset, where correctMinOffset's search starts). At the next restart the queue is
+    read from disk (minLogicOffset 0) and the blanks count: min 0 (v5.5 corpus seed 28)."""
+    s = MessageStore(VirtualClock().now)
+    for topic in ("T", "T", "U", "T"):
+        s.roll_commit_log()
+        s.put_message(MessageExt(topic, 0, body=b"x"))
+    s.delete_topic("T")
+    s.recover(redispatch=True)
+    assert s.get_min_offset_in_queue("T", 0) == 2
+    s.recover(redispatch=True)
+    assert s.get_min_offset_in_queue("T", 0) == 0
+    r = s.get_message("G", "T", 0, 0, 32)
+    assert (r.status, r.queue_offsets) == (S.FOUND, [2])
