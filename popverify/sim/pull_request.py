@@ -36,7 +36,8 @@ shaped by PULL_KINDS. Each shape is one a real client sends to a default broker:
 with Message#setTags), so that the filtering kinds (``sub_tag``, ``sub_sql``) meet matching
 and non-matching messages in one read (DefaultMessageStore#getMessage's filters once something
 was found). Its swarm coin is the last of all (ScenarioConfig.draw_domain); a run that lists it
-draws three pull_requests in four among the filtering kinds.
+draws, with the broker option enablePropertyFilter on, one pull_request in two among the
+filtering kinds.
 
 The answer goes to no push consumer (the sender is another client on the same channel name):
 it changes no push consumer's state; the broker's only changes are the auto-created
@@ -67,7 +68,7 @@ NO_TOPIC = "TopicNotThere"
 FILTER_TAG = "TagA"
 _OWN_SUBSCRIPTION = {"lite_all": ("*", "TAG"), "sub_tag": (FILTER_TAG, "TAG"), "sub_bad_tag": ("||", "TAG"),
                      "sub_sql": (f"TAGS = '{FILTER_TAG}'", "SQL92")}
-# the kinds a run with produce_tagged favours (three draws in four)
+# the kinds a run with produce_tagged and enablePropertyFilter favours (one draw in two)
 _FILTER_KINDS = ("sub_tag", "sub_sql")
 MAX_MSG_NUMS = 32  # DefaultMQPushConsumer#pullBatchSize's bound; the lite consumer's default is 10
 
@@ -133,8 +134,10 @@ def _pull_request(world: Any, c: int, queue_id: int, kind: int) -> bool:
 
 def _draw(rng: JavaRandom, world: Any) -> tuple:
     c, queue_id = rng.next_int(world.config.consumers), rng.next_int(world.config.queues)
-    # store helper: the coin is drawn only in runs listing produce_tagged (the others draw as before)
-    if PRODUCE_TAGGED.name in world.config.actions and rng.next_int(4) != 0:
+    # store helper: the coin is drawn only in runs listing produce_tagged with enablePropertyFilter
+    # on (the others draw as before)
+    if PRODUCE_TAGGED.name in world.config.actions and "enablePropertyFilter" in world.config.broker_options \
+            and rng.next_boolean():
         return c, queue_id, PULL_KINDS.index(_FILTER_KINDS[rng.next_int(len(_FILTER_KINDS))])
     return c, queue_id, rng.next_int(len(PULL_KINDS))
 
