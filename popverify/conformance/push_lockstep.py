@@ -435,7 +435,7 @@ class PushLockstep:
                     if k != PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX}
             if user:  # produce_sized's padding: the store's size checks see the same lengths
                 put["properties"] = user
-            if call.kwargs.get("tags"):  # ScenarioConfig.produce_tags
+            if call.kwargs.get("tags"):  # produce_tagged's tag (Message#setTags), or ScenarioConfig.produce_tags
                 put["tags"] = call.kwargs["tags"]
             a = self._call(put)
             stored = a.get("status") == "PUT_OK"

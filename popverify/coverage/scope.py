@@ -101,6 +101,8 @@ _PROXY_REQUESTS = "getLatestOffset(topic, group, queueId), called only by the pr
 _STATIC_TOPIC = "static topics: rewriteRequestForStaticTopic, rewriteResponseForStaticTopic and their call sites"
 _ADMIN_STATE = "refusals of a permission, group or forbidden state only an admin request sets"
 _HOOKS = "consume-message hooks (none registered by the release)"
+# DefaultMessageStore#getMessage (store, 26 November 2026): see the block at the end
+_DEAD = "tests the release never makes true: not readable, no consume queue, an oversized pull, a full buffer, no result"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # -- rocketmq 5.0.0 ---------------------------------------------------------------------
@@ -290,6 +292,30 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # OFFSET_FOUND_NULL (off by default), or a remote broker's read (getMessageFromRemoteAsync)
     *_x(_REV, "5.5.0", "multi-broker", "the unreadable message's needRetry: a tiered store or a remote broker",
         (576, 576)),
+    # -- store (DefaultMessageStore#getMessage, 26 November 2026): tests the release never makes
+    # true, so their other side runs on every read and the tested block never runs:
+    # - not readable: RunningFlags#getAndMakeNotReadable sets the bit and has no caller in any
+    #   jar of the release (class files grepped: only RunningFlags itself names it);
+    # - no consume queue: findConsumeQueue is ConsumeQueueStore#findOrCreateConsumeQueue, which
+    #   creates a missing queue and never answers null (5.0.0:248-297, 5.5.0:390-437);
+    # - maxPullSize past MAX_PULL_MSG_SIZE: every call reaches the 7-argument getMessage through
+    #   the 6-argument overloads, which pass MAX_PULL_MSG_SIZE itself (5.0.0:685, 5.5.0:857/863);
+    #   no other class of the release's jars calls it (descriptor grepped; the plugin store
+    #   only forwards its caller's value);
+    # - bufferTotal >= maxPullSize after isTheBatchFull answered false: that test already
+    #   refused bufferTotal + sizePy > maxPullSize once something was read (sizePy > 0), and
+    #   0 < maxPullSize (>= 100) before;
+    # - getResult == null: assigned a new GetMessageResult at the top and never reassigned.
+    *_x(_GET, "5.0.0", "unused", _DEAD, (698, 701), (715, 715), (736, 739), (775, 777), (839, 842), (853, 855)),
+    *_x(_GET, "5.5.0", "unused", _DEAD, (874, 877), (899, 899), (920, 923), (961, 963), (1034, 1037),
+        (1054, 1056)),
+    # 5.5.0 compaction topics: CleanupPolicy COMPACTION is a topic attribute ("cleanup.policy")
+    # only mqadmin's updateTopic sets (UPDATE_AND_CREATE_TOPIC with attributes); a producer's
+    # auto-created topic has none (TopicConfigManager#createTopicInSendMessageMethod)
+    *_x(_GET, "5.5.0", "admin", "a compaction topic's read (CompactionStore#getMessage)", (882, 884)),
+    # 5.5.0 cold-data accounting: coldDataFlowControlEnable (MessageStoreConfig:444, default
+    # false), as PullMessageProcessor's cold-data flow control above
+    *_x(_GET, "5.5.0", "off-default", "cold-data accounting (coldDataFlowControlEnable)", (995, 997)),
 )
 
 

@@ -181,13 +181,15 @@ def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None
 
 
 # -- shared by both modes (the world has ``broker``, ``config``, ``topic`` and ``publish``) --------
-def _produce(world: Any, queue_id: int) -> bool:
+def _produce(world: Any, queue_id: int, tags: str | None = None) -> bool:
     qid = queue_id % world.config.queues
     # The lockstep harness's commit-log layout: a new file before each produced message
     # (popverify/sim/retention.py, spec/conformance.md "Retention and topic deletion").
     world.broker.roll_commit_log()
-    tags = PRODUCE_TAG if world.config.produce_tags else None  # revive4: ScenarioConfig.produce_tags
-    result = world.broker.put_message(world.topic, qid, body=BODY, tags=tags)
+    if tags is None and world.config.produce_tags:
+        tags = PRODUCE_TAG  # revive4: ScenarioConfig.produce_tags
+    # (no tags argument for an untagged message: the calls the lockstep replays see stay as they were)
+    result = world.broker.put_message(world.topic, qid, body=BODY, **({"tags": tags} if tags else {}))
     if result.code != rc.SUCCESS:
         return False
     world.publish(MessageStored(qid, result.queue_offset, result.uniq_key))

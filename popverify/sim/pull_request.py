@@ -12,7 +12,9 @@ shaped by PULL_KINDS. Each shape is one a real client sends to a default broker:
   postSubscriptionWhenPull, a pull consumer): the untagged messages are filtered out
   (NO_MATCHED_MESSAGE, PULL_RETRY_IMMEDIATELY);
 - ``sub_bad_tag``: the tag expression "||" (FilterAPI#build throws: SUBSCRIPTION_PARSE_FAILED);
-- ``sub_sql``: an SQL92 expression (the broker's enablePropertyFilter is off: SYSTEM_ERROR);
+- ``sub_sql``: the SQL92 expression "TAGS = 'TagA'" (SYSTEM_ERROR unless the broker option
+  enablePropertyFilter is on; with it, getMessage tests each message read against it:
+  ExpressionMessageFilter#isMatchedByCommitLog);
 - ``no_topic``: a topic the broker does not have (a client with a stale route);
 - ``queue_minus_one``, ``queue_past_end``: a queue id outside the topic's read queues (a
   hand-made MessageQueue, a route older than a queue-count change);
@@ -30,6 +32,13 @@ shaped by PULL_KINDS. Each shape is one a real client sends to a default broker:
   one recorded); ``broadcast_other_channel``: its pull on a connection its heartbeat did not use
   (the broker finds no channel and records nothing).
 
+``produce_tagged(queue_id)`` (store helper) stores a message with the tag "TagA" (a producer
+with Message#setTags), so that the filtering kinds (``sub_tag``, ``sub_sql``) meet matching
+and non-matching messages in one read (DefaultMessageStore#getMessage's filters once something
+was found). Its swarm coin is the last of all (ScenarioConfig.draw_domain); a run that lists it
+draws, with the broker option enablePropertyFilter on, one pull_request in two among the
+filtering kinds.
+
 The answer goes to no push consumer (the sender is another client on the same channel name):
 it changes no push consumer's state; the broker's only changes are the auto-created
 subscription groups and the broadcast group's member.
@@ -40,7 +49,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from popverify.sim.actions import Arg, index, opt_in
+from popverify.sim.actions import Arg, _produce, index, opt_in
 from reference.common import response_code as rc
 from reference.common.javalang import JavaRandom
 from reference.common.remoting import FLAG_SUBSCRIPTION, PullMessageRequestHeader
@@ -55,8 +64,12 @@ OTHER_GROUP = "GID_popverify_other"
 BROADCAST_GROUP = "GID_popverify_broadcast"
 NO_TOPIC = "TopicNotThere"
 # (subscription, expressionType) of the kinds that carry their own subscription
-_OWN_SUBSCRIPTION = {"lite_all": ("*", "TAG"), "sub_tag": ("TagA", "TAG"), "sub_bad_tag": ("||", "TAG"),
-                     "sub_sql": ("a > 1", "SQL92")}
+# The tag of produce_tagged's messages, which sub_tag and sub_sql select
+FILTER_TAG = "TagA"
+_OWN_SUBSCRIPTION = {"lite_all": ("*", "TAG"), "sub_tag": (FILTER_TAG, "TAG"), "sub_bad_tag": ("||", "TAG"),
+                     "sub_sql": (f"TAGS = '{FILTER_TAG}'", "SQL92")}
+# the kinds a run with produce_tagged and enablePropertyFilter favours (one draw in two)
+_FILTER_KINDS = ("sub_tag", "sub_sql")
 MAX_MSG_NUMS = 32  # DefaultMQPushConsumer#pullBatchSize's bound; the lite consumer's default is 10
 
 
@@ -120,10 +133,24 @@ def _pull_request(world: Any, c: int, queue_id: int, kind: int) -> bool:
 
 
 def _draw(rng: JavaRandom, world: Any) -> tuple:
-    return rng.next_int(world.config.consumers), rng.next_int(world.config.queues), rng.next_int(len(PULL_KINDS))
+    c, queue_id = rng.next_int(world.config.consumers), rng.next_int(world.config.queues)
+    # store helper: the coin is drawn only in runs listing produce_tagged with enablePropertyFilter
+    # on (the others draw as before)
+    if PRODUCE_TAGGED.name in world.config.actions and "enablePropertyFilter" in world.config.broker_options \
+            and rng.next_boolean():
+        return c, queue_id, PULL_KINDS.index(_FILTER_KINDS[rng.next_int(len(_FILTER_KINDS))])
+    return c, queue_id, rng.next_int(len(PULL_KINDS))
+
+
+def _produce_tagged(world: Any, queue_id: int) -> bool:
+    """A producer stores a message tagged FILTER_TAG (actions.py#_produce with its tag)."""
+    return _produce(world, queue_id, tags=FILTER_TAG)
 
 
 # weight 6: half of pull's 12, so that a 60-run campaign draws each of the 16 kinds several times
 PULL_REQUEST = opt_in("pull_request", 6, _pull_request,
                       (index("c"), index("queue_id"), Arg("kind", int, 0, len(PULL_KINDS) - 1, value=False)), _draw,
                       late=True)
+# store helper: late and after_options, its swarm coin is the last of all (ScenarioConfig.draw_domain)
+PRODUCE_TAGGED = opt_in("produce_tagged", 6, _produce_tagged, (index("queue_id"),),
+                        lambda rng, w: (rng.next_int(w.config.queues),), late=True, after_options=True)

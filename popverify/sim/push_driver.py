@@ -27,7 +27,7 @@ from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
                                   ConsumerStarted, Event, ExpiredSentBack, ListenerCalled, MessageStored, OffsetPersisted, PullAnswered,
                                   PullSent, PullSized, Rebalanced, ResponseDuplicated, ResponseLost, Subscriber, TimeAdvanced, push_checker_subscriber)
-from popverify.sim.pull_request import PULL_REQUEST
+from popverify.sim.pull_request import PRODUCE_TAGGED, PULL_REQUEST
 from popverify.sim.retention import EXPIRE
 from reference.broker.broker import Broker
 from reference.broker.config import with_options
@@ -591,6 +591,8 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
            drawn_with="consume_begin"),
     # requests over the pull's domain (issue 16): the late coin, after every other field's draw
     PULL_REQUEST,
+    # store helper: tagged messages for the filtering pulls; its coin last of all
+    PRODUCE_TAGGED,
 )
 
 def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:

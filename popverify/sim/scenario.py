@@ -23,6 +23,7 @@ from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
 from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS
+from reference.broker.store import CQ_FILE_UNITS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -52,6 +53,22 @@ POP_ALWAYS: frozenset[str] = POP_MODE.always()
 PUSH_ACTIONS: dict[str, int] = PUSH_MODE.weights()
 PUSH_FAULTS: tuple[str, ...] = PUSH_MODE.kinds(fault=True)
 PUSH_ALWAYS: frozenset[str] = PUSH_MODE.always()
+
+
+# store helper: how far before its consume-queue file's end a moved start offset lies (1..3 units):
+# a read from there stops at the file's end (ConsumeQueue#iterateFrom reads one file,
+# travelCqFileNumWhenGetMessage 1), so a filtered read that found nothing there ends with
+# nextBeginOffset short of the queue's max (DefaultMessageStore#getMessage 5.0.0:746, 5.5.0:930)
+CQ_FILE_END_UNITS = 3
+
+
+def near_cq_file_end(start: int, units: int) -> int:
+    """``units`` (1..CQ_FILE_END_UNITS) before the end of the harness's consume-queue file
+    (CQ_FILE_UNITS units) holding ``start``, or of the one before it past MAX_START_OFFSET."""
+    end = (start // CQ_FILE_UNITS + 1) * CQ_FILE_UNITS
+    if end - units > MAX_START_OFFSET:
+        end -= CQ_FILE_UNITS
+    return end - units
 
 
 @attrs.frozen
@@ -213,7 +230,10 @@ class ScenarioConfig:
           fault declared ``after_options`` (buffer_put_fail, graceful_restart: listed with the
           buffer merge on, else buffer_put_fail with probability 0.3);
         - POP: each revive loop option (REVIVE_LOOP_OPTIONS: reviveMaxSlow=1) with probability
-          1/2; then produce_tags with probability 1/2, last of all.
+          1/2; then produce_tags with probability 1/2;
+        - each opt-in action declared both ``late`` and ``after_options`` (push: produce_tagged)
+          with probability 1/2; then a non-zero start_offset, with probability 1/2, moved to 1..3
+          units before the end of its consume-queue file (near_cq_file_end), last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -222,11 +242,13 @@ class ScenarioConfig:
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         the_mode = MODES[mode]
         kinds = the_mode.opt_in()
-        last = [k for k in kinds if the_mode.spec(k).after_options]
+        # (store helper: a kind both ``late`` and ``after_options`` is drawn last of all, below)
+        final = [k for k in kinds if the_mode.spec(k).after_options and the_mode.spec(k).late]
+        last = [k for k in kinds if the_mode.spec(k).after_options and k not in final]
         early = the_mode.groups(k for k in kinds if not the_mode.spec(k).late and k not in last)
         opt = tuple(a for group in early if rng.next_boolean() for a in group)
         opt_faults = tuple(f for f in the_mode.opt_in(fault=True) if not the_mode.spec(f).late and rng.next_int(10) < 3)
-        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late and k not in last)
+        late = the_mode.groups(k for k in kinds if the_mode.spec(k).late and k not in last and k not in final)
         opt += tuple(a for group in late if rng.next_boolean() for a in group)
         polling: dict[str, int] = {}
         if mode == "pop" and rng.next_int(SMALL_POLLING_ONE_IN) == 0:  # drawn last: the fields above keep their values
@@ -259,6 +281,12 @@ class ScenarioConfig:
             options += tuple(o for o in REVIVE_LOOP_OPTIONS if rng.next_boolean())
         # and tagged produces with probability 1/2 (POP)
         tags = mode == "pop" and rng.next_boolean()
+        # store helper (DefaultMessageStore#getMessage), last of all: each opt-in kind declared
+        # late and after_options on its own coin (push: produce_tagged), then a drawn start
+        # offset moved, one in two, to 1..3 units before the end of its consume-queue file
+        opt += tuple(a for group in the_mode.groups(final) if rng.next_boolean() for a in group)
+        if start and rng.next_boolean():
+            start = near_cq_file_end(start, 1 + rng.next_int(CQ_FILE_END_UNITS))
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, produce_tags=tags, **polling)

@@ -336,6 +336,11 @@ class BrokerConfig:
     # totalPollingNum in a do-while, for the poll that finds the polling key empty too (after
     # requests of closed channels); 5.0.0 notifyMessageArriving:173-183 does not (1 / 0)
     polling_counts_empty_poll: int = 0
+    # store helper: BrokerConfig#enablePropertyFilter (default false, both releases): a pull whose
+    # own subscription is SQL92 passes PullMessageProcessor#processRequest (5.0.0:449-455,
+    # 5.5.0:478-484) and getMessage filters it on the stored properties
+    # (ExpressionMessageFilter#isMatchedByCommitLog); a push option (PUSH_OPTIONS)
+    enable_property_filter: bool = False
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -380,7 +385,7 @@ REVIVE_LOOP_OPTIONS: dict[str, str | None] = {
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
     "v5.0": {"broker_options_known": ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                       "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
-                                      *REVIVE_LOOP_OPTIONS)},
+                                      *REVIVE_LOOP_OPTIONS, "enablePropertyFilter")},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -424,7 +429,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
-                                 *REVIVE_LOOP_OPTIONS),
+                                 *REVIVE_LOOP_OPTIONS, "enablePropertyFilter"),
     },
 }
 
@@ -457,17 +462,21 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # BrokerConfig#filterSupportRetry (default false): PullMessageProcessor builds an
     # ExpressionForRetryMessageFilter (5.0.0:457, 5.5.0:486), which differs from
     # ExpressionMessageFilter only in isMatchedByCommitLog for a non-tag (SQL92) subscription,
-    # refused before it with enablePropertyFilter off: nothing the model can see changes
+    # refused before it with enablePropertyFilter off; with it on (store helper) the swarm's SQL92
+    # pulls read the run's topic, not a retry topic, where the two filters agree: nothing the
+    # model can see changes
     "filterSupportRetry": None,
     # buffer helper (issue 16): appended last; the swarm draws them after every other field
     **BUFFER_THRESHOLD_OPTIONS,
     # revive4 (issue 16): appended last; the swarm draws it after every other field
     **REVIVE_LOOP_OPTIONS,
+    # store helper: appended last; a push option, drawn after the pull helper's (PUSH_OPTIONS)
+    "enablePropertyFilter": "enable_property_filter",
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.
 PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry")
+                                 "litePullMessageEnable=false", "filterSupportRetry", "enablePropertyFilter")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).

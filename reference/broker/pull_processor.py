@@ -9,6 +9,7 @@ a message arrives in their queue or their suspend time runs out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -49,8 +50,34 @@ class Subscription:
         """ExpressionMessageFilter#isMatchedByConsumeQueue on the unit's tags code (0 for a
         message without tags, CommitLog#checkMessageAndReturnSize)."""
         if not self.is_tag_type() or self.sub_string == SUB_ALL:
-            return True  # SQL92 never reaches getMessage: enablePropertyFilter is off
+            # SQL92: no bloom filter data (ConsumerFilterManager#build sets none, and
+            # enableCalcFilterBitMap is off), so every unit passes to the commit-log test
+            return True
         return (string_hash(unit.tags) if unit.tags else 0) in self.codes
+
+    def matches_commit_log(self, msg: MessageExt) -> bool:
+        """ExpressionMessageFilter#isMatchedByCommitLog: a tag subscription passes every
+        message; an SQL92 one evaluates its expression on the stored message's properties
+        (sql92_matches)."""
+        return self.is_tag_type() or sql92_matches(self.sub_string, msg)
+
+
+# The SQL92 expressions the model evaluates: a property compared for equality with a string
+# literal, the one form the swarm sends (popverify/sim/pull_request.py, sub_sql).
+_SQL92_EQUALS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*'([^']*)'\s*$")
+
+
+def sql92_matches(expression: str, msg: MessageExt) -> bool:
+    """The compiled SQL92 expression's answer on ``msg``'s properties (MessageDecoder#
+    decodeProperties: the user properties and TAGS), as isMatchedByCommitLog takes it: true
+    only for Boolean.TRUE, so a property the message lacks (null) does not match. ValueError
+    for an expression of another form (the model evaluates ``<name> = '<literal>'`` only)."""
+    m = _SQL92_EQUALS.match(expression)
+    if m is None:
+        raise ValueError(f"SQL92 expression {expression!r}: the model evaluates only <name> = '<literal>'")
+    name, literal = m.groups()
+    value = msg.tags if name == "TAGS" else msg.properties.get(name)
+    return value == literal
 
 
 def build_subscription(sub_string: str | None, expression_type: str | None) -> Subscription | None:
@@ -102,8 +129,9 @@ class PullMessageProcessor:
         if response is None:
             # the request's own subscription filters by tags; the broker's (heartbeat "*") never does
             message_filter = None if subscription is None else subscription.matches
+            commit_log_filter = None if subscription is None else subscription.matches_commit_log
             result = b.store.get_message(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
-                                         header.max_msg_nums, message_filter)
+                                         header.max_msg_nums, message_filter, commit_log_filter=commit_log_filter)
             code = response_code_of(result.status, header.queue_offset)
             if code == rc.PULL_OFFSET_MOVED and cfg.broker_role_slave and not cfg.offset_check_in_slave:
                 code = rc.PULL_RETRY_IMMEDIATELY  # a slave without offset checks never moves offsets
@@ -149,7 +177,7 @@ class PullMessageProcessor:
                 return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist"), None
             if REGISTERED_SUB_VERSION < header.sub_version:
                 return PullMessageResponse(rc.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"), None
-        if subscription is not None and not subscription.is_tag_type():
+        if subscription is not None and not subscription.is_tag_type() and not b.config.enable_property_filter:
             # enablePropertyFilter is false by default in both releases (processRequest 5.0.0:449, 5.5.0:478)
             return PullMessageResponse(rc.SYSTEM_ERROR, "The broker does not support consumer to filter message by "
                                        + subscription.expression_type), None

@@ -653,8 +653,11 @@ class MessageStore:
                     None)
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    message_filter: MessageFilter = None, max_total_msg_size: int | None = None) -> GetMessageResult:
-        """DefaultMessageStore#getMessage: status, messages and nextBeginOffset."""
+                    message_filter: MessageFilter = None, max_total_msg_size: int | None = None,
+                    commit_log_filter: MessageFilter = None) -> GetMessageResult:
+        """DefaultMessageStore#getMessage: status, messages and nextBeginOffset. ``message_filter``
+        is MessageFilter#isMatchedByConsumeQueue (before the commit log is read),
+        ``commit_log_filter`` #isMatchedByCommitLog (on the message read: an SQL92 pull's)."""
         cq = self._queues.get((topic, queue_id))
         min_offset = cq.min_offset if cq is not None else 0
         max_offset = cq.max_offset if cq is not None else 0
@@ -680,6 +683,8 @@ class MessageStore:
         # ConsumeQueue#iterateFrom → getIndexBuffer, the rest of the file holding the offset.
         read_end = min(max_offset, (next_begin // self._cq_file_units + 1) * self._cq_file_units)
         while next_begin < read_end:
+            if next_begin - offset > max_filter_count:
+                break
             if next_begin < cq.base:
                 # a fillPreBlank unit (only reachable once a restart made the min offset 0:
                 # _load_min_offset): CommitLog#getMessage(0, Integer.MAX_VALUE) selects past
@@ -697,8 +702,6 @@ class MessageStore:
                 skip_below_file = 1
                 continue
             unit = cq.units[next_begin - cq.base]
-            if next_begin - offset > max_filter_count:
-                break
             # isTheBatchFull (count and size limits once something was read; sizePy of the unit)
             size_py = unit.stored_size
             if total > 0 and (len(result.messages) + 1 > max_msg_nums or total + size_py > max_pull_size
@@ -720,6 +723,11 @@ class MessageStore:
                 if not result.messages:
                     result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 skip_below_file = self._file_of[unit.commit_log_offset] + 1  # CommitLog#rollNextFile
+                continue
+            # isMatchedByCommitLog on the bytes read (5.0.0:809-817, 5.5.0:999-1008)
+            if commit_log_filter is not None and not commit_log_filter(msg):
+                if not result.messages:
+                    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
                 continue
             result.messages.append(msg.copy())
             result.queue_offsets.append(next_begin - 1)  # the unit's index (CqUnit#getQueueOffset)

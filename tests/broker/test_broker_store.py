@@ -210,3 +210,47 @@ def test_releasing_an_unheld_file_is_an_error():
     s = store_with(2)
     with pytest.raises(ValueError, match="released more often than held"):
         s.release_file(0)
+
+
+def test_a_restart_moves_the_min_offset_onto_fill_pre_blank_units():
+    """5.0.0's refused first put burns queue offset 0 (F20): the queue's first message comes at
+    offset 1 and ConsumeQueue#fillPreBlank writes a blank unit (offsetPy 0, size
+    Integer.MAX_VALUE) at 0; min 1. A restart's correctMinOffset scans from the file's start and
+    takes the blank (offsetPy 0 is not below the commit log's min offset): min 0. A read there
+    finds no bytes (MESSAGE_WAS_REMOVING) and skips the rest of the first commit-log file
+    (rollNextFile): the message at 1 is passed over, the one at 2 (next file) is read.
+    (tests/conformance/test_lockstep_store.py replays this on 5.0.0.)"""
+    s = MessageStore(VirtualClock().now)
+    s.burn_queue_offset("T", 0)
+    s.put_message(MessageExt("T", 0, body=b"a"))
+    s.roll_commit_log()
+    s.put_message(MessageExt("T", 0, body=b"b"))
+    assert (s.get_min_offset_in_queue("T", 0), s.get_message("G", "T", 0, 1, 32).queue_offsets) == (1, [1, 2])
+    s.recover()
+    assert s.get_min_offset_in_queue("T", 0) == 0
+    r = s.get_message("G", "T", 0, 0, 32)
+    assert (r.status, r.queue_offsets, r.next_begin_offset) == (S.FOUND, [2], 3)
+    blanks = s.get_message("G", "T", 0, 0, 1, message_filter=lambda m: m.tags == "x")
+    assert (blanks.status, blanks.next_begin_offset) == (S.NO_MATCHED_MESSAGE, 3)
+    # once the first commit-log file is gone the blanks point below its min offset: min stays
+    s.delete_commit_log_files(1)
+    s.recover()
+    assert s.get_min_offset_in_queue("T", 0) == 2
+
+
+def test_a_queue_the_redispatch_rebuilt_takes_its_blanks_at_the_next_restart():
+    """5.5.0's recovery re-dispatches a deleted topic's newest message (queue offset 2): its
+    new consume queue begins at 2 after blanks, min 2 (built in that JVM: fillPreBlank set
+    minLogicOffset, where correctMinOffset's search starts). At the next restart the queue is
+    read from disk (minLogicOffset 0) and the blanks count: min 0 (v5.5 corpus seed 28)."""
+    s = MessageStore(VirtualClock().now)
+    for topic in ("T", "T", "U", "T"):
+        s.roll_commit_log()
+        s.put_message(MessageExt(topic, 0, body=b"x"))
+    s.delete_topic("T")
+    s.recover(redispatch=True)
+    assert s.get_min_offset_in_queue("T", 0) == 2
+    s.recover(redispatch=True)
+    assert s.get_min_offset_in_queue("T", 0) == 0
+    r = s.get_message("G", "T", 0, 0, 32)
+    assert (r.status, r.queue_offsets) == (S.FOUND, [2])

@@ -225,6 +225,18 @@ def test_a_pull_with_its_own_subscription_is_parsed_and_filters_by_tags() -> Non
         rc.SUBSCRIPTION_PARSE_FAILED
     # enablePropertyFilter is off by default: an SQL92 subscription is refused
     assert broker.pull_message(attrs.evolve(own, subscription="a > 1", expression_type="SQL92")).code == rc.SYSTEM_ERROR
+    # with enablePropertyFilter on (a broker option) getMessage filters on the stored properties:
+    # the tagged message alone, the untagged one after it filtered out (FOUND, nextBeginOffset 4)
+    sql = Broker(with_options(broker.config, ("enablePropertyFilter",)), clock, JavaRandom(1))
+    sql.create_topic(TOPIC, 1)
+    for tags in (None, "TagA", None, "TagB"):
+        sql.put_message(TOPIC, 0, b"x", tags=tags)
+    by_sql = sql.pull_message(attrs.evolve(own, subscription="TAGS = 'TagA'", expression_type="SQL92"))
+    assert (by_sql.code, by_sql.next_begin_offset, [m.queue_offset for m in by_sql.messages]) == (rc.SUCCESS, 4, [1])
+    none = sql.pull_message(attrs.evolve(own, subscription="TAGS = 'TagC'", expression_type="SQL92"))
+    assert (none.code, none.remark, none.next_begin_offset) == (rc.PULL_RETRY_IMMEDIATELY, "NO_MATCHED_MESSAGE", 4)
+    with pytest.raises(ValueError, match="evaluates only"):
+        sql.pull_message(attrs.evolve(own, subscription="a > 1", expression_type="SQL92"))
     # a lite pull passes as a pull; with litePullMessageEnable off (a broker option) it is refused first
     lite = attrs.evolve(own, lite_pull=True, topic="nope")
     assert broker.pull_message(lite).code == rc.TOPIC_NOT_EXIST

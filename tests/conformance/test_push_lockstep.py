@@ -22,6 +22,7 @@ from popverify.sim.pull_request import PULL_KINDS
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario, run_spec
 from popverify.trace.itf import read_trace, write_trace
 from reference.broker.broker import Broker
+from reference.common import response_code as rc
 from reference.common.remoting import PullMessageResponse
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -529,3 +530,52 @@ def test_a_refused_put_burns_a_queue_offset_on_5_0_0(tmp_path: Path, monkeypatch
     monkeypatch.setitem(broker_config.RELEASE_SWITCHES["v5.0"], "refused_put_burns_offset", False)
     verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], harness("5.0.0"))
     assert verdict.status == "diverges" and (verdict.model, verdict.java) == (1, 2), verdict.to_json()
+
+
+# store helper: DefaultMessageStore#getMessage's filters. Both queues begin 2 units before the
+# end of their first consume-queue file (the harness's 30000 units): queue 0 holds two untagged
+# messages there and a tagged one past the file's end; queue 1 a tagged message, then an
+# untagged one, in the file's last two units. The broker option enablePropertyFilter lets the
+# SQL92 pull through (PullMessageProcessor 5.5.0:478-484).
+FILTER_CONFIG = attrs.evolve(CONFIG, drain=False, start_offset=29_998, broker_options=("enablePropertyFilter",),
+                             actions=CONFIG.actions + ("produce_tagged",))
+_SUB_TAG, _SUB_SQL = PULL_KINDS.index("sub_tag"), PULL_KINDS.index("sub_sql")
+FILTER_SCHEDULE = [Action("produce", (0,)), Action("produce", (0,)), Action("produce_tagged", (0,)),
+                   Action("produce", (0,)), Action("produce_tagged", (1,)), Action("produce", (1,)),
+                   Action("rebalance", (0,)),
+                   # queue 0: nothing matches up to the file's end (getMessage 5.5.0:928-930: the
+                   # one file read, nextBeginOffset 30000 short of the max), by tags, then by SQL92
+                   Action("pull_request", (0, 0, _SUB_TAG)), Action("pull_request", (0, 0, _SUB_SQL)),
+                   # queue 1: the tagged message found, the untagged one after it filtered out
+                   # (5.5.0:978 and 1001 with something read)
+                   Action("pull_request", (0, 1, _SUB_TAG)), Action("pull_request", (0, 1, _SUB_SQL))]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_tag_and_sql92_filters_agree_and_a_model_ignoring_sql92_diverges(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """The four filtering pulls agree on 5.5.0: queue 0's stop at the consume-queue file's end
+    with NO_MATCHED_MESSAGE (PULL_RETRY_IMMEDIATELY, nextBeginOffset 30000); queue 1's find the
+    tagged message alone. A model that lets every message through the SQL92 filter
+    (isMatchedByCommitLog) answers the untagged ones too."""
+    from reference.broker import pull_processor
+
+    answers: list[tuple[int, Any]] = []
+    observe = pl.PushLockstep._observe
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, call: pl.Call) -> tuple[object, object]:
+        model, java = observe(self, i, action, call)
+        if action.kind == "pull_request":
+            answers.append((i, java))
+        return model, java
+    monkeypatch.setattr(pl.PushLockstep, "_observe", spy)
+    verdict = pl.run_push_lockstep("v5.5", 1, FILTER_CONFIG, FILTER_SCHEDULE, harness("5.5.0"))
+    assert verdict.status == "agrees", verdict.to_json()
+    pulls = {i: a for i, a in answers}
+    assert [pulls[i]["code"] for i in (7, 8, 9, 10)] == [rc.PULL_RETRY_IMMEDIATELY] * 2 + [rc.SUCCESS] * 2, pulls
+    assert pulls[7]["nextBeginOffset"] == pulls[8]["nextBeginOffset"] == 30_000
+    assert [len(pulls[i]["messages"]) for i in (9, 10)] == [1, 1]
+    monkeypatch.setattr(pull_processor, "sql92_matches", lambda expression, msg: True)
+    verdict = pl.run_push_lockstep("v5.5", 1, FILTER_CONFIG, FILTER_SCHEDULE, harness("5.5.0"))
+    assert verdict.status == "diverges" and verdict.step == 8, verdict.to_json()

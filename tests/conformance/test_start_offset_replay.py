@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from lockstep_pool import Pool
 
@@ -108,3 +109,34 @@ def test_a_read_stops_at_the_end_of_its_consume_queue_file() -> None:
     first = store.get_message("g", "T", 0, CQ_FILE_UNITS - 1, 32)
     assert first.queue_offsets == [CQ_FILE_UNITS - 1] and first.next_begin_offset == CQ_FILE_UNITS
     assert store.get_message("g", "T", 0, CQ_FILE_UNITS, 32).queue_offsets == [CQ_FILE_UNITS, CQ_FILE_UNITS + 1]
+
+
+# store helper (F22): 5.0.0's refused first put (F20) makes the queue start at 1 with a blank unit at 0
+# (ConsumeQueue#fillPreBlank); a restart's correctMinOffset takes that blank (offsetPy 0 is not
+# below the commit log's min offset): min 0, and a POP from there skips the rest of the first
+# commit-log file (MESSAGE_WAS_REMOVING, rollNextFile): the message at 1 is never delivered.
+REFUSED_FIRST = [Action("produce_sized", (0, 0, 32_768)), Action("produce", (0,)), Action("produce", (0,)),
+                 Action("persist_restart", ()), *POP]
+
+
+@needs_jdk
+def test_a_refused_first_put_then_a_restart_agrees_and_loses_a_message_on_5_0_0(
+        lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replay agrees step by step (the drain, which makes it 200 steps, is left out: the
+    model's run with it violates ALO-1: the message at 1 is never delivered; Java's run too)."""
+    from popverify.sim.scenario import run_scenario
+
+    config = ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False, drain=False,
+                            faults=("persist_restart",), actions=ScenarioConfig().actions + ("produce_sized",))
+    drained = run_scenario("v5.0", 1, 0, config=attrs.evolve(config, drain=True), schedule=REFUSED_FIRST)
+    assert "ALO-1" in {v.property_id for v in drained.violations}
+    client = lockstep_pool.client("5.0.0")
+    verdict = run_lockstep("v5.0", 1, config, REFUSED_FIRST, client)
+    assert verdict.status == "agrees", verdict.to_json()
+    # a model without the blank units keeps min 1 across the restart
+    from reference.broker import config as broker_config  # F22's switch off: the blanks never count
+
+    monkeypatch.setitem(broker_config.RELEASE_SWITCHES["v5.0"], "blank_units_valid_after_restart", False)
+    verdict = run_lockstep("v5.0", 1, config, REFUSED_FIRST, client)
+    assert verdict.status == "diverges" and verdict.key == ".state.topics.TopicTest[0].min", verdict.to_json()
+    assert (verdict.model, verdict.java) == (1, 0)

@@ -215,3 +215,25 @@ def test_the_buffer_thresholds_and_buffer_put_fail_are_drawn_last() -> None:
     assert all(("graceful_restart" in c.faults) == c.enable_pop_buffer_merge for c in pop)
     assert all(c.faults[-2:] == ("buffer_put_fail", "graceful_restart") for c in merge)
     assert all(c.faults[-1] == "buffer_put_fail" for c in listed if not c.enable_pop_buffer_merge)
+
+
+def test_the_store_helpers_draws_come_last_of_all() -> None:
+    """store helper (ScenarioConfig.draw_domain): produce_tagged, push only, on its own coin after
+    every other field (the last action listed); a drawn start offset moved one in two to 1..3
+    units before its consume-queue file's end; the fields drawn before are those of a draw
+    without them (the same generator up to that point)."""
+    from popverify.sim.scenario import CQ_FILE_END_UNITS, near_cq_file_end
+    from reference.broker.store import CQ_FILE_UNITS
+
+    assert [near_cq_file_end(s, 1) for s in (1, CQ_FILE_UNITS - 1, CQ_FILE_UNITS, 2**31 - 1)] == \
+        [CQ_FILE_UNITS - 1, CQ_FILE_UNITS - 1, 2 * CQ_FILE_UNITS - 1, 71_583 * CQ_FILE_UNITS - 1]
+    top = near_cq_file_end(MAX_START_OFFSET, CQ_FILE_END_UNITS)
+    assert top <= MAX_START_OFFSET and top % CQ_FILE_UNITS == CQ_FILE_UNITS - CQ_FILE_END_UNITS
+    push = [swarm_config(seed, "push") for seed in range(120)]
+    tagged = [c for c in push if "produce_tagged" in c.actions]
+    assert 40 <= len(tagged) <= 80 and all(c.actions[-1] == "produce_tagged" for c in tagged)
+    assert not any("produce_tagged" in swarm_config(seed, "pop").actions for seed in range(40))
+    for mode in ("pop", "push"):
+        starts = [swarm_config(seed, mode).start_offset for seed in range(120)]
+        near = [s for s in starts if s % CQ_FILE_UNITS >= CQ_FILE_UNITS - CQ_FILE_END_UNITS]
+        assert 15 <= len(near) <= 45, (mode, len(near))
