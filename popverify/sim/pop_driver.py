@@ -416,8 +416,13 @@ class PopWorld:
         return True
 
     def delete_recreate(self) -> bool:
-        """The consumed topic is deleted and created again."""
+        """The consumed topic is deleted and created again. In an orderly configuration the
+        order info's 10 s persist runs in between (order3): its autoClean meets the topic gone
+        (5.0.0 ConsumerOrderInfoManager#autoClean:218, 5.5.0 QueueLevelConsumerManager
+        #autoClean:313) and drops its order info; a run without orderly POP has none to drop."""
         self.broker.delete_topic(TOPIC)
+        if self.config.pop_orderly:
+            self.broker.persist_order_info()
         self.broker.create_topic(TOPIC, self.config.queues)
         self.publish(TopicRecreated())
         return True

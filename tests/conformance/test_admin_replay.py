@@ -156,3 +156,25 @@ def test_a_deleted_groups_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
     monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "delete_group_finds_group", False)
     v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.step == len(GONE) - 1, v.to_json()
+
+
+# order3: an orderly batch held on queue 0, the topic deleted and re-created with the order info's
+# persist in between (an orderly configuration's delete_recreate): autoClean meets the topic gone
+# (5.0.0 ConsumerOrderInfoManager#autoClean:218) and drops the batch, so the re-created queue's
+# first message is served at once; kept, the old batch would block the queue.
+RECREATED = [Action("produce", (0,))] * 2 + _pop() + [Action("delete_recreate", ()), Action("produce", (0,))] + \
+    _pop()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_deleted_topics_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(ORDERLY, queues=1, faults=("delete_recreate",))
+    v = run_lockstep("v5.0", 0, config, RECREATED, lockstep_pool.client("5.0.0"))
+    assert v.status == "agrees", v.to_json()
+    # a model whose clean-up keeps a deleted topic's order info blocks the re-created queue
+    monkeypatch.setattr(ConsumerOrderInfoManager, "auto_clean", lambda self: None)
+    v = run_lockstep("v5.0", 0, config, RECREATED, lockstep_pool.client("5.0.0"))
+    assert v.status == "diverges" and v.step >= len(RECREATED) - 3, v.to_json()
+
