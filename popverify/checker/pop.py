@@ -325,6 +325,15 @@ class PopChecker:
             self._last_commits.clear()
             self._fresh_queues = set()
 
+    def on_order_info_dropped(self, queue_id: int, now: int) -> None:
+        """The order info of ``queue_id`` was dropped at ``now`` (an admin's topic update seen by
+        its persist, autoClean): its batch in flight no longer blocks the queue, whose next
+        orderly POP may re-read it once (POP-ORD-1 as after a group deletion: forget)."""
+        if not self.enabled:
+            return
+        self.orderly.forget(now)
+        self._credit(queue_id, 0)
+
     def on_reset_offset(self, queue_id: int, offset: int, before: int, stored: int | None = None) -> None:
         """An admin reset ``queue_id`` from committed offset ``before`` to ``offset``: the
         messages below it not yet delivered, and those stored later below it, may be skipped

@@ -17,7 +17,13 @@
   never sees the group gone; the orderly acks and changes of the batches in flight then meet no
   order info (commitAndNext:215/219, updateNextVisibleTime:276/281 on 5.5.0).
 
-All three are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
+- ``topic_shrink_persist`` (order3): while the order info holds the topic's last queue, an admin
+  updates the topic to one queue fewer (UPDATE_AND_CREATE_TOPIC, as mqadmin updateTopic -r -w),
+  the order info's 10 s persist runs, and the admin restores the queue count: autoClean drops
+  the last queue's order info (5.0.0 ConsumerOrderInfoManager#autoClean:240, 5.5.0
+  QueueLevelConsumerManager#autoClean:335), so its batch in flight blocks no later POP.
+
+All four are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
 checker which obligations the admin took away (spec/properties.md "Admin requests"). Opt-in
 (ActionSpec.opt_in): the configurations tests/sim/test_engine_digests.py pins keep their runs;
 the swarm's late draw lists them, after the opt-in faults (``late``), so the configurations
@@ -31,7 +37,7 @@ from typing import Any
 import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, flag, index, opt_in
-from popverify.sim.events import GroupDeleted, OffsetReset
+from popverify.sim.events import GroupDeleted, OffsetReset, TopicShrunk
 from reference.common import response_code as rc
 
 
@@ -85,3 +91,24 @@ def _delete_group_persist(world: Any, clean_offset: bool) -> bool:
 DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 4, _delete_group_persist, (flag("clean_offset"),),
                                            lambda rng, w: (rng.next_boolean(),), after_options=True),
                                     late_if="pop_orderly")
+
+
+# order3 (session 10): a topic update the order info's persist sees
+def _topic_shrink_persist(world: Any) -> bool:
+    queues = world.config.queues
+    last = queues - 1
+    if queues < 2 or world.broker.order_info.get(world.topic, world.group, last) is None:
+        return False  # the last queue has no order info to drop
+    world.broker.create_topic(world.topic, last)
+    world.broker.persist_order_info()
+    world.broker.create_topic(world.topic, queues)
+    world.publish(TopicShrunk(last))
+    return True
+
+
+# weight 2; drawn after every other field (after delete_group_persist) without a coin: listed by
+# exactly the orderly configurations (late_if: only they have order info), as delete_group_persist
+TOPIC_SHRINK_PERSIST = attrs.evolve(opt_in("topic_shrink_persist", 2, _topic_shrink_persist, (),
+                                           lambda rng, w: (), after_options=True),
+                                    late_if="pop_orderly")
+
