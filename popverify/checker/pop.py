@@ -325,14 +325,16 @@ class PopChecker:
             self._last_commits.clear()
             self._fresh_queues = set()
 
-    def on_order_info_dropped(self, queue_id: int, now: int) -> None:
-        """The order info of ``queue_id`` was dropped at ``now`` (an admin's topic update seen by
-        its persist, autoClean): its batch in flight no longer blocks the queue, whose next
-        orderly POP may re-read it once (POP-ORD-1 as after a group deletion: forget)."""
+    def on_order_info_dropped(self, from_queue: int, now: int) -> None:
+        """The order info of the queues from ``from_queue`` on was dropped at ``now`` (an admin's
+        topic update seen by its persist, autoClean): their batches in flight no longer block,
+        and their next orderly POPs may re-read them once (POP-ORD-1 as after a group deletion:
+        forget)."""
         if not self.enabled:
             return
         self.orderly.forget(now)
-        self._credit(queue_id, 0)
+        for qid in {q for q, _, _ in self._live() if q >= from_queue}:
+            self._credit(qid, 0)
 
     def on_reset_offset(self, queue_id: int, offset: int, before: int, stored: int | None = None) -> None:
         """An admin reset ``queue_id`` from committed offset ``before`` to ``offset``: the

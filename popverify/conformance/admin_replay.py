@@ -37,11 +37,11 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     if action.kind == "topic_shrink_persist":
         # order3: the topic updated to one queue fewer, the order info persisted, the count restored
         ev = next(e for e in driver.events if e["type"] == "topic_shrink")
-        java_checker.on_order_info_dropped(ev["queue"], driver.clock.now())
-        topic, queues = driver.world.topic, ev["queue"] + 1
-        return {"code": rc.SUCCESS}, [{"op": "createTopic", "topic": topic, "queues": queues - 1},
+        java_checker.on_order_info_dropped(ev["to"], driver.clock.now())
+        topic = driver.world.topic
+        return {"code": rc.SUCCESS}, [{"op": "createTopic", "topic": topic, "queues": ev["to"]},
                                       {"op": "persistOrderInfo"},
-                                      {"op": "createTopic", "topic": topic, "queues": queues}], _code
+                                      {"op": "createTopic", "topic": topic, "queues": driver.config.queues}], _code
     ev = next(e for e in driver.events if e["type"] == "reset_offset")
     if ev["code"] == rc.SUCCESS:
         java_checker.on_reset_offset(ev["queue"], ev["offset"], ev["before"])

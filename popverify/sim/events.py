@@ -248,12 +248,12 @@ class GroupDeleted(Event):
 
 @attrs.frozen
 class TopicShrunk(Event):
-    """An admin updated the consumed topic to one queue fewer, the order info persisted, and the
+    """An admin updated the consumed topic to ``to`` queues, the order info persisted, and the
     admin restored the queue count (popverify/sim/admin.py ``topic_shrink_persist``): the order
-    info of queue ``queue``, the last, is gone."""
+    info of the queues from ``to`` on is gone."""
 
     TYPE: ClassVar[str] = "topic_shrink"
-    queue: int
+    to: int
 
 
 @attrs.frozen
@@ -466,7 +466,7 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
         elif isinstance(event, GroupDeleted):
             checker.on_delete_group(event.clean_offset, now)
         elif isinstance(event, TopicShrunk):
-            checker.on_order_info_dropped(event.queue, now)
+            checker.on_order_info_dropped(event.to, now)
         elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
             checker.on_reset_offset(event.queue, event.offset, event.before, event.stored)
         elif isinstance(event, FaultInjected):

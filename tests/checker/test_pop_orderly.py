@@ -19,7 +19,7 @@ from popverify.trace.itf import read_trace, write_trace
 from reference.common.javalang import JavaRandom
 
 SEEDS = range(6)
-ADMIN_KINDS = ("delete_group", "reset_offset", "delete_group_persist")
+ADMIN_KINDS = ("delete_group", "reset_offset", "delete_group_persist", "topic_shrink_persist")
 
 
 def _orderly(seed: int) -> ScenarioConfig:
