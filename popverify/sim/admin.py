@@ -20,10 +20,12 @@
 - ``topic_shrink_persist`` (order3): while the order info holds a queue past the first, an admin
   updates the topic to fewer queues (UPDATE_AND_CREATE_TOPIC, as mqadmin updateTopic -r -w: the
   count that leaves out the last such queue), the order info's 10 s persist runs, and the admin
-  restores the queue count: autoClean drops the order info of the queues past the new count (5.0.0 ConsumerOrderInfoManager#autoClean:240, 5.5.0
-  QueueLevelConsumerManager#autoClean:335), so its batch in flight blocks no later POP.
+  restores the queue count: autoClean drops the order info of the queues past the new count
+  (5.0.0 ConsumerOrderInfoManager#autoClean:240, 5.5.0 QueueLevelConsumerManager#autoClean:335),
+  so their batches in flight block no later POP.
 
-All four are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
+All four are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset,
+TopicShrunk) tell the
 checker which obligations the admin took away (spec/properties.md "Admin requests"). Opt-in
 (ActionSpec.opt_in): the configurations tests/sim/test_engine_digests.py pins keep their runs;
 the swarm's late draw lists them, after the opt-in faults (``late``), so the configurations
