@@ -3,8 +3,8 @@
 Maps the model's ``delete_group``, ``delete_group_persist``, ``reset_offset`` and
 ``topic_shrink_persist`` (popverify/sim/admin.py) to the lockstep harness's AdminGroupOps
 requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps' ``createTopic``), compares the
-broker's answers, and gives the Java-side checker the same notice the model's checker got (the step's event): what the admin skipped or
-re-reads on purpose is not a violation on either side.
+broker's answers, and gives the Java-side checker the same notice the model's checker got (the
+step's event): what the admin skipped or re-reads on purpose is not a violation on either side.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
         persist = [{"op": "persistOrderInfo"}] if action.kind == "delete_group_persist" else []
         return {"code": rc.SUCCESS}, [{"op": "deleteGroup", "cleanOffset": clean}, *persist], _code
     if action.kind == "topic_shrink_persist":
-        # order3: the topic updated to one queue fewer, the order info persisted, the count restored
+        # order3: the topic updated to fewer queues, the order info persisted, the count restored
         ev = next(e for e in driver.events if e["type"] == "topic_shrink")
         java_checker.on_order_info_dropped(ev["to"], driver.clock.now())
         topic = driver.world.topic

@@ -49,7 +49,7 @@ CHANGE_KINDS: tuple[str, ...] = tuple(k for k in HANDLE_KINDS if k not in ("dupl
 # order3: the kinds ChangeInvisibleTimeProcessor refuses before it reads the handle or the offset
 # (the topic test, then `queueId >= readQueueNums || queueId < 0`: 5.0.0:74-88, 5.5.0:112-127), sent
 # even by a consumer that holds nothing (queue 0, offset 0, an empty handle: the refusal does not
-# read them), so that each run listing the action refuses one (5.5.0:120 was met in 1 run of 60).
+# read them), so that most runs listing the action send one (5.5.0:120 was met in 1 run of 60).
 UNHELD_CHANGE_KINDS = frozenset({"no_topic", "queue_minus_one", "queue_past_end"})
 UNHELD_HANDLE = ""
 OTHER_GROUP = "GID_popverify_other"
