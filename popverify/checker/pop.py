@@ -325,6 +325,17 @@ class PopChecker:
             self._last_commits.clear()
             self._fresh_queues = set()
 
+    def on_order_info_dropped(self, from_queue: int, now: int) -> None:
+        """The order info of the queues from ``from_queue`` on was dropped at ``now`` (an admin's
+        topic update seen by its persist, autoClean): their batches in flight no longer block,
+        and their next orderly POPs may re-read them once (POP-ORD-1 as after a group deletion:
+        forget)."""
+        if not self.enabled:
+            return
+        self.orderly.forget(now)
+        for qid in {q for q, _, _ in self._live() if q >= from_queue}:
+            self._credit(qid, 0)
+
     def on_reset_offset(self, queue_id: int, offset: int, before: int, stored: int | None = None) -> None:
         """An admin reset ``queue_id`` from committed offset ``before`` to ``offset``: the
         messages below it not yet delivered, and those stored later below it, may be skipped

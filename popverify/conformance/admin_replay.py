@@ -1,10 +1,10 @@
 """The POP replay of an admin's group deletion and offset reset (popverify/conformance/confirm.py).
 
-Maps the model's ``delete_group``, ``delete_group_persist`` and ``reset_offset``
-(popverify/sim/admin.py) to the lockstep harness's AdminGroupOps requests (and OrderInfoOps'
-``persistOrderInfo``), compares the broker's answers, and gives the Java-side
-checker the same notice the model's checker got (the step's event): what the admin skipped or
-re-reads on purpose is not a violation on either side.
+Maps the model's ``delete_group``, ``delete_group_persist``, ``reset_offset`` and
+``topic_shrink_persist`` (popverify/sim/admin.py) to the lockstep harness's AdminGroupOps
+requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps' ``createTopic``), compares the
+broker's answers, and gives the Java-side checker the same notice the model's checker got (the
+step's event): what the admin skipped or re-reads on purpose is not a violation on either side.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from popverify.checker.pop import PopChecker
 from popverify.trace.schedule import Action
 from reference.common import response_code as rc
 
-KINDS = frozenset({"delete_group", "reset_offset", "delete_group_persist"})
+KINDS = frozenset({"delete_group", "reset_offset", "delete_group_persist", "topic_shrink_persist"})
 
 Plan = tuple[dict[str, Any], list[dict[str, Any]], Callable[[list[dict[str, Any]]], dict[str, Any]]]
 
@@ -34,6 +34,14 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
         # delete_group_persist: the order info's scheduled persist next (Broker#persist_order_info)
         persist = [{"op": "persistOrderInfo"}] if action.kind == "delete_group_persist" else []
         return {"code": rc.SUCCESS}, [{"op": "deleteGroup", "cleanOffset": clean}, *persist], _code
+    if action.kind == "topic_shrink_persist":
+        # order3: the topic updated to fewer queues, the order info persisted, the count restored
+        ev = next(e for e in driver.events if e["type"] == "topic_shrink")
+        java_checker.on_order_info_dropped(ev["to"], driver.clock.now())
+        topic = driver.world.topic
+        return {"code": rc.SUCCESS}, [{"op": "createTopic", "topic": topic, "queues": ev["to"]},
+                                      {"op": "persistOrderInfo"},
+                                      {"op": "createTopic", "topic": topic, "queues": driver.config.queues}], _code
     ev = next(e for e in driver.events if e["type"] == "reset_offset")
     if ev["code"] == rc.SUCCESS:
         java_checker.on_reset_offset(ev["queue"], ev["offset"], ev["before"])

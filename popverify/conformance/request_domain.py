@@ -102,8 +102,12 @@ def plan(ls: "Lockstep", i: int, action: "Action", pre: dict[str, Any]) -> tuple
             return {"codes": codes}
         return {"codes": model_codes}, requests, after_ack
     kind = CHANGE_KINDS[args[2] % len(CHANGE_KINDS)]
-    held = ls.java_held[c][args[1] % pre["held"]]
-    req = {"op": "changeInvisibleTime", **java_fields(kind, held, event), "invisibleTime": args[3]}
+    if pre["held"]:
+        fields = java_fields(kind, ls.java_held[c][args[1] % pre["held"]], event)
+    else:  # a consumer holding nothing (UNHELD_CHANGE_KINDS): the model's fields as sent
+        fields = {"topic": event["topic"], "group": event["group"], "queueId": event["queue"],
+                  "offset": event["offset"], "extraInfo": event["handle"]}
+    req = {"op": "changeInvisibleTime", **fields, "invisibleTime": args[3]}
     return {"code": event["code"]}, [req], lambda a: {"code": code_of(a[0])}
 
 

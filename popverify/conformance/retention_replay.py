@@ -52,9 +52,12 @@ def plan(driver: Any, java_checker: PopChecker, action: Action, before: dict[str
     if kind == "delete_recreate":
         java_checker.on_delete_topic()
         model_obs = {"delete": rc.SUCCESS, "create": rc.SUCCESS}
-        return (model_obs, [{"op": "deleteTopic", "topic": topic}, {"op": "createTopic", "topic": topic,
-                                                                   "queues": queues}],
-                lambda a: _error(a[0]) or _error(a[1]) or {"delete": a[0]["code"], "create": a[1]["code"]})
+        # an orderly configuration's persist between them (PopWorld#delete_recreate)
+        persist = [{"op": "persistOrderInfo"}] if driver.config.pop_orderly else []
+        requests = [{"op": "deleteTopic", "topic": topic}, *persist,
+                    {"op": "createTopic", "topic": topic, "queues": queues}]
+        return (model_obs, requests, lambda a: next((e for e in map(_error, a) if e), None)
+                or {"delete": a[0]["code"], "create": a[-1]["code"]})
     _excuse(java_checker, driver.events)
     deleted = store.oldest_commit_log_file() - before["oldest_file"]  # destroyed, not only shut down
     requests: list[dict[str, Any]] = []

@@ -17,7 +17,15 @@
   never sees the group gone; the orderly acks and changes of the batches in flight then meet no
   order info (commitAndNext:215/219, updateNextVisibleTime:276/281 on 5.5.0).
 
-All three are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset) tell the
+- ``topic_shrink_persist`` (order3): while the order info holds a queue past the first, an admin
+  updates the topic to fewer queues (UPDATE_AND_CREATE_TOPIC, as mqadmin updateTopic -r -w: the
+  count that leaves out the last such queue), the order info's 10 s persist runs, and the admin
+  restores the queue count: autoClean drops the order info of the queues past the new count
+  (5.0.0 ConsumerOrderInfoManager#autoClean:240, 5.5.0 QueueLevelConsumerManager#autoClean:335),
+  so their batches in flight block no later POP.
+
+All four are deliberate skips or re-deliveries: their events (GroupDeleted, OffsetReset,
+TopicShrunk) tell the
 checker which obligations the admin took away (spec/properties.md "Admin requests"). Opt-in
 (ActionSpec.opt_in): the configurations tests/sim/test_engine_digests.py pins keep their runs;
 the swarm's late draw lists them, after the opt-in faults (``late``), so the configurations
@@ -31,7 +39,7 @@ from typing import Any
 import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, flag, index, opt_in
-from popverify.sim.events import GroupDeleted, OffsetReset
+from popverify.sim.events import GroupDeleted, OffsetReset, TopicShrunk
 from reference.common import response_code as rc
 
 
@@ -84,4 +92,25 @@ def _delete_group_persist(world: Any, clean_offset: bool) -> bool:
 # have order info to clean; every other configuration keeps its run)
 DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 4, _delete_group_persist, (flag("clean_offset"),),
                                            lambda rng, w: (rng.next_boolean(),), after_options=True),
+                                    late_if="pop_orderly")
+
+
+# order3 (session 10): a topic update the order info's persist sees
+def _topic_shrink_persist(world: Any) -> bool:
+    queues, order_info = world.config.queues, world.broker.order_info
+    held = [q for q in range(1, queues) if order_info.get(world.topic, world.group, q) is not None]
+    if not held:
+        return False  # no queue past the first has order info to drop
+    to = max(held)  # the count that drops the last queue with order info (and none before it)
+    world.broker.create_topic(world.topic, to)
+    world.broker.persist_order_info()
+    world.broker.create_topic(world.topic, queues)
+    world.publish(TopicShrunk(to))
+    return True
+
+
+# weight 3; drawn after every other field (after delete_group_persist) without a coin: listed by
+# exactly the orderly configurations (late_if: only they have order info), as delete_group_persist
+TOPIC_SHRINK_PERSIST = attrs.evolve(opt_in("topic_shrink_persist", 3, _topic_shrink_persist, (),
+                                           lambda rng, w: (), after_options=True),
                                     late_if="pop_orderly")

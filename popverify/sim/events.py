@@ -247,6 +247,16 @@ class GroupDeleted(Event):
 
 
 @attrs.frozen
+class TopicShrunk(Event):
+    """An admin updated the consumed topic to ``to`` queues, the order info persisted, and the
+    admin restored the queue count (popverify/sim/admin.py ``topic_shrink_persist``): the order
+    info of the queues from ``to`` on is gone."""
+
+    TYPE: ClassVar[str] = "topic_shrink"
+    to: int
+
+
+@attrs.frozen
 class OffsetReset(Event):
     """An admin asked to reset queue ``queue`` of the consumed group to ``offset``; ``code`` is
     the broker's answer, ``before`` the committed offset a reset replaced (-1: none)
@@ -455,6 +465,8 @@ def pop_checker_subscriber(checker: PopChecker) -> Subscriber:
             checker.on_delete_topic()
         elif isinstance(event, GroupDeleted):
             checker.on_delete_group(event.clean_offset, now)
+        elif isinstance(event, TopicShrunk):
+            checker.on_order_info_dropped(event.to, now)
         elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
             checker.on_reset_offset(event.queue, event.offset, event.before, event.stored)
         elif isinstance(event, FaultInjected):

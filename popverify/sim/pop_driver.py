@@ -26,9 +26,9 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST
-from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag,
-                                   index, millis, opt_in)
+from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST, TOPIC_SHRINK_PERSIST
+from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
+                                   millis, opt_in)
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
@@ -429,8 +429,13 @@ class PopWorld:
         return True
 
     def delete_recreate(self) -> bool:
-        """The consumed topic is deleted and created again."""
+        """The consumed topic is deleted and created again. In an orderly configuration the
+        order info's 10 s persist runs in between (order3): its autoClean meets the topic gone
+        (5.0.0 ConsumerOrderInfoManager#autoClean:218, 5.5.0 QueueLevelConsumerManager
+        #autoClean:313) and drops its order info; a run without orderly POP has none to drop."""
         self.broker.delete_topic(TOPIC)
+        if self.config.pop_orderly:
+            self.broker.persist_order_info()
         self.broker.create_topic(TOPIC, self.config.queues)
         self.publish(TopicRecreated())
         return True
@@ -685,6 +690,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # without it; its draw last of all, after buffer_put_fail's; as often as persist_restart)
     ActionSpec("graceful_restart", PERSIST_RESTART_WEIGHT, "graceful_restart", fault=True, opt_in=True, late=True,
                late_percent=0, after_options=True, late_if="enable_pop_buffer_merge"),
+    # order3: a topic update the order info's next persist sees (opt-in, listed by the orderly
+    # configurations after delete_group_persist, no coin: popverify/sim/admin.py)
+    TOPIC_SHRINK_PERSIST,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

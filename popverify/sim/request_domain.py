@@ -46,6 +46,12 @@ HANDLE_KINDS: tuple[str, ...] = ("duplicate", "garbled", "truncated", "other_gro
                                  "queue_past_end", "offset_below_min", "offset_at_max", "offset_past_max")
 # The kinds changeInvisibleTime takes (module docstring: the others would be the client's fault).
 CHANGE_KINDS: tuple[str, ...] = tuple(k for k in HANDLE_KINDS if k not in ("duplicate", "other_group"))
+# order3: the kinds ChangeInvisibleTimeProcessor refuses before it reads the handle or the offset
+# (the topic test, then `queueId >= readQueueNums || queueId < 0`: 5.0.0:74-88, 5.5.0:112-127), sent
+# even by a consumer that holds nothing (queue 0, offset 0, an empty handle: the refusal does not
+# read them), so that most runs listing the action send one (5.5.0:120 was met in 1 run of 60).
+UNHELD_CHANGE_KINDS = frozenset({"no_topic", "queue_minus_one", "queue_past_end"})
+UNHELD_HANDLE = ""
 OTHER_GROUP = "GID_popverify_other"
 NO_TOPIC = "TopicNotThere"
 # Values a POP's maxMsgNums / invisibleTime / queueId take besides uniform draws (the limits).
@@ -139,14 +145,18 @@ def _ack_request(world: Any, c: int, at: int, kind: int) -> bool:
 def _change_invisible_request(world: Any, c: int, at: int, kind: int, invisible_time: int) -> bool:
     """Consumer ``c`` changes the invisible time of the message it holds at ``at`` with a request
     altered by CHANGE_KINDS[kind]; the held message keeps its handle (every kind is refused or
-    names nothing the consumer holds)."""
+    names nothing the consumer holds). A consumer holding nothing sends the UNHELD_CHANGE_KINDS
+    only."""
     consumer = world.consumer(c)
-    if not consumer.held:
-        return False
     name = CHANGE_KINDS[kind % len(CHANGE_KINDS)]
-    held = consumer.held[at % len(consumer.held)]
-    group, topic, queue_id, offset, handle = altered(name, world, held.ack_topic, held.queue_id, held.offset,
-                                                     held.extra_info)
+    if consumer.held:
+        held = consumer.held[at % len(consumer.held)]
+        fields = (held.ack_topic, held.queue_id, held.offset, held.extra_info)
+    elif name in UNHELD_CHANGE_KINDS:
+        fields = (world.topic, 0, 0, UNHELD_HANDLE)
+    else:
+        return False
+    group, topic, queue_id, offset, handle = altered(name, world, *fields)
     result = world.broker.change_invisible_time(group, topic, queue_id, offset, handle, invisible_time)
     world.coverage.add(f"change_invisible_request:{name}:{rc.NAMES.get(result.code, result.code)}")
     world.publish(RequestSent("change_invisible", name, group, topic, queue_id, offset, handle, invisible_time,

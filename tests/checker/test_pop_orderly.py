@@ -11,6 +11,7 @@ import pytest
 
 from lockstep_pool import Pool
 from popverify.checker.orderly import OrderlyBlockCheck
+from popverify.checker.pop import PopChecker
 from popverify.conformance.confirm import run_lockstep
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.pop_driver import pick_held
@@ -19,7 +20,7 @@ from popverify.trace.itf import read_trace, write_trace
 from reference.common.javalang import JavaRandom
 
 SEEDS = range(6)
-ADMIN_KINDS = ("delete_group", "reset_offset", "delete_group_persist")
+ADMIN_KINDS = ("delete_group", "reset_offset", "delete_group_persist", "topic_shrink_persist")
 
 
 def _orderly(seed: int) -> ScenarioConfig:
@@ -200,3 +201,21 @@ def test_the_trace_of_an_orderly_run_replays_to_the_same_run(tmp_path: Path) -> 
                          schedule=spec["schedule"], mutant=spec["mutant"])
     assert (again.schedule, again.counts, again.violations) == (result.schedule, result.counts, result.violations)
     assert again.counts["popped"] > 0
+
+
+def test_a_shrunk_topics_re_read_is_excused_and_only_that() -> None:
+    """order3: after topic_shrink_persist drops queue 1's order info, the second consumer's POP
+    re-reads the first one's batch in flight: TopicShrunk excuses it (one re-read credit, the
+    batches forgotten); a checker that ignores the event reports the re-read."""
+    config = ScenarioConfig(queues=2, consumers=2, enable_pop_buffer_merge=False, drain=False, pop_orderly=True,
+                            actions=("produce", "pop", "pop_step", "ack", "advance", "topic_shrink_persist"))
+    schedule = [Action("produce", (1,))] * 2 + [Action("pop", (0, 1, False)), *[Action("pop_step", (0,))] * 2,
+                                                Action("topic_shrink_persist", ()), Action("pop", (1, 1, False)),
+                                                *[Action("pop_step", (1,))] * 2]
+    result = run_scenario("v5.5", 0, 0, config=config, schedule=schedule)
+    assert result.counts["redelivered"] == 2 and not result.violations, result.violations
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(PopChecker, "on_order_info_dropped", lambda self, from_queue, now: None)
+        unexcused = run_scenario("v5.5", 0, 0, config=config, schedule=schedule)
+    assert unexcused.violations, "the re-read of a batch in flight must be reported without the excuse"
+

@@ -156,3 +156,53 @@ def test_a_deleted_groups_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
     monkeypatch.setitem(RELEASE_SWITCHES["v5.5"], "delete_group_finds_group", False)
     v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.step == len(GONE) - 1, v.to_json()
+
+
+# order3: an orderly batch held on queue 0, the topic deleted and re-created with the order info's
+# persist in between (an orderly configuration's delete_recreate): autoClean meets the topic gone
+# (5.0.0 ConsumerOrderInfoManager#autoClean:218) and drops the batch, so the re-created queue's
+# first message is served at once; kept, the old batch would block the queue.
+RECREATED = [Action("produce", (0,))] * 2 + _pop() + [Action("delete_recreate", ()), Action("produce", (0,))] + \
+    _pop()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_deleted_topics_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(ORDERLY, queues=1, faults=("delete_recreate",))
+    v = run_lockstep("v5.0", 0, config, RECREATED, lockstep_pool.client("5.0.0"))
+    assert v.status == "agrees", v.to_json()
+    # a model whose clean-up keeps a deleted topic's order info blocks the re-created queue
+    monkeypatch.setattr(ConsumerOrderInfoManager, "auto_clean", lambda self: None)
+    v = run_lockstep("v5.0", 0, config, RECREATED, lockstep_pool.client("5.0.0"))
+    assert v.status == "diverges" and v.step >= len(RECREATED) - 3, v.to_json()
+
+
+# order3: an orderly batch held on queue 1 (the last), the topic updated to one queue and back with
+# the order info's persist in between (topic_shrink_persist): autoClean drops queue 1's order info
+# (5.0.0 ConsumerOrderInfoManager#autoClean:240), so the second consumer's POP of queue 1 re-reads
+# the batch in flight; kept, the batch would block that POP.
+SHRUNK = [Action("produce", (1,))] * 2 + [Action("pop", (0, 1, False)), Action("pop_step", (0,)),
+                                          Action("pop_step", (0,)), Action("topic_shrink_persist", ()),
+                                          Action("pop", (1, 1, False)), Action("pop_step", (1,)),
+                                          Action("pop_step", (1,))]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_shrunk_queues_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(ORDERLY, consumers=2, actions=ORDERLY.actions + ("topic_shrink_persist",))
+    v = run_lockstep("v5.0", 0, config, SHRUNK, lockstep_pool.client("5.0.0"))
+    assert v.status == "agrees", v.to_json()
+    assert not v.model_violations and not v.java_violations, v.to_json()
+    # a model whose clean-up keeps the order info of a queue past the topic's count blocks that POP
+    init = ConsumerOrderInfoManager.__init__
+
+    def keeps_queues(self, now, read_queues, group_exists):  # type: ignore[no-untyped-def]
+        init(self, now, lambda t: None if read_queues(t) is None else 1 << 20, group_exists)
+    monkeypatch.setattr(ConsumerOrderInfoManager, "__init__", keeps_queues)
+    v = run_lockstep("v5.0", 0, config, SHRUNK, lockstep_pool.client("5.0.0"))
+    assert v.status == "diverges" and v.step >= len(SHRUNK) - 3, v.to_json()
+

@@ -31,8 +31,14 @@ CONFIG = ScenarioConfig(queues=2, consumers=1, invisible_time=8000, max_msg_nums
 _INT_MAX = 2 ** 31 - 1
 
 
+# order3: changeInvisibleTime requests of a consumer holding nothing: the three refused before
+# the handle is read are sent (queue 0, offset 0, an empty handle), a garbled one is not
+UNHELD = [Action("change_invisible_request", (0, 0, CHANGE_KINDS.index(k), 1000))
+          for k in ("queue_past_end", "queue_minus_one", "no_topic", "garbled")]
+
+
 def _schedule() -> list[Action]:
-    s = [Action("produce", (0,)), Action("produce", (0,)), Action("produce", (1,)),
+    s = UNHELD + [Action("produce", (0,)), Action("produce", (0,)), Action("produce", (1,)),
          Action("pop", (0, 0, False)), *[Action("pop_step", (0,))] * 3]
     # POPs the processor refuses or reads nothing for (each answers at its first step)
     # (5.0.0 serves maxMsgNums <= 0 queue by queue: pop_steps until it answers; no-ops otherwise)
@@ -63,6 +69,16 @@ def test_the_schedule_sends_every_refusal(profile: str) -> None:
     assert {f"batch_ack_request:{k}:{batch}" for k in BATCH_ACK_BODY_KINDS} <= cov
     refused = "INVALID_PARAMETER" if profile == "v5.5" else "SYSTEM_ERROR"
     assert f"pop:{refused}:0" in cov and "pop:SUCCESS:1" in cov
+
+
+def test_a_consumer_holding_nothing_sends_only_the_refusals_before_the_handle() -> None:
+    """(On the model) queue past the end, queue -1 and a missing topic are answered without a held
+    message; a garbled handle needs one: skipped."""
+    r = run_scenario("v5.5", 5, 0, config=CONFIG, schedule=UNHELD)
+    assert not any(p.startswith("change_invisible_request:garbled") for p in r.coverage)
+    assert {"change_invisible_request:queue_past_end:MESSAGE_ILLEGAL",
+            "change_invisible_request:queue_minus_one:MESSAGE_ILLEGAL",
+            "change_invisible_request:no_topic:TOPIC_NOT_EXIST"} <= r.coverage
 
 
 def test_processor_exceptions_are_system_error_and_harness_refusals_stay_errors() -> None:

@@ -54,8 +54,9 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # Re-pinned on 26 November 2026 (getMessage's in-memory transfer caps, the long-polling limits,
 # broker options and admin kinds drawn late change the swarm's runs); again for the late faults
 # (persist_restart, processor_put_fail, flush_timeout) and pop_shape, all of the merged draws.
-# The last draws merged since (batch_ack_request, consumer_close, delete_group_persist; the buffer
-# thresholds, buffer_put_fail and graceful_restart) are taken out of each configuration (_swarm_run_config): the
+# The last draws merged since (batch_ack_request, consumer_close, delete_group_persist,
+# topic_shrink_persist; the buffer thresholds, buffer_put_fail and graceful_restart) are taken out of each
+# configuration (_swarm_run_config): the
 # runs are those the sweeps pinned.
 KNOWN_RUNS = [
     ("v5.0", "pop", 39, 400, "ALO-2/F1"),
@@ -71,13 +72,13 @@ KNOWN_RUNS = [
 ]
 
 
-LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist")
+LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist")
 
 
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The seed's swarm configuration without the draws made after pop_shape's coin
-    (batch_ack_request, consumer_close, delete_group_persist, the buffer threshold options, buffer_put_fail,
-    graceful_restart): every other field, and
+    (batch_ack_request, consumer_close, delete_group_persist, topic_shrink_persist, the buffer threshold options,
+    buffer_put_fail, graceful_restart): every other field, and
     so the run, is what the sweeps pinned. A re-pin over the full draw needs a new sweep (about
     600 seeds of 400 steps per profile, as the buffer helper's for F14)."""
     config = swarm_config(seed, mode)
