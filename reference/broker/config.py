@@ -323,6 +323,11 @@ class BrokerConfig:
     # totalPollingNum in a do-while, for the poll that finds the polling key empty too (after
     # requests of closed channels); 5.0.0 notifyMessageArriving:173-183 does not (1 / 0)
     polling_counts_empty_poll: int = 0
+    # offsets helper (issue 16): BrokerConfig#enablePropertyFilter (default false): on,
+    # PullMessageProcessor#processRequest lets an SQL92 subscription through (5.0.0:449-454,
+    # 5.5.0:478-483) and getMessage evaluates it on each message's properties
+    # (ExpressionMessageFilter#isMatchedByCommitLog)
+    enable_property_filter: bool = False
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -355,7 +360,8 @@ BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
 # release changed (Java lines in spec/profiles.md).
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
     "v5.0": {"broker_options_known": ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS)},
+                                      "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                      "enablePropertyFilter")},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -397,7 +403,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS),
+                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                 "enablePropertyFilter", "enableBroadcastOffsetStore=false"),
     },
 }
 
@@ -434,11 +441,20 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "filterSupportRetry": None,
     # buffer helper (issue 16): appended last; the swarm draws them after every other field
     **BUFFER_THRESHOLD_OPTIONS,
+    # offsets helper (issue 16): push-mode options drawn after every other field (OFFSETS_PUSH_OPTIONS)
+    "enablePropertyFilter": "enable_property_filter",
+    # 5.5.0 BrokerConfig#enableBroadcastOffsetStore (default true): off, PullMessageProcessor#
+    # queryBroadcastPullInitOffset:888 answers -1 and #updateBroadcastPulledOffset:854 records
+    # nothing; on, BroadcastOffsetManager#queryInitOffset answers a client that is not the
+    # proxy's -1 as well (Broker#register_consumer): nothing the model can see changes
+    "enableBroadcastOffsetStore=false": None,
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.
 PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry")
+# offsets helper: more push-mode options, drawn after every other field of a push configuration
+OFFSETS_PUSH_OPTIONS: tuple[str, ...] = ("enablePropertyFilter", "enableBroadcastOffsetStore=false")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).

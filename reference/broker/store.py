@@ -598,8 +598,11 @@ class MessageStore:
                     None)
 
     def get_message(self, group: str, topic: str, queue_id: int, offset: int, max_msg_nums: int,
-                    message_filter: MessageFilter = None, max_total_msg_size: int | None = None) -> GetMessageResult:
-        """DefaultMessageStore#getMessage: status, messages and nextBeginOffset."""
+                    message_filter: MessageFilter = None, max_total_msg_size: int | None = None,
+                    commit_log_filter: MessageFilter = None) -> GetMessageResult:
+        """DefaultMessageStore#getMessage: status, messages and nextBeginOffset.
+        ``message_filter`` is isMatchedByConsumeQueue (the unit, before the commit log is read),
+        ``commit_log_filter`` isMatchedByCommitLog (the message read: an SQL92 subscription)."""
         cq = self._queues.get((topic, queue_id))
         min_offset = cq.min_offset if cq is not None else 0
         max_offset = cq.max_offset if cq is not None else 0
@@ -649,6 +652,10 @@ class MessageStore:
                 if not result.messages:
                     result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 skip_below_file = self._file_of[unit.commit_log_offset] + 1  # CommitLog#rollNextFile
+                continue
+            if commit_log_filter is not None and not commit_log_filter(msg):
+                if not result.messages:
+                    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
                 continue
             result.messages.append(msg.copy())
             result.queue_offsets.append(next_begin - 1)  # the unit's index (CqUnit#getQueueOffset)

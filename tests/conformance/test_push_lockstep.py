@@ -21,6 +21,7 @@ from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.sim.pull_request import PULL_KINDS
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario, run_spec
 from popverify.trace.itf import read_trace, write_trace
+from reference.broker import pull_processor
 from reference.broker.broker import Broker
 from reference.common.remoting import PullMessageResponse
 
@@ -529,3 +530,23 @@ def test_a_refused_put_burns_a_queue_offset_on_5_0_0(tmp_path: Path, monkeypatch
     monkeypatch.setitem(broker_config.RELEASE_SWITCHES["v5.0"], "refused_put_burns_offset", False)
     verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], harness("5.0.0"))
     assert verdict.status == "diverges" and (verdict.model, verdict.java) == (1, 2), verdict.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_sql92_filter_data_and_the_offsets_options_agree_and_a_model_matching_every_message_diverges(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """Every pull_request kind with enablePropertyFilter on and 5.5.0's broadcast offset store
+    off (offsets helper): the SQL92 pulls (the request's own "a > 1", the heartbeat's held one)
+    reach getMessage and match no message (none has the property: PULL_RETRY_IMMEDIATELY), the
+    held "a >" has no filter data (FILTER_DATA_NOT_EXIST). A model whose SQL92 filter lets every
+    message through answers the first SQL92 pull with messages."""
+    config = attrs.evolve(CONFIG, broker_options=("enablePropertyFilter", "enableBroadcastOffsetStore=false"))
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "agrees", json.dumps(verdict.to_json())
+    monkeypatch.setattr(pull_processor.Subscription, "commit_log_filter", lambda self: None)
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    first_sql = SCHEDULE.index(Action("pull_request", (1, 1, PULL_KINDS.index("sub_sql"))))
+    assert verdict.status == "diverges" and verdict.step == first_sql, verdict.to_json()
+    assert verdict.key is not None and verdict.key.endswith("pull_message.code")
+    assert (verdict.model, verdict.java) == (0, 20)  # SUCCESS, PULL_RETRY_IMMEDIATELY
