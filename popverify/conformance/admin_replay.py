@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from popverify.checker.pop import PopChecker
-from popverify.sim.admin import OTHER_DELETIONS, other_deletion
+from popverify.sim.admin import other_deletion
 from popverify.trace.schedule import Action
 from reference.common import response_code as rc
 
@@ -31,7 +31,7 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     """(model observation, Java requests, answers -> Java observation) of an applied step."""
     if action.kind == "delete_other":
         # nothing of the consumed topic or group changes: no notice to the checker
-        what, target = other_deletion(OTHER_DELETIONS[action.args[0] % len(OTHER_DELETIONS)])
+        _, what, target = other_deletion(action.args[0])
         request = {"op": "deleteTopic", "topic": target} if what == "topic" else \
             {"op": "deleteGroup", "group": target, "cleanOffset": True}
         return {"code": rc.SUCCESS}, [request], _code

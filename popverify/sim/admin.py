@@ -101,21 +101,19 @@ DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 4, _delete_gr
 # - ``topic_other``: DELETE_TOPIC of another topic: no key contains its name;
 # - ``group_other``: DELETE_SUBSCRIPTIONGROUP with cleanOffset of another group (no config
 #   here): no key contains its name.
-OTHER_DELETIONS: tuple[str, ...] = ("topic_prefix", "topic_other", "group_other")
-PREFIX_TOPIC = "Topic"
-OTHER_TOPIC = "TopicUnused"
-OTHER_GROUP = "CID_popverify_unused"
+OTHER_DELETIONS: dict[str, tuple[str, str]] = {"topic_prefix": ("topic", "Topic"),
+                                               "topic_other": ("topic", "TopicUnused"),
+                                               "group_other": ("group", "CID_popverify_unused")}
 
 
-def other_deletion(kind: str) -> tuple[str, str]:
-    """("topic" or "group", the name) that OTHER_DELETIONS' ``kind`` deletes."""
-    return {"topic_prefix": ("topic", PREFIX_TOPIC), "topic_other": ("topic", OTHER_TOPIC),
-            "group_other": ("group", OTHER_GROUP)}[kind]
+def other_deletion(kind: int) -> tuple[str, str, str]:
+    """(its name, "topic" or "group", the name deleted) of the OTHER_DELETIONS ``kind`` indexes."""
+    name = list(OTHER_DELETIONS)[kind % len(OTHER_DELETIONS)]
+    return (name, *OTHER_DELETIONS[name])
 
 
 def _delete_other(world: Any, kind: int) -> bool:
-    name = OTHER_DELETIONS[kind % len(OTHER_DELETIONS)]
-    what, target = other_deletion(name)
+    name, what, target = other_deletion(kind)
     code = world.broker.delete_topic(target) if what == "topic" else world.broker.delete_group(target, True)
     world.coverage.add(f"delete_other:{name}:{rc.NAMES.get(code, code)}")
     return code == rc.SUCCESS
