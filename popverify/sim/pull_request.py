@@ -149,7 +149,8 @@ def _draw(rng: JavaRandom, world: Any) -> tuple:
     return rng.next_int(world.config.consumers), rng.next_int(world.config.queues), rng.next_int(len(PULL_KINDS))
 
 
-# weight 6: half of pull's 12, so that a 60-run campaign draws each of the 19 kinds several times
-PULL_REQUEST = opt_in("pull_request", 6, _pull_request,
+# weight 12, pull's (offsets helper; 6 before): coverage replays 20 push runs, 9 or so of them
+# with pull_request, and each of the 19 kinds must meet the broker options it depends on there
+PULL_REQUEST = opt_in("pull_request", 12, _pull_request,
                       (index("c"), index("queue_id"), Arg("kind", int, 0, len(PULL_KINDS) - 1, value=False)), _draw,
                       late=True)
