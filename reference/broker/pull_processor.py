@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from reference.broker.consumer_filter import compile_sql92, is_tag_type
+from reference.broker.consumer_filter import TAG, compile_sql92, is_tag_type
 from reference.broker.store import GetMessageStatus
 from reference.common import response_code as rc
 from reference.common.javalang import string_hash
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
 MASTER_ID = 0
 SUB_ALL = "*"
-TAG = "TAG"
 
 
 @attrs.frozen
@@ -41,7 +40,7 @@ class Subscription:
 
     def is_tag_type(self) -> bool:
         """ExpressionType#isTagType: TAG, empty or absent."""
-        return self.expression_type in ("", TAG)
+        return is_tag_type(self.expression_type)
 
     def matches(self, unit: MessageExt) -> bool:
         """ExpressionMessageFilter#isMatchedByConsumeQueue on the unit's tags code (0 for a
