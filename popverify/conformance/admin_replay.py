@@ -1,10 +1,11 @@
 """The POP replay of an admin's group deletion and offset reset (popverify/conformance/confirm.py).
 
-Maps the model's ``delete_group``, ``delete_group_persist``, ``reset_offset`` and
-``topic_shrink_persist`` (popverify/sim/admin.py) to the lockstep harness's AdminGroupOps
-requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps' ``createTopic``), compares the
-broker's answers, and gives the Java-side checker the same notice the model's checker got (the
-step's event): what the admin skipped or re-reads on purpose is not a violation on either side.
+Maps the model's ``delete_group``, ``delete_group_persist``, ``reset_offset``,
+``topic_shrink_persist`` and ``delete_other`` (popverify/sim/admin.py) to the lockstep harness's
+AdminGroupOps requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps' ``createTopic``),
+compares the broker's answers, and gives the Java-side checker the same notice the model's
+checker got (the step's event): what the admin skipped or re-reads on purpose is not a violation
+on either side.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 from popverify.checker.pop import PopChecker
+from popverify.sim.admin import other_deletion
 from popverify.trace.schedule import Action
 from reference.common import response_code as rc
 
-KINDS = frozenset({"delete_group", "reset_offset", "delete_group_persist", "topic_shrink_persist"})
+KINDS = frozenset({"delete_group", "reset_offset", "delete_group_persist", "topic_shrink_persist", "delete_other"})
 
 Plan = tuple[dict[str, Any], list[dict[str, Any]], Callable[[list[dict[str, Any]]], dict[str, Any]]]
 
@@ -28,6 +30,12 @@ def _code(answers: list[dict[str, Any]]) -> dict[str, Any]:
 
 def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     """(model observation, Java requests, answers -> Java observation) of an applied step."""
+    if action.kind == "delete_other":
+        # nothing of the consumed topic or group changes: no notice to the checker
+        _, what, target = other_deletion(action.args[0])
+        request = {"op": "deleteTopic", "topic": target} if what == "topic" else \
+            {"op": "deleteGroup", "group": target, "cleanOffset": True}
+        return {"code": rc.SUCCESS}, [request], _code
     if action.kind in ("delete_group", "delete_group_persist"):
         clean = bool(action.args[0])
         java_checker.on_delete_group(clean, driver.clock.now())

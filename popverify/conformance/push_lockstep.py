@@ -42,6 +42,7 @@ from popverify.sim.scenario import Action, ScenarioConfig
 from reference.common import response_code as rc
 from reference.broker.broker import Broker
 from reference.broker.config import applicable_options
+from reference.broker.consumer_manager import SubscriptionData
 from reference.broker.keys import valid_group_name
 from reference.broker.query_assignment import (BROADCASTING, BROKER_STRATEGIES, CLUSTERING,
                                                RETRY_GROUP_TOPIC_PREFIX, RequestModes, do_load_balance,
@@ -474,8 +475,12 @@ class PushLockstep:
             return [json.loads(x) for x in model], [json.loads(x) for x in java]
         if name == "register_consumer":
             group, client_id, topics = args[0], args[1], args[2]
+            sub = call.kwargs.get("subscription") or SubscriptionData()
             a = self._call({"op": "heartbeat", "clientId": client_id, "group": group, "topics": list(topics),
-                            "messageModel": "BROADCASTING" if call.kwargs.get("broadcast") else "CLUSTERING"})
+                            "messageModel": "BROADCASTING" if call.kwargs.get("broadcast") else "CLUSTERING",
+                            "consumeType": "CONSUME_ACTIVELY" if call.kwargs.get("active") else "CONSUME_PASSIVELY",
+                            "subString": sub.sub_string, "expressionType": sub.expression_type,
+                            "subVersion": sub.sub_version})
             return {"code": res}, {"code": a.get("code", a.get("error"))}
         if name == "unregister_consumer":
             group, client_id = args[0], args[1]

@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from popverify.sim.actions import JAVA_INT_MAX, flag, index, opt_in
+from popverify.sim.actions import JAVA_INT_MAX, Arg, flag, index, opt_in
 from popverify.sim.events import GroupDeleted, OffsetReset, TopicShrunk
 from reference.common import response_code as rc
 
@@ -114,3 +114,44 @@ def _topic_shrink_persist(world: Any) -> bool:
 TOPIC_SHRINK_PERSIST = attrs.evolve(opt_in("topic_shrink_persist", 3, _topic_shrink_persist, (),
                                            lambda rng, w: (), after_options=True),
                                     late_if="pop_orderly")
+
+
+# -- offsets helper (issue 16): an admin's deletions of what the run does not consume ------------
+# A default broker holds the offsets of more than the consumed topic and group (other groups,
+# other topics); ConsumerOffsetManager#cleanOffsetByTopic and #removeOffset test each key by
+# String#contains, then by the split on '@' (5.0.0:76-86 / 308-320, 5.5.0:88-104 / 411-435),
+# and 5.5.0's deleteTopic asks whichGroupByTopic (:790) first. The run's own keys are all
+# "TopicTest@GID_popverify..." and its deletions name them, so those tests never see a key of
+# another topic or group. OTHER_DELETIONS: what the admin deletes, each a request mqadmin sends
+# (deleteTopic -t, deleteSubGroup -g with cleanOffset), none of it the consumed topic or group:
+# - ``topic_prefix``: DELETE_TOPIC of a topic whose name is a prefix of the consumed one (no
+#   config here: the broker answers SUCCESS and cleans what it has): every key contains the
+#   name, none is its;
+# - ``topic_other``: DELETE_TOPIC of another topic: no key contains its name;
+# - ``group_other``: DELETE_SUBSCRIPTIONGROUP with cleanOffset of another group (no config
+#   here): no key contains its name.
+OTHER_DELETIONS: dict[str, tuple[str, str]] = {"topic_prefix": ("topic", "Topic"),
+                                               "topic_other": ("topic", "TopicUnused"),
+                                               "group_other": ("group", "CID_popverify_unused")}
+
+
+def other_deletion(kind: int) -> tuple[str, str, str]:
+    """(its name, "topic" or "group", the name deleted) of the OTHER_DELETIONS ``kind`` indexes."""
+    name = list(OTHER_DELETIONS)[kind % len(OTHER_DELETIONS)]
+    return (name, *OTHER_DELETIONS[name])
+
+
+def _delete_other(world: Any, kind: int) -> bool:
+    name, what, target = other_deletion(kind)
+    code = world.broker.delete_topic(target) if what == "topic" else world.broker.delete_group(target, True)
+    world.coverage.add(f"delete_other:{name}:{rc.NAMES.get(code, code)}")
+    return code == rc.SUCCESS
+
+
+# weight 1 (an admin's request); drawn with delete_group (one swarm coin for both: no new draw,
+# every configuration drawn before keeps its fields), declared last of the POP mode's kinds
+DELETE_OTHER = attrs.evolve(opt_in("delete_other", 1, _delete_other,
+                                   (Arg("kind", int, 0, len(OTHER_DELETIONS) - 1, value=False),),
+                                   lambda rng, w: (rng.next_int(len(OTHER_DELETIONS)),), drawn_with="delete_group"),
+                            late=True)
+

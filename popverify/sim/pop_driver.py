@@ -26,7 +26,7 @@ import attrs
 from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
-from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST, TOPIC_SHRINK_PERSIST
+from popverify.sim.admin import ADMIN_ACTIONS, DELETE_GROUP_PERSIST, DELETE_OTHER, TOPIC_SHRINK_PERSIST
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis, opt_in)
 from popverify.sim.domain import start_queues
@@ -693,6 +693,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # order3: a topic update the order info's next persist sees (opt-in, listed by the orderly
     # configurations after delete_group_persist, no coin: popverify/sim/admin.py)
     TOPIC_SHRINK_PERSIST,
+    # offsets helper (issue 16): an admin deletes a topic or group the run does not consume
+    # (opt-in, drawn with delete_group: no coin of its own; popverify/sim/admin.py)
+    DELETE_OTHER,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

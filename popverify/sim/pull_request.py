@@ -31,6 +31,15 @@ shaped by PULL_KINDS. Each shape is one a real client sends to a default broker:
   ``broadcast_moved``: its pull past the queue's end (PULL_OFFSET_MOVED: the moved offset is the
   one recorded); ``broadcast_other_channel``: its pull on a connection its heartbeat did not use
   (the broker finds no channel and records nothing).
+- ``broadcast_active`` (offsets helper): the broadcast group's pull after a heartbeat with
+  consumeType CONSUME_ACTIVELY (a DefaultMQPullConsumer / DefaultLitePullConsumer in
+  BROADCASTING: 5.5.0's PullMessageProcessor#isBroadcast:848 is false, no broadcast offset);
+- ``sql_held``, ``sql_held_bad`` (offsets helper): a consumer of its own group whose heartbeat
+  subscribes the topic with an SQL92 expression (DefaultMQPushConsumer#subscribe(topic,
+  MessageSelector.bySql(...)), subVersion SQL_SUB_VERSION) pulls without the subscription flag:
+  the broker reads the filter data its heartbeat registered (ConsumerFilterManager): "a > 1"
+  compiles (SYSTEM_ERROR with enablePropertyFilter off, else the messages whose property
+  matches: none has "a"); "a >" does not (FILTER_DATA_NOT_EXIST).
 
 ``produce_tagged(queue_id)`` (store helper) stores a message with the tag "TagA" (a producer
 with Message#setTags), so that the filtering kinds (``sub_tag``, ``sub_sql``) meet matching
@@ -41,7 +50,7 @@ filtering kinds.
 
 The answer goes to no push consumer (the sender is another client on the same channel name):
 it changes no push consumer's state; the broker's only changes are the auto-created
-subscription groups and the broadcast group's member.
+subscription groups, the broadcast and SQL92 groups' members and the SQL92 filter data.
 The lockstep replay sends the same request to PullMessageProcessor (push_lockstep.py).
 """
 
@@ -50,6 +59,7 @@ from __future__ import annotations
 from typing import Any
 
 from popverify.sim.actions import Arg, _produce, index, opt_in
+from reference.broker.consumer_manager import SubscriptionData
 from reference.common import response_code as rc
 from reference.common.javalang import JavaRandom
 from reference.common.remoting import FLAG_SUBSCRIPTION, PullMessageRequestHeader
@@ -57,11 +67,18 @@ from reference.common.remoting import FLAG_SUBSCRIPTION, PullMessageRequestHeade
 PULL_KINDS: tuple[str, ...] = ("lite_all", "sub_tag", "sub_bad_tag", "sub_sql", "no_topic", "queue_minus_one",
                                "queue_past_end", "other_group", "sub_version_ahead", "offset_below_min",
                                "offset_at_max", "offset_past_max", "broadcast", "unsubscribed_topic",
-                               "broadcast_moved", "broadcast_other_channel")
+                               "broadcast_moved", "broadcast_other_channel",
+                               # offsets helper: appended last
+                               "broadcast_active", "sql_held", "sql_held_bad")
 # the kinds sent as the broadcast group, each after its heartbeat
-_BROADCAST_KINDS = ("broadcast", "unsubscribed_topic", "broadcast_moved", "broadcast_other_channel")
+_BROADCAST_KINDS = ("broadcast", "unsubscribed_topic", "broadcast_moved", "broadcast_other_channel",
+                    "broadcast_active")
 OTHER_GROUP = "GID_popverify_other"
 BROADCAST_GROUP = "GID_popverify_broadcast"
+# the SQL92 kinds: a group each, the expression its heartbeat subscribes and the subVersion of
+# that heartbeat and of the pull (equal: the broker's subscription is the latest)
+SQL_GROUPS = {"sql_held": ("GID_popverify_sql", "a > 1"), "sql_held_bad": ("GID_popverify_sql_bad", "a >")}
+SQL_SUB_VERSION = 1
 NO_TOPIC = "TopicNotThere"
 # (subscription, expressionType) of the kinds that carry their own subscription
 # The tag of produce_tagged's messages, which sub_tag and sub_sql select
@@ -102,6 +119,8 @@ def request_of(world: Any, c: int, queue_id: int, kind: str) -> PullMessageReque
         offset = high + 1
     if kind in _BROADCAST_KINDS:
         group = BROADCAST_GROUP
+    elif kind in SQL_GROUPS:
+        group, sub_version = SQL_GROUPS[kind][0], SQL_SUB_VERSION
     subscription, expression_type = _OWN_SUBSCRIPTION.get(kind, ("*", "TAG"))
     return PullMessageRequestHeader(
         group, topic, qid, offset, MAX_MSG_NUMS, FLAG_SUBSCRIPTION if kind in _OWN_SUBSCRIPTION else 0, 0, 0,
@@ -113,6 +132,8 @@ def client_id_of(world: Any, c: int, kind: str) -> str:
     """The sender: consumer slot ``c``'s client, or for ``broadcast`` a client of its own (a
     second channel: a crash of the push consumer closes only its own)."""
     name = world.client(c).name
+    if kind in SQL_GROUPS:
+        return f"{name}@sql"
     return f"{name}@broadcast" if kind in _BROADCAST_KINDS and kind != "broadcast_other_channel" else name
 
 
@@ -125,7 +146,12 @@ def _pull_request(world: Any, c: int, queue_id: int, kind: int) -> bool:
     name = PULL_KINDS[kind % len(PULL_KINDS)]
     if name in _BROADCAST_KINDS:
         # broadcast_other_channel: the heartbeat's channel is not the pull's (findChannel finds none)
-        world.broker.register_consumer(BROADCAST_GROUP, client_id_of(world, c, "broadcast"), (TOPIC,), broadcast=True)
+        world.broker.register_consumer(BROADCAST_GROUP, client_id_of(world, c, "broadcast"), (TOPIC,), broadcast=True,
+                                       active=name == "broadcast_active")
+    elif name in SQL_GROUPS:
+        group, expression = SQL_GROUPS[name]
+        world.broker.register_consumer(group, client_id_of(world, c, name), (TOPIC,),
+                                       subscription=SubscriptionData(expression, "SQL92", SQL_SUB_VERSION))
     response = world.broker.pull_message(request_of(world, c, queue_id, name))
     assert response is not None, "a pull without the suspend flag is answered at once"
     world.coverage.add(f"pull_request:{name}:{rc.name_of(response.code)}")
@@ -147,8 +173,9 @@ def _produce_tagged(world: Any, queue_id: int) -> bool:
     return _produce(world, queue_id, tags=FILTER_TAG)
 
 
-# weight 6: half of pull's 12, so that a 60-run campaign draws each of the 16 kinds several times
-PULL_REQUEST = opt_in("pull_request", 6, _pull_request,
+# weight 12, pull's (offsets helper; 6 before): coverage replays 20 push runs, 9 or so of them
+# with pull_request, and each of the 19 kinds must meet the broker options it depends on there
+PULL_REQUEST = opt_in("pull_request", 12, _pull_request,
                       (index("c"), index("queue_id"), Arg("kind", int, 0, len(PULL_KINDS) - 1, value=False)), _draw,
                       late=True)
 # store helper: late and after_options, its swarm coin is the last of all (ScenarioConfig.draw_domain)

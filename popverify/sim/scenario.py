@@ -22,7 +22,8 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS
+from reference.broker.config import (BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, OFFSETS_PUSH_OPTIONS, PUSH_OPTIONS,
+                                     REVIVE_LOOP_OPTIONS)
 from reference.broker.store import CQ_FILE_UNITS
 from reference.common.javalang import JavaRandom
 
@@ -233,7 +234,8 @@ class ScenarioConfig:
           1/2; then produce_tags with probability 1/2;
         - each opt-in action declared both ``late`` and ``after_options`` (push: produce_tagged)
           with probability 1/2; then a non-zero start_offset, with probability 1/2, moved to 1..3
-          units before the end of its consume-queue file (near_cq_file_end), last of all.
+          units before the end of its consume-queue file (near_cq_file_end);
+        - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW), last of all.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -255,7 +257,7 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
-                        and o not in REVIVE_LOOP_OPTIONS and rng.next_boolean()) \
+                        and o not in REVIVE_LOOP_OPTIONS and o not in OFFSETS_PUSH_OPTIONS and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -287,6 +289,9 @@ class ScenarioConfig:
         opt += tuple(a for group in the_mode.groups(final) if rng.next_boolean() for a in group)
         if start and rng.next_boolean():
             start = near_cq_file_end(start, 1 + rng.next_int(CQ_FILE_END_UNITS))
+        # offsets helper (issue 16): more push options, each by its own coin, after every draw above
+        if mode == "push":
+            options += tuple(o for o, percent in OFFSETS_PUSH_DRAW.items() if rng.next_int(100) < percent)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, produce_tags=tags, **polling)
@@ -322,6 +327,11 @@ CAMPAIGN_DOMAIN_BIAS = 10
 # refuses CKs the buffer would take).
 BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_OPTIONS,
                                                               ((75, True), (25, False), (25, False)), strict=True))
+# offsets helper: the percent of push configurations that switch each of OFFSETS_PUSH_OPTIONS on.
+# Broadcast offsets off in 1 of 4 only: every pull of a run reaches the switch's test (the
+# consumers' own too), while the broadcast branches it skips need the pull_request kinds of a
+# run with it on (coverage replays 20 push runs, 9 or so of them with pull_request).
+OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25), strict=True))
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).

@@ -26,7 +26,8 @@ from reference.broker.buffer_merge import PopBufferMergeService, PopCheckPointWr
 from reference.broker.change_invisible_processor import change_invisible_time
 from reference.broker.checkpoint import AckMsg, BatchAckMsg, PopCheckPoint
 from reference.broker.config import BrokerConfig
-from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager
+from reference.broker.consumer_filter import ConsumerFilterManager
+from reference.broker.consumer_manager import ConsumerManager, RebalanceLockManager, SubscriptionData
 from reference.broker.keys import (ACK_TAG, ACK_TIME_INTERVAL, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP, RETRY_QUEUE_NUM,
                                    RETRY_GROUP_TOPIC_PREFIX, build_cluster_revive_topic, build_lock_key,
                                    build_pop_retry_topic, parse_normal_topic, valid_group_name)
@@ -115,6 +116,9 @@ class Broker:
         self.restarts = 0
         # Store put failures (a fault the driver arms; reference/broker/put_failure.py).
         self.put_faults = StorePutFaults()
+        # consumerFilter.json: BrokerController#shutdown persists it, #initialize loads it (5.5.0
+        # :1665, :864), so a restart keeps it
+        self.consumer_filters = ConsumerFilterManager()
         self._start_memory_services()
 
     def _start_memory_services(self) -> None:
@@ -531,14 +535,21 @@ class Broker:
         or by their time-out since the last step."""
         return self.pull_hold.check_hold_request()
 
-    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...], broadcast: bool = False) -> int:
-        """HEART_BEAT for a consumer: the group's retry topic, then ConsumerManager#registerConsumer.
-        ``broadcast``: the heartbeat's messageModel is BROADCASTING. No answer the model gives
-        depends on it: 5.0.0 refuses a broadcast pull only when an admin turned the group's
-        consumeBroadcastEnable off, and 5.5.0's BroadcastOffsetManager answers a client that is
-        not the proxy's -1 (queryInitOffset), so its pulls read as clustering ones."""
+    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...], broadcast: bool = False,
+                          subscription: SubscriptionData = SubscriptionData(), active: bool = False) -> int:
+        """HEART_BEAT for a consumer: the group's retry topic, then ConsumerManager#registerConsumer
+        with ``subscription`` on each topic, and its REGISTER event's ConsumerFilterManager#register.
+        ``broadcast``: the heartbeat's messageModel is BROADCASTING; ``active``: its consumeType
+        is CONSUME_ACTIVELY (a pull consumer). No answer the model gives depends on either: 5.0.0
+        refuses a broadcast pull only when an admin turned the group's consumeBroadcastEnable
+        off, and 5.5.0's BroadcastOffsetManager answers a client that is not the proxy's -1
+        (queryInitOffset), so its pulls read as clustering ones (an active consumer's are not
+        broadcast ones at all: PullMessageProcessor#isBroadcast:848)."""
         create_retry_topic_at_heartbeat(self, group)
-        self.consumer_manager.register_consumer(group, client_id, tuple(topics))
+        self.consumer_manager.register_consumer(group, client_id, tuple(topics), subscription)
+        for topic in topics:
+            self.consumer_filters.register(topic, group, subscription.sub_string, subscription.expression_type,
+                                           subscription.sub_version)
         return rc.SUCCESS
 
     def unregister_consumer(self, group: str, client_id: str) -> int:

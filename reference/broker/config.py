@@ -336,10 +336,10 @@ class BrokerConfig:
     # totalPollingNum in a do-while, for the poll that finds the polling key empty too (after
     # requests of closed channels); 5.0.0 notifyMessageArriving:173-183 does not (1 / 0)
     polling_counts_empty_poll: int = 0
-    # store helper: BrokerConfig#enablePropertyFilter (default false, both releases): a pull whose
-    # own subscription is SQL92 passes PullMessageProcessor#processRequest (5.0.0:449-455,
-    # 5.5.0:478-484) and getMessage filters it on the stored properties
-    # (ExpressionMessageFilter#isMatchedByCommitLog); a push option (PUSH_OPTIONS)
+    # store and offsets helpers (issue 16): BrokerConfig#enablePropertyFilter (default false, both
+    # releases): a pull whose subscription is SQL92 passes PullMessageProcessor#processRequest
+    # (5.0.0:449-455, 5.5.0:478-484) and getMessage evaluates it on each stored message's
+    # properties (ExpressionMessageFilter#isMatchedByCommitLog); a push option (OFFSETS_PUSH_OPTIONS)
     enable_property_filter: bool = False
 
     @classmethod
@@ -429,7 +429,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
-                                 *REVIVE_LOOP_OPTIONS, "enablePropertyFilter"),
+                                 *REVIVE_LOOP_OPTIONS, "enablePropertyFilter", "enableBroadcastOffsetStore=false"),
     },
 }
 
@@ -470,13 +470,20 @@ BROKER_OPTIONS: dict[str, str | None] = {
     **BUFFER_THRESHOLD_OPTIONS,
     # revive4 (issue 16): appended last; the swarm draws it after every other field
     **REVIVE_LOOP_OPTIONS,
-    # store helper: appended last; a push option, drawn after the pull helper's (PUSH_OPTIONS)
+    # offsets helper (issue 16): push-mode options drawn after every other field (OFFSETS_PUSH_OPTIONS)
     "enablePropertyFilter": "enable_property_filter",
+    # 5.5.0 BrokerConfig#enableBroadcastOffsetStore (default true): off, PullMessageProcessor#
+    # queryBroadcastPullInitOffset:888 answers -1 and #updateBroadcastPulledOffset:854 records
+    # nothing; on, BroadcastOffsetManager#queryInitOffset answers a client that is not the
+    # proxy's -1 as well (Broker#register_consumer): nothing the model can see changes
+    "enableBroadcastOffsetStore=false": None,
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.
 PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry", "enablePropertyFilter")
+                                 "litePullMessageEnable=false", "filterSupportRetry")
+# offsets helper: more push-mode options, drawn after every other field of a push configuration
+OFFSETS_PUSH_OPTIONS: tuple[str, ...] = ("enablePropertyFilter", "enableBroadcastOffsetStore=false")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).

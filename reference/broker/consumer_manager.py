@@ -17,6 +17,16 @@ CHANNEL_EXPIRED_TIMEOUT = 120_000
 BROKER_REBALANCE_LOCK_MAX_LIVE_TIME = 60_000
 
 
+@attrs.frozen
+class SubscriptionData:
+    """A heartbeat's subscription of one topic: expression, its type and the client's subVersion
+    (DefaultMQPushConsumer's is "*", TAG; the model's heartbeats carry subVersion 0)."""
+
+    sub_string: str = "*"
+    expression_type: str = "TAG"
+    sub_version: int = 0
+
+
 @attrs.define
 class ClientChannelInfo:
     """One registered client of a group: its subscriptions and last heartbeat."""
@@ -32,10 +42,22 @@ class ConsumerManager:
     def __init__(self, now: Callable[[], int]) -> None:
         self._now = now
         self._groups: dict[str, dict[str, ClientChannelInfo]] = {}
+        # ConsumerGroupInfo#subscriptionTable: group -> topic -> the subscription a pull without
+        # its own reads (findSubscriptionData)
+        self._subscriptions: dict[str, dict[str, SubscriptionData]] = {}
 
-    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...]) -> bool:
-        """registerConsumer (a heartbeat): True when the group's client set changed, which is
-        when Java notifies the group's clients (NOTIFY_CONSUMER_IDS_CHANGED)."""
+    def register_consumer(self, group: str, client_id: str, topics: tuple[str, ...],
+                          subscription: SubscriptionData = SubscriptionData()) -> bool:
+        """registerConsumer (a heartbeat, ``subscription`` on each of ``topics``): True when the
+        group's client set changed, which is when Java notifies the group's clients
+        (NOTIFY_CONSUMER_IDS_CHANGED). ConsumerGroupInfo#updateSubscription keeps a topic's
+        subscription until a later subVersion replaces it (5.0.0:150-172, 5.5.0:174-197); the
+        model's push consumers all subscribe the same topics, whose removal it does not model."""
+        table = self._subscriptions.setdefault(group, {})
+        for topic in topics:
+            old = table.get(topic)
+            if old is None or subscription.sub_version > old.sub_version:
+                table[topic] = subscription
         clients = self._groups.setdefault(group, {})
         info = clients.get(client_id)
         if info is None:
@@ -51,6 +73,7 @@ class ConsumerManager:
         removed = clients.pop(client_id, None) is not None
         if not clients:
             self._groups.pop(group, None)
+            self._subscriptions.pop(group, None)  # the ConsumerGroupInfo goes with its last client
         return removed
 
     def scan_not_active_channel(self) -> list[tuple[str, str]]:
@@ -77,9 +100,14 @@ class ConsumerManager:
         """ConsumerGroupInfo#findSubscriptionData(topic) != null (any client subscribes it)."""
         return any(topic in info.topics for info in self._groups.get(group, {}).values())
 
+    def subscription(self, group: str, topic: str) -> SubscriptionData:
+        """findSubscriptionData(topic) of a group that ``subscribes`` it."""
+        return self._subscriptions[group][topic]
+
     def clear(self) -> None:
         """A broker restart loses every channel; clients register again on their heartbeat."""
         self._groups.clear()
+        self._subscriptions.clear()
 
 
 @attrs.define

@@ -9,12 +9,12 @@ a message arrives in their queue or their suspend time runs out.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
 
+from reference.broker.consumer_filter import TAG, compile_sql92, is_tag_type
 from reference.broker.store import GetMessageStatus
 from reference.common import response_code as rc
 from reference.common.javalang import string_hash
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 
 MASTER_ID = 0
 SUB_ALL = "*"
-TAG = "TAG"
-# The subVersion of every subscription the broker holds: the model's heartbeats (and the
-# lockstep harness's HEART_BEAT) carry 0, so a pull naming a later version is ahead of them.
-REGISTERED_SUB_VERSION = 0
 
 
 @attrs.frozen
@@ -44,40 +40,28 @@ class Subscription:
 
     def is_tag_type(self) -> bool:
         """ExpressionType#isTagType: TAG, empty or absent."""
-        return self.expression_type in ("", TAG)
+        return is_tag_type(self.expression_type)
 
     def matches(self, unit: MessageExt) -> bool:
         """ExpressionMessageFilter#isMatchedByConsumeQueue on the unit's tags code (0 for a
-        message without tags, CommitLog#checkMessageAndReturnSize)."""
+        message without tags, CommitLog#checkMessageAndReturnSize). A non-tag subscription
+        passes here: its filter data has no bloom bits without enableCalcFilterBitMap."""
         if not self.is_tag_type() or self.sub_string == SUB_ALL:
-            # SQL92: no bloom filter data (ConsumerFilterManager#build sets none, and
-            # enableCalcFilterBitMap is off), so every unit passes to the commit-log test
             return True
         return (string_hash(unit.tags) if unit.tags else 0) in self.codes
 
-    def matches_commit_log(self, msg: MessageExt) -> bool:
-        """ExpressionMessageFilter#isMatchedByCommitLog: a tag subscription passes every
-        message; an SQL92 one evaluates its expression on the stored message's properties
-        (sql92_matches)."""
-        return self.is_tag_type() or sql92_matches(self.sub_string, msg)
-
-
-# The SQL92 expressions the model evaluates: a property compared for equality with a string
-# literal, the one form the swarm sends (popverify/sim/pull_request.py, sub_sql).
-_SQL92_EQUALS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*'([^']*)'\s*$")
-
-
-def sql92_matches(expression: str, msg: MessageExt) -> bool:
-    """The compiled SQL92 expression's answer on ``msg``'s properties (MessageDecoder#
-    decodeProperties: the user properties and TAGS), as isMatchedByCommitLog takes it: true
-    only for Boolean.TRUE, so a property the message lacks (null) does not match. ValueError
-    for an expression of another form (the model evaluates ``<name> = '<literal>'`` only)."""
-    m = _SQL92_EQUALS.match(expression)
-    if m is None:
-        raise ValueError(f"SQL92 expression {expression!r}: the model evaluates only <name> = '<literal>'")
-    name, literal = m.groups()
-    value = msg.tags if name == "TAGS" else msg.properties.get(name)
-    return value == literal
+    def commit_log_filter(self) -> Callable[[MessageExt], bool] | None:
+        """ExpressionMessageFilter#isMatchedByCommitLog (ExpressionForRetryMessageFilter's is
+        the same on a topic that is not a retry topic): None for a tag subscription (every
+        message passes); else its compiled expression on the message's properties, or every
+        message for one that does not compile (no filter data: "no expression"). The properties
+        it reads are the stored message's (MessageDecoder#decodeProperties), TAGS included."""
+        if self.is_tag_type():
+            return None
+        predicate = compile_sql92(self.sub_string)
+        if predicate is None:
+            return None
+        return lambda msg: predicate({**msg.properties, "TAGS": msg.tags} if msg.tags else msg.properties)
 
 
 def build_subscription(sub_string: str | None, expression_type: str | None) -> Subscription | None:
@@ -127,11 +111,12 @@ class PullMessageProcessor:
         cfg = b.config
         response, subscription = self._checks(header)
         if response is None:
-            # the request's own subscription filters by tags; the broker's (heartbeat "*") never does
+            # the request's own subscription filters by tags, an SQL92 one (held or the request's)
+            # by properties; the broker's heartbeat "*" never filters
             message_filter = None if subscription is None else subscription.matches
-            commit_log_filter = None if subscription is None else subscription.matches_commit_log
+            log_filter = None if subscription is None else subscription.commit_log_filter()
             result = b.store.get_message(header.consumer_group, header.topic, header.queue_id, header.queue_offset,
-                                         header.max_msg_nums, message_filter, commit_log_filter=commit_log_filter)
+                                         header.max_msg_nums, message_filter, commit_log_filter=log_filter)
             code = response_code_of(result.status, header.queue_offset)
             if code == rc.PULL_OFFSET_MOVED and cfg.broker_role_slave and not cfg.offset_check_in_slave:
                 code = rc.PULL_RETRY_IMMEDIATELY  # a slave without offset checks never moves offsets
@@ -175,8 +160,19 @@ class PullMessageProcessor:
                 return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's group info not exist"), None
             if not b.consumer_manager.subscribes(header.consumer_group, header.topic):
                 return PullMessageResponse(rc.SUBSCRIPTION_NOT_EXIST, "the consumer's subscription not exist"), None
-            if REGISTERED_SUB_VERSION < header.sub_version:
+            held = b.consumer_manager.subscription(header.consumer_group, header.topic)
+            if held.sub_version < header.sub_version:
                 return PullMessageResponse(rc.SUBSCRIPTION_NOT_LATEST, "the consumer's subscription not latest"), None
+            if not is_tag_type(held.expression_type):
+                # the filter data the heartbeat registered (5.0.0:431-446, 5.5.0:460-475)
+                data = b.consumer_filters.get(header.topic, header.consumer_group)
+                if data is None:
+                    return PullMessageResponse(rc.FILTER_DATA_NOT_EXIST, "The broker's consumer filter data is not "
+                                               "exist!Your expression may be wrong!"), None
+                if data.client_version < header.sub_version:
+                    return PullMessageResponse(rc.FILTER_DATA_NOT_LATEST,
+                                               "the consumer's consumer filter data not latest"), None
+                subscription = Subscription(held.sub_string, held.expression_type)
         if subscription is not None and not subscription.is_tag_type() and not b.config.enable_property_filter:
             # enablePropertyFilter is false by default in both releases (processRequest 5.0.0:449, 5.5.0:478)
             return PullMessageResponse(rc.SYSTEM_ERROR, "The broker does not support consumer to filter message by "

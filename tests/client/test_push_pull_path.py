@@ -7,6 +7,7 @@ import pytest
 
 from reference.broker.broker import Broker
 from reference.broker.config import with_options
+from reference.broker.consumer_manager import SubscriptionData
 from reference.client.config import ClientConfig
 from reference.client.consume_api import ConsumeConcurrentlyStatus
 from reference.client.pull_api_wrapper import PullStatus, process_pull_result
@@ -243,3 +244,40 @@ def test_a_pull_with_its_own_subscription_is_parsed_and_filters_by_tags() -> Non
     off = Broker(with_options(broker.config, ("litePullMessageEnable=false",)), clock, JavaRandom(1))
     assert off.pull_message(lite).code == rc.NO_PERMISSION
     assert off.pull_message(attrs.evolve(lite, lite_pull=False)).code == rc.TOPIC_NOT_EXIST
+
+
+def test_a_held_sql92_subscription_reads_the_filter_data_its_heartbeat_registered() -> None:
+    """offsets helper: a heartbeat's SQL92 subscription registers filter data when it compiles
+    (ConsumerFilterManager#register); a pull without its own subscription reads it:
+    FILTER_DATA_NOT_EXIST, FILTER_DATA_NOT_LATEST, then SYSTEM_ERROR with enablePropertyFilter
+    off or, on, getMessage's property filter (no message has "a": NO_MATCHED_MESSAGE)."""
+    broker, clock = _world()
+    broker.put_message(TOPIC, 0, b"x")
+    sql = lambda expr, version: SubscriptionData(expr, "SQL92", version)  # noqa: E731
+    pull = PullMessageRequestHeader("sql", TOPIC, 0, 0, 32, 0, 0, 0, sub_version=1)
+    broker.register_consumer("sql", "c0@sql", (TOPIC,), subscription=sql("a >", 1))
+    assert broker.pull_message(pull).code == rc.FILTER_DATA_NOT_EXIST  # "a >" does not compile
+    broker.register_consumer("sql", "c0@sql", (TOPIC,), subscription=sql("a > 1", 1))
+    # version 1 is not later than the subscription's: the group's subscription stays "a >"...
+    assert broker.consumer_manager.subscription("sql", TOPIC).sub_string == "a >"
+    # ... but the filter manager had none, so it keeps the new one
+    assert broker.pull_message(pull).code == rc.SYSTEM_ERROR
+    assert broker.pull_message(attrs.evolve(pull, sub_version=2)).code == rc.SUBSCRIPTION_NOT_LATEST
+    broker.register_consumer("sql", "c0@sql", (TOPIC,), subscription=sql("a > 1", 2))
+    assert broker.consumer_filters.get(TOPIC, "sql").client_version == 2  # same expression: version only
+    # a broker whose filter data lags the subscription (the model's own table set behind)
+    broker.consumer_filters.get(TOPIC, "sql").client_version = 1
+    assert broker.pull_message(attrs.evolve(pull, sub_version=2)).code == rc.FILTER_DATA_NOT_LATEST
+    broker.register_consumer("sql", "c0@sql", (TOPIC,), subscription=sql("a >", 3))
+    assert broker.consumer_filters.get(TOPIC, "sql") is None  # a newer expression that does not compile
+    on = Broker(with_options(broker.config, ("enablePropertyFilter",)), clock, JavaRandom(1))
+    on.create_topic(TOPIC, 1)
+    on.put_message(TOPIC, 0, b"x")
+    on.register_consumer("sql", "c0@sql", (TOPIC,), subscription=sql("a > 1", 1))
+    found = on.pull_message(pull)
+    assert (found.code, found.remark, found.next_begin_offset) == (rc.PULL_RETRY_IMMEDIATELY, "NO_MATCHED_MESSAGE", 1)
+    own = PullMessageRequestHeader("other", TOPIC, 0, 0, 32, FLAG_SUBSCRIPTION, 0, 0, subscription="a >",
+                                   expression_type="SQL92")
+    assert on.pull_message(own).code == rc.SUCCESS  # the request's own "a >": no filter data, every message
+    with pytest.raises(ValueError, match="outside the model's subset"):
+        on.pull_message(attrs.evolve(own, subscription="a > 1 AND b < 2"))

@@ -12,7 +12,7 @@ import pytest
 
 from lockstep_pool import Pool
 from popverify.conformance.confirm import run_lockstep
-from popverify.sim.admin import reset_target
+from popverify.sim.admin import OTHER_DELETIONS, reset_target
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
 from reference.broker.config import RELEASE_SWITCHES
@@ -24,7 +24,8 @@ needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn
                                reason="the lockstep harness needs a JDK and Maven")
 
 CONFIG = ScenarioConfig(consumers=1, queues=1, enable_pop_buffer_merge=False, drain=False,
-                        actions=("produce", "pop", "pop_step", "ack", "advance", "delete_group", "reset_offset"))
+                        actions=("produce", "pop", "pop_step", "ack", "advance", "delete_group", "reset_offset",
+                                 "delete_other"))
 
 
 def _pop() -> list[Action]:
@@ -38,10 +39,13 @@ def _acks(n: int) -> list[Action]:
 # four messages popped and acked (committed offset 4), a reset back to offset 2 (to = 2: the
 # choice over max(min - 1, 0) .. max + 2 = 0..6), a POP that re-reads 2 and 3, a reset to max + 2
 # (to = 6: 5.5.0 refuses it, 5.0.0 commits it), a POP, then the group deleted with its offsets
-# and popped again (re-created by the POP, started anew)
+# and popped again (re-created by the POP, started anew); before the deletion (offsets helper)
+# the admin deletes a topic named by a prefix of TopicTest, another topic and another group, which
+# leave every offset of the run in place
 RESET = [Action("produce", (0,))] * 4 + _pop() + _acks(4) + [Action("advance", (200,))] + \
     [Action("reset_offset", (0, 2))] + _pop() + _acks(3) + [Action("reset_offset", (0, 6))] + _pop() + \
-    [Action("produce", (0,))] + [Action("delete_group", (True,))] + _pop()
+    [Action("produce", (0,))] + [Action("delete_other", (k,)) for k in range(len(OTHER_DELETIONS))] + \
+    [Action("delete_group", (True,))] + _pop()
 
 
 def test_reset_targets_cover_both_refusals() -> None:
@@ -81,6 +85,22 @@ def test_a_model_that_keeps_offsets_of_a_deleted_group_is_caught(lockstep_pool: 
     v = run_lockstep("v5.5", 0, CONFIG, RESET, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges", v.to_json()
     assert v.action == ("delete_group", True), v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_model_that_cleans_offsets_by_name_prefix_is_caught(lockstep_pool: Pool,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """cleanOffsetByTopic removes a key only when its topic part is the deleted topic: a model
+    that removes every key containing the name drops TopicTest's offsets when the admin
+    deletes topic "Topic" (the offset table, compared after the step)."""
+    def by_contains(self: ConsumerOffsetManager, topic: str, persisted_too: bool = False) -> None:
+        for key in [k for k in self._table if topic in k]:
+            del self._table[key]
+    monkeypatch.setattr(ConsumerOffsetManager, "remove_topic", by_contains)
+    v = run_lockstep("v5.0", 0, CONFIG, RESET, lockstep_pool.client("5.0.0"))
+    assert v.status == "diverges", v.to_json()
+    assert v.action == ("delete_other", list(OTHER_DELETIONS).index("topic_prefix")), v.to_json()
 
 
 # A long-polling POP parks; its group is deleted; the polling service's next pass drops the

@@ -21,6 +21,7 @@ from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.sim.pull_request import PULL_KINDS
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario, run_spec
 from popverify.trace.itf import read_trace, write_trace
+from reference.broker import pull_processor
 from reference.broker.broker import Broker
 from reference.common import response_code as rc
 from reference.common.remoting import PullMessageResponse
@@ -559,8 +560,6 @@ def test_tag_and_sql92_filters_agree_and_a_model_ignoring_sql92_diverges(
     with NO_MATCHED_MESSAGE (PULL_RETRY_IMMEDIATELY, nextBeginOffset 30000); queue 1's find the
     tagged message alone. A model that lets every message through the SQL92 filter
     (isMatchedByCommitLog) answers the untagged ones too."""
-    from reference.broker import pull_processor
-
     answers: list[tuple[int, Any]] = []
     observe = pl.PushLockstep._observe
 
@@ -576,6 +575,26 @@ def test_tag_and_sql92_filters_agree_and_a_model_ignoring_sql92_diverges(
     assert [pulls[i]["code"] for i in (7, 8, 9, 10)] == [rc.PULL_RETRY_IMMEDIATELY] * 2 + [rc.SUCCESS] * 2, pulls
     assert pulls[7]["nextBeginOffset"] == pulls[8]["nextBeginOffset"] == 30_000
     assert [len(pulls[i]["messages"]) for i in (9, 10)] == [1, 1]
-    monkeypatch.setattr(pull_processor, "sql92_matches", lambda expression, msg: True)
+    monkeypatch.setattr(pull_processor.Subscription, "commit_log_filter", lambda self: None)
     verdict = pl.run_push_lockstep("v5.5", 1, FILTER_CONFIG, FILTER_SCHEDULE, harness("5.5.0"))
     assert verdict.status == "diverges" and verdict.step == 8, verdict.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_sql92_filter_data_and_the_offsets_options_agree_and_a_model_matching_every_message_diverges(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """Every pull_request kind with enablePropertyFilter on and 5.5.0's broadcast offset store
+    off (offsets helper): the SQL92 pulls (the request's own "a > 1", the heartbeat's held one)
+    reach getMessage and match no message (none has the property: PULL_RETRY_IMMEDIATELY), the
+    held "a >" has no filter data (FILTER_DATA_NOT_EXIST). A model whose SQL92 filter lets every
+    message through answers the first SQL92 pull with messages."""
+    config = attrs.evolve(CONFIG, broker_options=("enablePropertyFilter", "enableBroadcastOffsetStore=false"))
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    assert verdict.status == "agrees", json.dumps(verdict.to_json())
+    monkeypatch.setattr(pull_processor.Subscription, "commit_log_filter", lambda self: None)
+    verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
+    first_sql = SCHEDULE.index(Action("pull_request", (1, 1, PULL_KINDS.index("sub_sql"))))
+    assert verdict.status == "diverges" and verdict.step == first_sql, verdict.to_json()
+    assert verdict.key is not None and verdict.key.endswith("pull_message.code")
+    assert (verdict.model, verdict.java) == (0, 20)  # SUCCESS, PULL_RETRY_IMMEDIATELY

@@ -16,7 +16,7 @@ from popverify.findings.attribution import (FINDINGS, Signature, attribute, cons
 from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
-from reference.broker.config import BUFFER_THRESHOLD_OPTIONS
+from reference.broker.config import BUFFER_THRESHOLD_OPTIONS, OFFSETS_PUSH_OPTIONS
 from reference.profile import get_profile
 
 
@@ -72,7 +72,8 @@ KNOWN_RUNS = [
 ]
 
 
-LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist")
+# (offsets helper: delete_other, drawn with delete_group, and the push options drawn last too)
+LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist", "delete_other")
 
 
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
@@ -84,7 +85,8 @@ def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     config = swarm_config(seed, mode)
     return attrs.evolve(config, actions=tuple(a for a in config.actions if a not in LAST_ACTIONS),
                         faults=tuple(f for f in config.faults if f not in ("buffer_put_fail", "graceful_restart")),
-                        broker_options=tuple(o for o in config.broker_options if o not in BUFFER_THRESHOLD_OPTIONS))
+                        broker_options=tuple(o for o in config.broker_options
+                                             if o not in BUFFER_THRESHOLD_OPTIONS and o not in OFFSETS_PUSH_OPTIONS))
 
 
 @pytest.mark.parametrize("profile, mode, seed, steps, key", KNOWN_RUNS)

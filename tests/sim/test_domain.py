@@ -14,7 +14,7 @@ from popverify.sim.engine import Engine
 from popverify.sim.pop_driver import POP_MODE, TOPIC
 from popverify.sim.scenario import (CAMPAIGN_DOMAIN_BIAS, MODES, POP_ACTIONS, PUSH_ACTIONS, Action, ScenarioConfig,
                                     run_scenario)
-from reference.broker.config import BROKER_OPTIONS, PUSH_OPTIONS
+from reference.broker.config import BROKER_OPTIONS, OFFSETS_PUSH_OPTIONS, PUSH_OPTIONS
 from reference.common.message import MAX_MESSAGE_SIZE, MAX_PROPERTIES_LENGTH
 from reference.common.javalang import JavaRandom
 
@@ -94,10 +94,11 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
                                 max_pop_polling_size=before.max_pop_polling_size, broker_options=(),
                                 produce_tags=False) == before
             assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
-            # broker options, drawn last (spec/profiles.md "Broker options"): push only PUSH_OPTIONS,
-            # POP the others
+            # broker options, drawn last (spec/profiles.md "Broker options"): push only PUSH_OPTIONS
+            # and OFFSETS_PUSH_OPTIONS, POP the others
             drawn = set(after.broker_options)
-            assert drawn <= (set(PUSH_OPTIONS) if mode == "push" else set(BROKER_OPTIONS) - set(PUSH_OPTIONS))
+            push = set(PUSH_OPTIONS) | set(OFFSETS_PUSH_OPTIONS)
+            assert drawn <= (push if mode == "push" else set(BROKER_OPTIONS) - push)
 
 
 def test_swarm_reaches_every_boundary_of_the_config_dimensions() -> None:

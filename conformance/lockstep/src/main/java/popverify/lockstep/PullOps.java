@@ -282,28 +282,33 @@ final class PullOps {
     }
 
     /** HEART_BEAT with one consumer's data (DefaultMQPushConsumer: CONSUME_PASSIVELY, CLUSTERING or the request's messageModel,
-     * CONSUME_FROM_LAST_OFFSET, TAG "*" on every topic), as HeartbeatData's JSON. */
+     * CONSUME_FROM_LAST_OFFSET, TAG "*" on every topic), as HeartbeatData's JSON. The request may name
+     * the consumeType (a pull consumer's CONSUME_ACTIVELY) and the subscription's subString and
+     * expressionType (MessageSelector.bySql: SQL92; FilterAPI#build keeps no tags for it). */
     JSONObject heartbeat(JSONObject req) throws Exception {
         String clientId = Lockstep.required(req, "clientId");
         JSONArray topics = req.getJSONArray("topics");
         if (topics == null) {
             throw new IllegalArgumentException("missing field topics");
         }
+        String subString = req.getString("subString");
+        String expressionType = req.getString("expressionType");
+        String consumeType = req.getString("consumeType");
         JSONArray subs = new JSONArray();
         for (Object t : topics) {
             JSONObject s = new JSONObject(true);
             s.put("classFilterMode", false);
             s.put("topic", t);
-            s.put("subString", "*");
+            s.put("subString", subString == null ? "*" : subString);
             s.put("tagsSet", new JSONArray());
             s.put("codeSet", new JSONArray());
             s.put("subVersion", req.getLongValue("subVersion"));
-            s.put("expressionType", "TAG");
+            s.put("expressionType", expressionType == null ? "TAG" : expressionType);
             subs.add(s);
         }
         JSONObject consumer = new JSONObject(true);
         consumer.put("groupName", group(req));
-        consumer.put("consumeType", "CONSUME_PASSIVELY");
+        consumer.put("consumeType", consumeType == null ? "CONSUME_PASSIVELY" : consumeType);
         String model = req.getString("messageModel");
         consumer.put("messageModel", model == null ? "CLUSTERING" : model);
         consumer.put("consumeFromWhere", "CONSUME_FROM_LAST_OFFSET");
