@@ -554,9 +554,15 @@ class PopLongPollingService:
                     continue
                 op.wake()
                 woken += 1
-        if self.last_clean_time == 0 or now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS:
+        if self.clean_due(now):
             self._clean_unused_resource(now)
         return woken
+
+    def clean_due(self, now: int) -> bool:
+        """Whether the loop's next pass runs cleanUnusedResource (its first pass, then every 5
+        minutes), given a key in the polling map (the loop stops before it otherwise)."""
+        return bool(self.polling_map) and (self.last_clean_time == 0 or
+                                           now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS)
 
     def _clean_unused_resource(self, now: int) -> None:
         """cleanUnusedResource (5.0.0 PopMessageProcessor$PopLongPollingService:733-781, 5.5.0

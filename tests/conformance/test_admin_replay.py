@@ -105,6 +105,32 @@ def test_a_deleted_groups_parked_pop_is_dropped_on_both_sides(lockstep_pool: Poo
     assert v.status == "diverges" and v.action == ("long_poll",) and v.key == ".response.woken.length", v.to_json()
 
 
+# polling3: a long-polling POP parks; `delete_poll` deletes the topic (re-created after) with the
+# polling loop's first pass in between: cleanUnusedResource drops the topic's topicCidMap entry
+# and polling key (5.5.0:372, 402), so the request is never answered. After a restart (a new
+# polling service: its clean-up is due at its first pass again) a POP parks and `delete_poll`
+# deletes the group with its offsets: the clean-up drops the group's entries (381, 407).
+TOPIC_GONE = [Action("pop", (0, 0, True)), Action("pop_step", (0,)), Action("pop_step", (0,)),
+              Action("delete_poll", (True, False)), Action("pop_step", (0,)), Action("produce", (0,)), *_pop(),
+              Action("restart", ()), *_pop(), Action("pop", (0, 0, True)), Action("pop_step", (0,)),
+              Action("pop_step", (0,)), Action("delete_poll", (False, True)), Action("pop_step", (0,)),
+              Action("produce", (0,)), *_pop()]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_polling_clean_up_drops_a_deleted_topic_or_group(lockstep_pool: Pool,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(CONFIG, actions=CONFIG.actions + ("delete_poll",), faults=("restart",))
+    v = run_lockstep("v5.5", 0, config, TOPIC_GONE, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()
+    # a model whose clean-up keeps a deleted topic's key: Java drops the parked request, it does not
+    monkeypatch.setattr(PopLongPollingService, "_clean_unused_resource", lambda self, now: None)
+    v = run_lockstep("v5.5", 0, config, TOPIC_GONE, lockstep_pool.client("5.5.0"))
+    assert v.status == "diverges" and v.action == ("delete_poll", True, False), v.to_json()
+    assert v.key == ".response.woken.length", v.to_json()
+
+
 # polling helper: a message revived into the POP retry topic (its offset committed by
 # initPopRetryOffset), then the topic deleted and re-created (order helper's v5.5 cov2 seed 31)
 REVIVE = [Action("advance", (5000,)), Action("timer", ())] + [Action("revive", (q,)) for q in range(8)]
