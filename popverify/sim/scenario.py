@@ -22,7 +22,7 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, PUSH_OPTIONS
+from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, POLLING_OPTIONS, PUSH_OPTIONS
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -205,7 +205,8 @@ class ScenarioConfig:
         - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
           not draw) on with probability 1/2;
         - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in
-          fault declared ``after_options`` (buffer_put_fail, probability 0.3), last of all.
+          fault declared ``after_options`` (buffer_put_fail, probability 0.3);
+        - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -225,7 +226,7 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
-                        and rng.next_boolean()) \
+                        and o not in POLLING_OPTIONS and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -245,6 +246,9 @@ class ScenarioConfig:
         # then the late faults drawn after them (buffer_put_fail), each by its own coin
         opt_faults += tuple(f for f in late_faults
                             if the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
+        # polling3: at most one of POLLING_OPTIONS (they set one field), last of all
+        if mode == "pop" and rng.next_int(100) < POLLING_OPTION_PERCENT:
+            options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)
@@ -280,6 +284,9 @@ CAMPAIGN_DOMAIN_BIAS = 10
 # refuses CKs the buffer would take).
 BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_OPTIONS,
                                                               ((75, True), (25, False), (25, False)), strict=True))
+# polling3: the percentage of POP configurations that set popLongPollingForceNotifyInterval
+# (one of POLLING_OPTIONS, ScenarioConfig.draw_domain)
+POLLING_OPTION_PERCENT = 50
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).

@@ -323,6 +323,14 @@ class BrokerConfig:
     # totalPollingNum in a do-while, for the poll that finds the polling key empty too (after
     # requests of closed channels); 5.0.0 notifyMessageArriving:173-183 does not (1 / 0)
     polling_counts_empty_poll: int = 0
+    # polling3: 5.5.0 PopLongPollingService#notifyMessageArriving (:201-215, :239-249) tests a
+    # parked request's filter against a put's arriving message (its tagsCode; its properties for
+    # SQL92) unless the arrival is forced (`force`: the queue offset after the message is a multiple
+    # of popLongPollingForceNotifyInterval, BrokerConfig 5.5.0:234, default 800; 0: never forced);
+    # a request whose filter does not match goes back into its queue, unwoken. 5.0.0
+    # PopMessageProcessor#notifyMessageArriving (:157-195) wakes it whatever the message.
+    polling_filters_arrival: bool = False
+    pop_long_polling_force_notify_interval: int = 800
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -348,6 +356,13 @@ BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
     # synchronously even with appendCkAsync (5.5.0:457, #putCkToStore:620)
     "popCkOffsetMaxQueueSize=1": "pop_ck_offset_max_queue_size",
 }
+
+
+# polling3 (issue 16): 5.5.0's popLongPollingForceNotifyInterval (a long: the harness calls the
+# long setter) at 1, every arrival forced past the parked requests' filters
+# (PopLongPollingService#notifyMessageArriving:208, 239), or 0, none ever forced (:208's
+# `interval > 0`). The swarm draws at most one, last of all (ScenarioConfig.draw_domain).
+POLLING_OPTIONS: tuple[str, ...] = ("popLongPollingForceNotifyInterval=1", "popLongPollingForceNotifyInterval=0")
 
 
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
@@ -394,10 +409,12 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "query_assignment_lmq_queue": True,
         "delete_topic_clears_pop_retry": True,
         "polling_counts_empty_poll": 1,
+        "polling_filters_arrival": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
-                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS),
+                                 "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
+                                 *POLLING_OPTIONS),
     },
 }
 
@@ -434,6 +451,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     "filterSupportRetry": None,
     # buffer helper (issue 16): appended last; the swarm draws them after every other field
     **BUFFER_THRESHOLD_OPTIONS,
+    # polling3: appended last; the swarm draws one at most, after every other field
+    **dict.fromkeys(POLLING_OPTIONS, "pop_long_polling_force_notify_interval"),
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.

@@ -29,6 +29,7 @@ from reference.common.pop import INIT_MODE_MIN, PoppedMessage, PopRequest, PopRe
 
 if TYPE_CHECKING:
     from reference.broker.context import BrokerContext
+    from reference.common.message import MessageExt
 
 
 def _client_offsets(r: GetMessageResult) -> list[int]:
@@ -506,9 +507,12 @@ class PopLongPollingService:
         self.total_polling_num += 1
         return "SUC"
 
-    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> bool:
+    def notify_message_arriving(self, topic: str, cid: str, queue_id: int,
+                                arrival: MessageExt | None = None, force: bool = True) -> bool:
         """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key;
-        whether one was woken (5.5.0's return value)."""
+        whether one was woken (5.5.0's return value). ``arrival``: the put's message, which 5.5.0
+        tests the request's filter against unless ``force`` (BrokerConfig.polling_filters_arrival);
+        the other callers pass no message (tagsCode null: every filter matches)."""
         queue = self.polling_map.get(build_polling_key(topic, cid, queue_id))
         if not queue:
             return False
@@ -524,18 +528,32 @@ class PopLongPollingService:
                 return False
             op = queue.pop(0)
             self.total_polling_num -= 1
+        tags = op.request.tags
+        if arrival is not None and not force and self._broker.config.polling_filters_arrival and \
+                tags is not None and arrival.tags not in tags:
+            # 5.5.0:239-249: isMatchedByConsumeQueue by the message's tagsCode (no tags: 0, in no
+            # tag's code set); back into its queue, in its order (PopRequest.COMPARATOR)
+            queue.append(op)
+            queue.sort(key=lambda o: (o.expired, o.op_id))
+            self.total_polling_num += 1
+            return False
         op.wake()
         return True
 
-    def notify_topic_queue(self, topic: str, queue_id: int) -> None:
-        """notifyMessageArriving(topic, queueId): called on every put (ReputMessageService)."""
+    def notify_topic_queue(self, msg: MessageExt) -> None:
+        """notifyMessageArriving(topic, queueId, offset, tagsCode, ...): called on every put
+        (ReputMessageService#notifyMessageArriveIfNecessary, offset = the message's queue offset
+        + 1); 5.5.0 forces the wake-up past the filters at every interval-th offset (:207-208)."""
+        topic, queue_id = msg.topic, msg.queue_id
         cids = self.topic_cid_map.get(topic)
         if cids is None:
             return
+        interval = self._broker.config.pop_long_polling_force_notify_interval
+        force = interval > 0 and (msg.queue_offset + 1) % interval == 0
         for cid in list(cids):
             if queue_id >= 0:
-                self.notify_message_arriving(topic, cid, -1)
-            self.notify_message_arriving(topic, cid, queue_id)
+                self.notify_message_arriving(topic, cid, -1, msg, force)
+            self.notify_message_arriving(topic, cid, queue_id, msg, force)
 
     def timeout_step(self, now: int) -> int:
         """PopLongPollingService#run (its passes while time stood still: the harness runs 100):

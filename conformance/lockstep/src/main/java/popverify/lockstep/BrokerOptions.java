@@ -13,8 +13,8 @@ import org.apache.rocketmq.common.BrokerConfig;
  * BrokerConfig booleans, false by default, that a run switches on by their Java name
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
  * ({@code setEnablePopBatchAck(true)} ...), one true by default switched off by
- * {@code <name>=false}, int thresholds set by {@code <name>=<int>} through the int setter
- * (popCkStayBufferTime=3000 ...), and a String property set by {@code <name>=<value>}. A name
+ * {@code <name>=false}, int thresholds set by {@code <name>=<int>} through the int (or long) setter
+ * (popCkStayBufferTime=3000, popLongPollingForceNotifyInterval=1 ...), and a String property set by {@code <name>=<value>}. A name
  * the release's BrokerConfig has no setter of that form for is refused: the model sends only
  * the options the release has.
  */
@@ -66,6 +66,8 @@ final class BrokerOptions {
                 arg = Boolean.valueOf(value);
             } else if (type == int.class && eq >= 0) {
                 arg = parseInt(value, option);
+            } else if (type == long.class && eq >= 0) {
+                arg = (long) parseInt(value, option);  // popLongPollingForceNotifyInterval
             } else if (type == String.class && eq >= 0) {
                 arg = value;
             } else {
