@@ -283,8 +283,10 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_PLP, "5.5.0", "metrics", "wakeUp's callback (the consumer-lag gauge's PopCommandCallback)", (268, 273)),
     *_x(_PMP, "5.5.0", "metrics", "a woken POP's callbacks (the consumer-lag gauge's PopCommandCallback)",
         (565, 568)),
-    # a woken POP's failed response write: the listener only logs (as PullMessageProcessor's)
+    # a woken POP's failed response write, a failed zero-copy transfer: the listeners only log
+    # (as PullMessageProcessor's)
     *_x(_PLP, "5.5.0", "logging", "a woken POP's failed response write (logs only)", (286, 290)),
+    *_x(_PMP, "5.5.0", "logging", "a failed zero-copy transfer's listener (logs only)", (634, 636)),
     # pollLast: only NotificationProcessor builds its service with notifyLast (NotificationProcessor:66;
     # PopMessageProcessor:120 passes false), and only the proxy sends NOTIFICATION
     *_x(_PLP, "5.5.0", "proxy", "pollRemotingCommands' notifyLast (NotificationProcessor's service)", (427, 428)),

@@ -22,7 +22,8 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, POLLING_OPTIONS, PUSH_OPTIONS
+from reference.broker.config import (BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION, POLLING_OPTIONS,
+                                     PUSH_OPTIONS)
 from reference.common.javalang import JavaRandom
 
 __all__ = ["Action", "Violation", "RunResult", "Coverage", "ScenarioConfig", "run_scenario", "MODES", "mode_of",
@@ -206,7 +207,8 @@ class ScenarioConfig:
           not draw) on with probability 1/2;
         - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in
           fault declared ``after_options`` (buffer_put_fail, probability 0.3);
-        - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %.
+        - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %,
+          then INIT_OFFSET_OPTION with probability 1/2.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -226,7 +228,7 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
-                        and o not in POLLING_OPTIONS and rng.next_boolean()) \
+                        and o not in POLLING_OPTIONS and o != INIT_OFFSET_OPTION and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -249,6 +251,8 @@ class ScenarioConfig:
         # polling3: at most one of POLLING_OPTIONS (they set one field), last of all
         if mode == "pop" and rng.next_int(100) < POLLING_OPTION_PERCENT:
             options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
+        if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
+            options += (INIT_OFFSET_OPTION,)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, **polling)

@@ -331,6 +331,10 @@ class BrokerConfig:
     # PopMessageProcessor#notifyMessageArriving (:157-195) wakes it whatever the message.
     polling_filters_arrival: bool = False
     pop_long_polling_force_notify_interval: int = 800
+    # polling3: BrokerConfig#initPopOffsetByCheckMsgInMem (5.5.0, default true): getInitOffset
+    # (PopMessageProcessor:921-924) starts a MAX-mode group at offset 0 while offset 0's message is
+    # still in memory; off, always at maxOffset - 1 (a run may switch it off: INIT_OFFSET_OPTION)
+    init_pop_offset_by_check_msg_in_mem: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -363,6 +367,8 @@ BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
 # (PopLongPollingService#notifyMessageArriving:208, 239), or 0, none ever forced (:208's
 # `interval > 0`). The swarm draws at most one, last of all (ScenarioConfig.draw_domain).
 POLLING_OPTIONS: tuple[str, ...] = ("popLongPollingForceNotifyInterval=1", "popLongPollingForceNotifyInterval=0")
+# polling3: 5.5.0's initPopOffsetByCheckMsgInMem switched off (drawn after POLLING_OPTIONS)
+INIT_OFFSET_OPTION = "initPopOffsetByCheckMsgInMem=false"
 
 
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
@@ -414,7 +420,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
-                                 *POLLING_OPTIONS),
+                                 *POLLING_OPTIONS, INIT_OFFSET_OPTION),
     },
 }
 
@@ -453,6 +459,7 @@ BROKER_OPTIONS: dict[str, str | None] = {
     **BUFFER_THRESHOLD_OPTIONS,
     # polling3: appended last; the swarm draws one at most, after every other field
     **dict.fromkeys(POLLING_OPTIONS, "pop_long_polling_force_notify_interval"),
+    INIT_OFFSET_OPTION: "init_pop_offset_by_check_msg_in_mem",
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.

@@ -441,12 +441,13 @@ class PopOperation:
 
     def _get_init_offset(self, topic: str, queue_id: int, init: bool) -> int:
         """5.5.0 getInitOffset: MIN (or a retry topic) → min offset; MAX → 0 while offset 0 is
-        in memory (checkInMemByConsumeOffset: the message is still stored), else maxOffset - 1;
+        in memory (checkInMemByConsumeOffset: the message is still stored; only with
+        initPopOffsetByCheckMsgInMem), else maxOffset - 1;
         committed when ``init``, whichever the mode."""
         b, req = self.broker, self.request
         if req.init_mode == INIT_MODE_MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             offset = b.store.get_min_offset_in_queue(topic, queue_id)
-        elif b.store.get_min_offset_in_queue(topic, queue_id) <= 0 and \
+        elif b.config.init_pop_offset_by_check_msg_in_mem and b.store.get_min_offset_in_queue(topic, queue_id) <= 0 and \
                 b.store.look_message_by_offset(topic, queue_id, 0) is not None:
             offset = 0
         else:

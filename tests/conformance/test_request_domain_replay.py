@@ -17,7 +17,7 @@ from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
 from reference.broker import broker as broker_module
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
-from reference.broker.config import BROKER_OPTIONS, RELEASE_SWITCHES
+from reference.broker.config import BROKER_OPTIONS, INIT_OFFSET_OPTION, RELEASE_SWITCHES
 from reference.common import response_code as rc
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -212,3 +212,19 @@ def test_a_parked_filtered_pop_meets_the_arrival_test_unless_forced(lockstep_poo
     monkeypatch.setitem(BROKER_OPTIONS, "popLongPollingForceNotifyInterval=1", None)
     v = run_lockstep("v5.5", 0, forced, TAG_POLL, client)
     assert v.status == "diverges" and v.action == ("long_poll",) and v.key == ".response.woken.length", v.to_json()
+
+
+# polling3: a MAX-mode group's first POP of a queue holding two messages: getInitOffset starts it
+# at 0 (offset 0 in memory) by default, at maxOffset - 1 with initPopOffsetByCheckMsgInMem off.
+# The shape's filter then reads to the queue's end either way (no answer shows the start): the
+# replay shows the release takes the option (a name its BrokerConfig lacks is refused) and agrees.
+INIT_MAX = [Action("produce", (0,)), Action("produce", (0,)), Action("pop_shape", (0, SHAPES.index("init_max"), 0)),
+            *[Action("pop_step", (0,))] * 3]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_init_offset_option_is_taken_by_5_5(lockstep_pool: Pool) -> None:
+    config = attrs.evolve(SHAPE_CONFIG, drain=False, broker_options=(INIT_OFFSET_OPTION,))
+    v = run_lockstep("v5.5", 0, config, INIT_MAX, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()
