@@ -9,9 +9,10 @@ send: another consumer group (SHAPE_GROUP, popping with initMode MAX or a tag fi
 that does not exist, a group name TopicValidator refuses, an expression type no filter exists
 for, a header without bornTime, a bornTime far behind, a pollTime that has already run out, an
 empty or absent expression (with maxMsgNums 0: nothing is read), a topic an admin made
-write-only, a group whose consumption an admin disabled, an orderly POP with the filter, a long
-poll with the filter (5.0.0 takes the broker's arrival time for every bornTime, so there the last two are a plain
-POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time).
+write-only, a group whose consumption an admin disabled, an orderly POP with the filter
+(5.0.0 takes the broker's arrival time for every bornTime, so there the stale and the run-out
+bornTime are a plain POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time),
+and (polling3) a long poll with the filter, which parks.
 
 None of them delivers a message, so the run's properties are the consumed group's as before:
 the shapes that reach the queues pop for SHAPE_GROUP (or BAD_GROUP) with a tag filter no
