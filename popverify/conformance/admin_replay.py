@@ -48,13 +48,12 @@ def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topi
     """delete_poll: the group's (or the topic's) deletion, then ``polling`` (the long-polling
     step's plan: the polling loop's pass, whose clean-up sees the deletion), then the topic's
     re-creation."""
-    deletes_topic, clean = bool(action.args[0]), bool(action.args[1])
-    if deletes_topic:
+    if action.args[0]:
         java_checker.on_delete_topic()
         first, last = [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
-    else:
-        java_checker.on_delete_group(clean, driver.clock.now())
-        first, last = [{"op": "deleteGroup", "cleanOffset": clean}], []
+    else:  # with its offsets
+        java_checker.on_delete_group(True, driver.clock.now())
+        first, last = [{"op": "deleteGroup", "cleanOffset": True}], []
     model, between, woken = polling
     created = {"create": rc.SUCCESS} if last else {}
 

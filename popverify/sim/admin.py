@@ -88,9 +88,10 @@ DELETE_GROUP_PERSIST = attrs.evolve(opt_in("delete_group_persist", 4, _delete_gr
 
 
 # polling3 (issue 16): a deletion the long-polling service's clean-up sees
-def _delete_poll(world: Any, topic: bool, clean_offset: bool) -> bool:
-    """Once a POP has long-polled, the admin deletes the consumed group (or the topic, created again
-    right after, as ``delete_recreate``) and the polling service's loop passes in between, before
+def _delete_poll(world: Any, topic: bool) -> bool:
+    """Once a POP has long-polled, the admin deletes the consumed group with its offsets (5.5.0
+    re-creates a group deleted without them at once: Broker#delete_group) or the topic (created
+    again right after, as ``delete_recreate``), and the polling service's loop passes in between, before
     any POP re-creates the group: its cleanUnusedResource, when due, drops the topicCidMap entries
     and polling keys of what is gone, with their parked requests (5.0.0
     PopMessageProcessor$PopLongPollingService#cleanUnusedResource:740-775, 5.5.0
@@ -103,7 +104,7 @@ def _delete_poll(world: Any, topic: bool, clean_offset: bool) -> bool:
         return False
     if topic:
         broker.delete_topic(world.topic)
-    elif not _delete_group(world, clean_offset):
+    elif not _delete_group(world, True):
         return False
     broker.long_polling_step()
     world.coverage.add(f"delete_poll:{'topic' if topic else 'group'}")
@@ -115,5 +116,5 @@ def _delete_poll(world: Any, topic: bool, clean_offset: bool) -> bool:
 
 # weight 6 (the clean-up is due once per broker lifetime in a run's minutes: most draws are
 # no-ops); its swarm coin last of all (after_options, after delete_group_persist's listing)
-DELETE_POLL = opt_in("delete_poll", 6, _delete_poll, (flag("topic"), flag("clean_offset")),
-                     lambda rng, w: (rng.next_boolean(), rng.next_boolean()), after_options=True)
+DELETE_POLL = opt_in("delete_poll", 6, _delete_poll, (flag("topic"),), lambda rng, w: (rng.next_boolean(),),
+                     after_options=True)
