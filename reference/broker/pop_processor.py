@@ -575,6 +575,12 @@ class PopLongPollingService:
                 woken += 1
         if self.clean_due(now):
             self._clean_unused_resource(now)
+        # polling3: the 100th pass's statistics block (run:130-145, 5.0.0 :815-830) sets
+        # totalPollingNum to the requests left, at every step; only with a key left: a clean-up
+        # that dropped every key leaves the passes after it at the loop's `continue` (run:100),
+        # and the count of the dropped requests stays
+        if self.polling_map:
+            self.total_polling_num = sum(len(q) for q in self.polling_map.values())
         return woken
 
     def clean_due(self, now: int) -> bool:
@@ -588,7 +594,7 @@ class PopLongPollingService:
         PopLongPollingService#cleanUnusedResource:365-418): drop the topicCidMap entries and the
         polling keys whose topic or group no longer exists (the group table as it is: no
         auto-create). A dropped key's parked requests are never woken nor answered (the client's
-        own timeout ends them): aborted. The 100th pass then sets totalPollingNum to what is left."""
+        own timeout ends them): aborted (the 100th pass then sets totalPollingNum: timeout_step)."""
         b = self._broker
         for topic in list(self.topic_cid_map):
             if topic not in b.topics:
@@ -601,7 +607,6 @@ class PopLongPollingService:
             if len(parts) == 3 and (parts[0] not in b.topics or parts[1] not in b.groups):
                 for op in self.polling_map.pop(key):
                     op.abort()
-        self.total_polling_num = sum(len(q) for q in self.polling_map.values())
         self.last_clean_time = now
 
     def clear(self) -> None:
