@@ -1,8 +1,9 @@
 """The POP replay of an admin's group deletion and offset reset (popverify/conformance/confirm.py).
 
 Maps the model's ``delete_group``, ``delete_group_persist``, ``reset_offset``,
-``topic_shrink_persist`` and ``delete_other`` (popverify/sim/admin.py) to the lockstep harness's
-AdminGroupOps requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps' ``createTopic``),
+``topic_shrink_persist``, ``delete_other`` and ``delete_poll`` (popverify/sim/admin.py) to the
+lockstep harness's AdminGroupOps requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps'
+``deleteTopic`` / ``createTopic``, and the polling loop's requests for ``delete_poll``),
 compares the broker's answers, and gives the Java-side checker the same notice the model's
 checker got (the step's event): what the admin skipped or re-reads on purpose is not a violation
 on either side.
@@ -56,3 +57,26 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     request = {"op": "resetOffset", "queueId": ev["queue"], "offset": ev["offset"],
                "serverSide": driver.broker.config.server_side_reset_offset}
     return {"code": ev["code"]}, [request], _code
+
+
+def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
+                     polling: Plan) -> Plan:
+    """delete_poll: the group's (or the topic's) deletion, then ``polling`` (the long-polling
+    step's plan: the polling loop's pass, whose clean-up sees the deletion), then the topic's
+    re-creation."""
+    if action.args[0]:
+        java_checker.on_delete_topic()
+        first, last = [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
+    else:  # with its offsets
+        java_checker.on_delete_group(True, driver.clock.now())
+        first, last = [{"op": "deleteGroup", "cleanOffset": True}], []
+    model, between, woken = polling
+    created = {"create": rc.SUCCESS} if last else {}
+
+    def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
+        error = next((a["error"] for a in answers if "error" in a), None)
+        if error is not None:
+            return {"error": error}
+        tail = {"create": answers[-1]["code"]} if last else {}
+        return {"code": answers[0]["code"], **woken(answers[1:1 + len(between)]), **tail}
+    return {"code": rc.SUCCESS, **model, **created}, first + between + last, java

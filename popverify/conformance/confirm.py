@@ -62,7 +62,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
-    "batch_ack_request", "consumer_close", "graceful_restart",
+    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -975,6 +975,9 @@ class Lockstep:
                 lambda a: next(({"error": x["error"]} for x in a if "error" in x), {})
         if kind in retention_replay.KINDS:
             return retention_replay.plan(d, self.java_checker, action, pre, TOPIC, self.config.queues)
+        if kind == "delete_poll":
+            return admin_replay.delete_poll_plan(d, self.java_checker, action, TOPIC, self.config.queues,
+                                                 self._long_poll_plan())
         if kind in admin_replay.KINDS:
             return admin_replay.plan(d, self.java_checker, action)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")

@@ -316,6 +316,20 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # 5.5.0 cold-data accounting: coldDataFlowControlEnable (MessageStoreConfig:444, default
     # false), as PullMessageProcessor's cold-data flow control above
     *_x(_GET, "5.5.0", "off-default", "cold-data accounting (coldDataFlowControlEnable)", (995, 997)),
+    # -- polling3 (PopLongPollingService, PopMessageProcessor; 26 November 2026): 5.5.0's wake-up
+    # callback is passed only by ConsumerLagCalculator#calculateLag (the consumer-lag gauge of
+    # BrokerMetricsManager, with enableNotifyBeforePopCalculateLag): wakeUp's callback list and
+    # processRequest's run of it serve the metric alone
+    *_x(_PLP, "5.5.0", "metrics", "wakeUp's callback (the consumer-lag gauge's PopCommandCallback)", (268, 273)),
+    *_x(_PMP, "5.5.0", "metrics", "a woken POP's callbacks (the consumer-lag gauge's PopCommandCallback)",
+        (565, 568)),
+    # a woken POP's failed response write, a failed zero-copy transfer: the listeners only log
+    # (as PullMessageProcessor's)
+    *_x(_PLP, "5.5.0", "logging", "a woken POP's failed response write (logs only)", (286, 290)),
+    *_x(_PMP, "5.5.0", "logging", "a failed zero-copy transfer's listener (logs only)", (634, 636)),
+    # pollLast: only NotificationProcessor builds its service with notifyLast (NotificationProcessor:66;
+    # PopMessageProcessor:120 passes false), and only the proxy sends NOTIFICATION
+    *_x(_PLP, "5.5.0", "proxy", "pollRemotingCommands' notifyLast (NotificationProcessor's service)", (427, 428)),
 )
 
 

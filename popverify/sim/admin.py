@@ -39,7 +39,7 @@ from typing import Any
 import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, Arg, flag, index, opt_in
-from popverify.sim.events import GroupDeleted, OffsetReset, TopicShrunk
+from popverify.sim.events import GroupDeleted, OffsetReset, TopicRecreated, TopicShrunk
 from reference.common import response_code as rc
 
 
@@ -155,3 +155,35 @@ DELETE_OTHER = attrs.evolve(opt_in("delete_other", 1, _delete_other,
                                    lambda rng, w: (rng.next_int(len(OTHER_DELETIONS)),), drawn_with="delete_group"),
                             late=True)
 
+
+# polling3 (issue 16): a deletion the long-polling service's clean-up sees
+def _delete_poll(world: Any, topic: bool) -> bool:
+    """Once a POP has long-polled, the admin deletes the consumed group with its offsets (5.5.0
+    re-creates a group deleted without them at once: Broker#delete_group) or the topic (created
+    again right after, as ``delete_recreate``), and the polling service's loop passes in between, before
+    any POP re-creates the group: its cleanUnusedResource, when due, drops the topicCidMap entries
+    and polling keys of what is gone, with their parked requests (5.0.0
+    PopMessageProcessor$PopLongPollingService#cleanUnusedResource:740-775, 5.5.0
+    PopLongPollingService#cleanUnusedResource:372-407; the loop runs every 20 ms, a long-polling
+    client re-POPs only when answered). A parked request's key stays in the polling map once empty."""
+    broker = world.broker
+    if not broker.pop_polling.clean_due(broker.clock.now()):
+        # the deletion this stands for is one the clean-up sees: none due (no POP ever parked,
+        # the loop's pass stops before it, run:100 / :796; or cleaned less than 5 minutes ago)
+        return False
+    if topic:
+        broker.delete_topic(world.topic)
+    elif not _delete_group(world, True):
+        return False
+    broker.long_polling_step()
+    world.coverage.add(f"delete_poll:{'topic' if topic else 'group'}")
+    if topic:
+        broker.create_topic(world.topic, world.config.queues)
+        world.publish(TopicRecreated())
+    return True
+
+
+# weight 6 (the clean-up is due once per broker lifetime in a run's minutes: most draws are
+# no-ops); its swarm coin last of all (after_options, after delete_group_persist's listing)
+DELETE_POLL = opt_in("delete_poll", 6, _delete_poll, (flag("topic"),), lambda rng, w: (rng.next_boolean(),),
+                     after_options=True)

@@ -10,8 +10,9 @@ that does not exist, a group name TopicValidator refuses, an expression type no 
 for, a header without bornTime, a bornTime far behind, a pollTime that has already run out, an
 empty or absent expression (with maxMsgNums 0: nothing is read), a topic an admin made
 write-only, a group whose consumption an admin disabled, an orderly POP with the filter
-(5.0.0 takes the broker's arrival time for every bornTime, so there the last two are a plain
-POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time).
+(5.0.0 takes the broker's arrival time for every bornTime, so there the stale and the run-out
+bornTime are a plain POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time),
+and (polling3) a long poll with the filter, which parks.
 
 None of them delivers a message, so the run's properties are the consumed group's as before:
 the shapes that reach the queues pop for SHAPE_GROUP (or BAD_GROUP) with a tag filter no
@@ -36,7 +37,7 @@ from reference.common.pop import INIT_MODE_MAX, PopRequest
 
 SHAPES: tuple[str, ...] = ("init_max", "tag_filter", "no_topic", "bad_group", "unknown_type", "born_unset",
                            "born_stale", "poll_expired", "exp_empty", "exp_absent", "topic_unreadable",
-                           "group_disabled", "orderly_filter")
+                           "group_disabled", "orderly_filter", "tag_poll")
 # The group of the shapes that reach the queues: a second group of the same topic.
 SHAPE_GROUP = "GID_popverify_shape"
 # init_max's own group: no other shape initialises its offsets first (getInitOffset runs at a
@@ -81,6 +82,9 @@ def shaped_request(world: Any, shape: str, queue_id: int, client: str) -> PopReq
         "group_disabled": {"group": DISABLED_GROUP},
         # an orderly POP meeting NO_MATCHED_MESSAGE (5.5.0 commits nextBeginOffset, no mock CK)
         "orderly_filter": {"order": True},
+        # polling3: a long poll with the filter: it parks, and 5.5.0's arrival test keeps it
+        # parked past the run's puts (PopLongPollingService#notifyMessageArriving:239-249)
+        "tag_poll": {"poll_time": POLL_MS},
     }[shape]
     return attrs.evolve(base, **changes)
 

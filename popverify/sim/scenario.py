@@ -22,8 +22,8 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import (BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, OFFSETS_PUSH_OPTIONS, PUSH_OPTIONS,
-                                     REVIVE_LOOP_OPTIONS)
+from reference.broker.config import (BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION, OFFSETS_PUSH_OPTIONS,
+                                     POLLING_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS)
 from reference.broker.store import CQ_FILE_UNITS
 from reference.common.javalang import JavaRandom
 
@@ -223,8 +223,8 @@ class ScenarioConfig:
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
         - each ``after_options`` opt-in action (POP: pop_shape, batch_ack_request, consumer_close,
-          delete_group_persist) with probability 1/2; one with a ``late_if`` field exactly when that
-          field is on (delete_group_persist: in the orderly configurations), no coin drawn;
+          delete_group_persist, topic_shrink_persist, delete_poll) with probability 1/2; one with a ``late_if`` field exactly when that
+          field is on (delete_group_persist, topic_shrink_persist: in the orderly configurations), no coin drawn;
         - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
           not draw) on with probability 1/2;
         - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in
@@ -235,7 +235,9 @@ class ScenarioConfig:
         - each opt-in action declared both ``late`` and ``after_options`` (push: produce_tagged)
           with probability 1/2; then a non-zero start_offset, with probability 1/2, moved to 1..3
           units before the end of its consume-queue file (near_cq_file_end);
-        - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW), last of all.
+        - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW);
+        - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %,
+          then INIT_OFFSET_OPTION with probability 1/2.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -257,7 +259,8 @@ class ScenarioConfig:
             # 0 in all: every POP that would park answers POLLING_FULL (parks rarely overlap)
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
-                        and o not in REVIVE_LOOP_OPTIONS and o not in OFFSETS_PUSH_OPTIONS and rng.next_boolean()) \
+                        and o not in REVIVE_LOOP_OPTIONS and o not in OFFSETS_PUSH_OPTIONS and o not in POLLING_OPTIONS
+                        and o != INIT_OFFSET_OPTION and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -292,6 +295,11 @@ class ScenarioConfig:
         # offsets helper (issue 16): more push options, each by its own coin, after every draw above
         if mode == "push":
             options += tuple(o for o, percent in OFFSETS_PUSH_DRAW.items() if rng.next_int(100) < percent)
+        # polling3: at most one of POLLING_OPTIONS (they set one field), last of all
+        if mode == "pop" and rng.next_int(100) < POLLING_OPTION_PERCENT:
+            options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
+        if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
+            options += (INIT_OFFSET_OPTION,)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, produce_tags=tags, **polling)
@@ -332,6 +340,10 @@ BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_O
 # consumers' own too), while the broadcast branches it skips need the pull_request kinds of a
 # run with it on (coverage replays 20 push runs, 9 or so of them with pull_request).
 OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25), strict=True))
+
+# polling3: the percentage of POP configurations that set popLongPollingForceNotifyInterval
+# (one of POLLING_OPTIONS, ScenarioConfig.draw_domain)
+POLLING_OPTION_PERCENT = 50
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).

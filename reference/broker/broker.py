@@ -522,7 +522,7 @@ class Broker:
 
     def _on_put(self, msg: MessageExt) -> None:
         """ReputMessageService → notifyMessageArriving for long polling (POP and pull)."""
-        self.pop_polling.notify_topic_queue(msg.topic, msg.queue_id)
+        self.pop_polling.notify_topic_queue(msg)
         self.pull_hold.notify_message_arriving(msg.topic, msg.queue_id)
 
     # -- the push consumer's requests (ConsumerBrokerApi) ----------------------------------------

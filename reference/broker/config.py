@@ -341,6 +341,18 @@ class BrokerConfig:
     # (5.0.0:449-455, 5.5.0:478-484) and getMessage evaluates it on each stored message's
     # properties (ExpressionMessageFilter#isMatchedByCommitLog); a push option (OFFSETS_PUSH_OPTIONS)
     enable_property_filter: bool = False
+    # polling3: 5.5.0 PopLongPollingService#notifyMessageArriving (:201-215, :239-249) tests a
+    # parked request's filter against a put's arriving message (its tagsCode; its properties for
+    # SQL92) unless the arrival is forced (`force`: the queue offset after the message is a multiple
+    # of popLongPollingForceNotifyInterval, BrokerConfig 5.5.0:234, default 800; 0: never forced);
+    # a request whose filter does not match goes back into its queue, unwoken. 5.0.0
+    # PopMessageProcessor#notifyMessageArriving (:157-195) wakes it whatever the message.
+    polling_filters_arrival: bool = False
+    pop_long_polling_force_notify_interval: int = 800
+    # polling3: BrokerConfig#initPopOffsetByCheckMsgInMem (5.5.0, default true): getInitOffset
+    # (PopMessageProcessor:921-924) starts a MAX-mode group at offset 0 while offset 0's message is
+    # still in memory; off, always at maxOffset - 1 (a run may switch it off: INIT_OFFSET_OPTION)
+    init_pop_offset_by_check_msg_in_mem: bool = True
 
     @classmethod
     def for_profile(cls, name: str) -> "BrokerConfig":
@@ -378,6 +390,15 @@ BUFFER_THRESHOLD_OPTIONS: dict[str, str] = {
 REVIVE_LOOP_OPTIONS: dict[str, str | None] = {
     "reviveMaxSlow=1": None,
 }
+
+# polling3 (issue 16): 5.5.0's popLongPollingForceNotifyInterval (a long: the harness calls the
+# long setter) at 1, every arrival forced past the parked requests' filters
+# (PopLongPollingService#notifyMessageArriving:208, 239), or 0, none ever forced (:208's
+# `interval > 0`). The swarm draws at most one, last of all (ScenarioConfig.draw_domain).
+POLLING_OPTIONS: tuple[str, ...] = ("popLongPollingForceNotifyInterval=1", "popLongPollingForceNotifyInterval=0")
+# polling3: 5.5.0's initPopOffsetByCheckMsgInMem switched off (drawn after POLLING_OPTIONS)
+INIT_OFFSET_OPTION = "initPopOffsetByCheckMsgInMem=false"
+
 
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
 # above (rocketmq-all-5.0.0). Adding a release: copy the newest entry, change what the new
@@ -425,11 +446,13 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "query_assignment_lmq_queue": True,
         "delete_topic_clears_pop_retry": True,
         "polling_counts_empty_poll": 1,
+        "polling_filters_arrival": True,
         "broker_options_known": ("enablePopBatchAck", "enableSkipLongAwaitingAck", "appendCkAsync", "appendAckAsync",
                                  "enableNotifyAfterPopOrderLockRelease=false", "useSeparateRetryQueue",
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
-                                 *REVIVE_LOOP_OPTIONS, "enablePropertyFilter", "enableBroadcastOffsetStore=false"),
+                                 *REVIVE_LOOP_OPTIONS, "enablePropertyFilter", "enableBroadcastOffsetStore=false",
+                                 *POLLING_OPTIONS, INIT_OFFSET_OPTION),
     },
 }
 
@@ -477,6 +500,9 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # nothing; on, BroadcastOffsetManager#queryInitOffset answers a client that is not the
     # proxy's -1 as well (Broker#register_consumer): nothing the model can see changes
     "enableBroadcastOffsetStore=false": None,
+    # polling3: appended last; the swarm draws one at most, after every other field
+    **dict.fromkeys(POLLING_OPTIONS, "pop_long_polling_force_notify_interval"),
+    INIT_OFFSET_OPTION: "init_pop_offset_by_check_msg_in_mem",
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.

@@ -29,6 +29,7 @@ from reference.common.pop import INIT_MODE_MIN, PoppedMessage, PopRequest, PopRe
 
 if TYPE_CHECKING:
     from reference.broker.context import BrokerContext
+    from reference.common.message import MessageExt
 
 
 def _client_offsets(r: GetMessageResult) -> list[int]:
@@ -440,12 +441,13 @@ class PopOperation:
 
     def _get_init_offset(self, topic: str, queue_id: int, init: bool) -> int:
         """5.5.0 getInitOffset: MIN (or a retry topic) → min offset; MAX → 0 while offset 0 is
-        in memory (checkInMemByConsumeOffset: the message is still stored), else maxOffset - 1;
+        in memory (checkInMemByConsumeOffset: the message is still stored; only with
+        initPopOffsetByCheckMsgInMem), else maxOffset - 1;
         committed when ``init``, whichever the mode."""
         b, req = self.broker, self.request
         if req.init_mode == INIT_MODE_MIN or topic.startswith(RETRY_GROUP_TOPIC_PREFIX):
             offset = b.store.get_min_offset_in_queue(topic, queue_id)
-        elif b.store.get_min_offset_in_queue(topic, queue_id) <= 0 and \
+        elif b.config.init_pop_offset_by_check_msg_in_mem and b.store.get_min_offset_in_queue(topic, queue_id) <= 0 and \
                 b.store.look_message_by_offset(topic, queue_id, 0) is not None:
             offset = 0
         else:
@@ -506,9 +508,12 @@ class PopLongPollingService:
         self.total_polling_num += 1
         return "SUC"
 
-    def notify_message_arriving(self, topic: str, cid: str, queue_id: int) -> bool:
+    def notify_message_arriving(self, topic: str, cid: str, queue_id: int,
+                                arrival: MessageExt | None = None, force: bool = True) -> bool:
         """notifyMessageArriving(topic, cid, queueId): wake the first parked request of the key;
-        whether one was woken (5.5.0's return value)."""
+        whether one was woken (5.5.0's return value). ``arrival``: the put's message, which 5.5.0
+        tests the request's filter against unless ``force`` (BrokerConfig.polling_filters_arrival);
+        the other callers pass no message (tagsCode null: every filter matches)."""
         queue = self.polling_map.get(build_polling_key(topic, cid, queue_id))
         if not queue:
             return False
@@ -524,18 +529,32 @@ class PopLongPollingService:
                 return False
             op = queue.pop(0)
             self.total_polling_num -= 1
+        tags = op.request.tags
+        if arrival is not None and not force and self._broker.config.polling_filters_arrival and \
+                tags is not None and arrival.tags not in tags:
+            # 5.5.0:239-249: isMatchedByConsumeQueue by the message's tagsCode (no tags: 0, in no
+            # tag's code set); back into its queue, in its order (PopRequest.COMPARATOR)
+            queue.append(op)
+            queue.sort(key=lambda o: (o.expired, o.op_id))
+            self.total_polling_num += 1
+            return False
         op.wake()
         return True
 
-    def notify_topic_queue(self, topic: str, queue_id: int) -> None:
-        """notifyMessageArriving(topic, queueId): called on every put (ReputMessageService)."""
+    def notify_topic_queue(self, msg: MessageExt) -> None:
+        """notifyMessageArriving(topic, queueId, offset, tagsCode, ...): called on every put
+        (ReputMessageService#notifyMessageArriveIfNecessary, offset = the message's queue offset
+        + 1); 5.5.0 forces the wake-up past the filters at every interval-th offset (:207-208)."""
+        topic, queue_id = msg.topic, msg.queue_id
         cids = self.topic_cid_map.get(topic)
         if cids is None:
             return
+        interval = self._broker.config.pop_long_polling_force_notify_interval
+        force = interval > 0 and (msg.queue_offset + 1) % interval == 0
         for cid in list(cids):
             if queue_id >= 0:
-                self.notify_message_arriving(topic, cid, -1)
-            self.notify_message_arriving(topic, cid, queue_id)
+                self.notify_message_arriving(topic, cid, -1, msg, force)
+            self.notify_message_arriving(topic, cid, queue_id, msg, force)
 
     def timeout_step(self, now: int) -> int:
         """PopLongPollingService#run (its passes while time stood still: the harness runs 100):
@@ -554,16 +573,28 @@ class PopLongPollingService:
                     continue
                 op.wake()
                 woken += 1
-        if self.last_clean_time == 0 or now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS:
+        if self.clean_due(now):
             self._clean_unused_resource(now)
+        # polling3: the 100th pass's statistics block (run:130-145, 5.0.0 :815-830) sets
+        # totalPollingNum to the requests left, at every step; only with a key left: a clean-up
+        # that dropped every key leaves the passes after it at the loop's `continue` (run:100),
+        # and the count of the dropped requests stays
+        if self.polling_map:
+            self.total_polling_num = sum(len(q) for q in self.polling_map.values())
         return woken
+
+    def clean_due(self, now: int) -> bool:
+        """Whether the loop's next pass runs cleanUnusedResource (its first pass, then every 5
+        minutes), given a key in the polling map (the loop stops before it otherwise)."""
+        return bool(self.polling_map) and (self.last_clean_time == 0 or
+                                           now - self.last_clean_time > CLEAN_UNUSED_INTERVAL_MS)
 
     def _clean_unused_resource(self, now: int) -> None:
         """cleanUnusedResource (5.0.0 PopMessageProcessor$PopLongPollingService:733-781, 5.5.0
         PopLongPollingService#cleanUnusedResource:365-418): drop the topicCidMap entries and the
         polling keys whose topic or group no longer exists (the group table as it is: no
         auto-create). A dropped key's parked requests are never woken nor answered (the client's
-        own timeout ends them): aborted. The 100th pass then sets totalPollingNum to what is left."""
+        own timeout ends them): aborted (the 100th pass then sets totalPollingNum: timeout_step)."""
         b = self._broker
         for topic in list(self.topic_cid_map):
             if topic not in b.topics:
@@ -576,7 +607,6 @@ class PopLongPollingService:
             if len(parts) == 3 and (parts[0] not in b.topics or parts[1] not in b.groups):
                 for op in self.polling_map.pop(key):
                     op.abort()
-        self.total_polling_num = sum(len(q) for q in self.polling_map.values())
         self.last_clean_time = now
 
     def clear(self) -> None:

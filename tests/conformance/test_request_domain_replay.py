@@ -8,6 +8,7 @@ import shutil
 import attrs
 import pytest
 
+from lockstep_pool import Pool
 from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.conformance.request_domain import code_of, java_pop_answer
@@ -16,7 +17,7 @@ from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
 from reference.broker import broker as broker_module
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
-from reference.broker.config import RELEASE_SWITCHES
+from reference.broker.config import BROKER_OPTIONS, INIT_OFFSET_OPTION, RELEASE_SWITCHES
 from reference.common import response_code as rc
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -156,6 +157,9 @@ def _shape_schedule() -> list[Action]:
             s += [Action("pop_shape", (0, k, q)), *[Action("pop_step", (0,))] * 3]
             if shape == "poll_expired":  # 5.0.0 parked it (for 1 s): its timeout answers it
                 s += [Action("advance", (2000,)), Action("long_poll",), *[Action("pop_step", (0,))] * 3]
+            if shape == "tag_poll":  # parked: a put wakes it on 5.0.0 only (5.5.0 tests its filter)
+                s += [Action("produce", (1,)), *[Action("pop_step", (0,))] * 3, Action("advance", (2000,)),
+                      Action("long_poll",), *[Action("pop_step", (0,))] * 3]
     # and a produce_sized of an empty body, which the harness decodes as null (an NPE until fixed)
     return s + [Action("produce_sized", (0, 0, 0)), Action("scan",), Action("pop", (0, -1, False)),
                 *[Action("pop_step", (0,))] * 3]
@@ -195,3 +199,48 @@ def test_a_model_keeping_the_client_born_time_on_5_0_is_caught(monkeypatch: pyte
         verdict = run_lockstep("v5.0", 5, SHAPE_CONFIG, _shape_schedule(), client)
     assert verdict.status == "diverges", verdict.to_json()
     assert verdict.action[:3] == ("pop_shape", 0, SHAPES.index("born_stale"))
+
+
+# polling3: the tag_poll shape parks on queue 0; a put on queue 0 (no tags) meets its filter
+# (5.5.0 PopLongPollingService#notifyMessageArriving:239-249: back into its queue) unless
+# popLongPollingForceNotifyInterval forces the arrival (1: every offset); its timeout ends it.
+TAG_POLL = [Action("pop_shape", (0, SHAPES.index("tag_poll"), 0)), *[Action("pop_step", (0,))] * 3,
+            Action("produce", (0,)), *[Action("pop_step", (0,))] * 3, Action("advance", (2000,)),
+            Action("long_poll",), *[Action("pop_step", (0,))] * 3]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_parked_filtered_pop_meets_the_arrival_test_unless_forced(lockstep_pool: Pool,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = attrs.evolve(SHAPE_CONFIG, drain=False)
+    forced = attrs.evolve(plain, broker_options=("popLongPollingForceNotifyInterval=1",))
+    client = lockstep_pool.client("5.5.0")
+    for config in (plain, forced):
+        v = run_lockstep("v5.5", 0, config, TAG_POLL, client)
+        assert v.status == "agrees", v.to_json()
+    # a model that wakes it whatever the message (5.0.0's rule) diverges at its re-run
+    with monkeypatch.context() as m:
+        m.setitem(RELEASE_SWITCHES["v5.5"], "polling_filters_arrival", False)
+        v = run_lockstep("v5.5", 0, plain, TAG_POLL, client)
+        assert v.status == "diverges" and v.step == 7 and v.key == "woken", v.to_json()
+    # and one blind to the interval option keeps it parked where Java wakes it
+    monkeypatch.setitem(BROKER_OPTIONS, "popLongPollingForceNotifyInterval=1", None)
+    v = run_lockstep("v5.5", 0, forced, TAG_POLL, client)
+    assert v.status == "diverges" and v.action == ("long_poll",) and v.key == ".response.woken.length", v.to_json()
+
+
+# polling3: a MAX-mode group's first POP of a queue holding two messages: getInitOffset starts it
+# at 0 (offset 0 in memory) by default, at maxOffset - 1 with initPopOffsetByCheckMsgInMem off.
+# The shape's filter then reads to the queue's end either way (no answer shows the start): the
+# replay shows the release takes the option (a name its BrokerConfig lacks is refused) and agrees.
+INIT_MAX = [Action("produce", (0,)), Action("produce", (0,)), Action("pop_shape", (0, SHAPES.index("init_max"), 0)),
+            *[Action("pop_step", (0,))] * 3]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_the_init_offset_option_is_taken_by_5_5(lockstep_pool: Pool) -> None:
+    config = attrs.evolve(SHAPE_CONFIG, drain=False, broker_options=(INIT_OFFSET_OPTION,))
+    v = run_lockstep("v5.5", 0, config, INIT_MAX, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()

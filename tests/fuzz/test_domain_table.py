@@ -92,9 +92,9 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     assert {d: table[d]["unreached"] for d in CHOSEN} == dict.fromkeys(CHOSEN, [])
     assert all(table[d]["values"] > 0 for d in CHOSEN)
     # and the table is not trivially full: these short runs leave some of a stall's times unreached
-    # (the last draws -- batch_ack_request, consumer_close, delete_group_persist, the buffer
-    # thresholds, buffer_put_fail, graceful_restart, order3's topic_shrink_persist and changeInvisibleTime
-    # refusals sent holding nothing, delete_other -- move the runs)
+    # (the last draws -- batch_ack_request, consumer_close, delete_group_persist, delete_poll, the
+    # buffer thresholds, buffer_put_fail, graceful_restart, order3's topic_shrink_persist and
+    # changeInvisibleTime refusals sent holding nothing, delete_other, the polling options -- move the runs)
     assert table["pop.stall.ms"]["unreached"] == [127]
 
 

@@ -14,9 +14,9 @@ import org.apache.rocketmq.common.BrokerConfig;
  * (reference/broker/config.py BROKER_OPTIONS), set through the release's own setter
  * ({@code setEnablePopBatchAck(true)} ...), one true by default switched off by
  * {@code <name>=false}, int thresholds set by {@code <name>=<int>} through the int setter
- * (popCkStayBufferTime=3000 ...) or the long one (reviveMaxSlow=1), and a String property set
- * by {@code <name>=<value>}. A name the release's BrokerConfig has no setter of that form for
- * is refused: the model sends only the options the release has.
+ * (popCkStayBufferTime=3000 ...) or the long one (reviveMaxSlow=1, popLongPollingForceNotifyInterval=1),
+ * and a String property set by {@code <name>=<value>}. A name the release's BrokerConfig has no
+ * setter of that form for is refused: the model sends only the options the release has.
  */
 final class BrokerOptions {
     /** More names than BROKER_OPTIONS will ever hold is a malformed request. */
@@ -67,7 +67,7 @@ final class BrokerOptions {
             } else if (type == int.class && eq >= 0) {
                 arg = parseInt(value, option);
             } else if (type == long.class && eq >= 0) {
-                // revive4: reviveMaxSlow=1 (BrokerConfig#setReviveMaxSlow takes a long)
+                // reviveMaxSlow=1, popLongPollingForceNotifyInterval (their setters take a long)
                 arg = (long) parseInt(value, option);
             } else if (type == String.class && eq >= 0) {
                 arg = value;
