@@ -17,20 +17,19 @@ def test_spark_campaign_keeps_one_trace_per_signature(tmp_path: Path, monkeypatc
     from popverify.fuzz.executors import spark_executor
 
     monkeypatch.setattr(findings_campaign, "SHRINK_RUNS", 40)
-    # order-check-block-off: orderly POPs ignore the order block (POP-ORD-1, unexplained: a mutant
-    # is no known finding) while F1 and F7 still show in other runs; the second-loss mutant once
-    # used here loses a message in every run under the input-domain draw, masking every finding
-    # (13 blind runs, one round: seed 12 of 300 steps shows POP-ORD-1 since the last draws of
-    # 26 November 2026; F20 and F21 show in others)
-    summary = campaign("v5.0", "pop", 13, 300, tmp_path, spark_executor("local[2]"), mutant="order-check-block-off",
+    # early-revive: the revive takes CKs before their time (PRG-2, unexplained: a mutant is no
+    # known finding) while known findings still show in other runs (13 blind runs, one round,
+    # 300 steps: seed 4 shows OFF-1/F21 and PRG-1/F14 since the merged draws of 26 November 2026;
+    # order-check-block-off, used before, no longer meets an orderly batch in flight in them)
+    summary = campaign("v5.0", "pop", 13, 300, tmp_path, spark_executor("local[2]"), mutant="early-revive",
                        rounds=1)
     sigs = summary["violations_by_signature"]
-    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F20, F21 ...
-    assert "POP-ORD-1/unexplained" in sigs and known, sigs
+    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F14, F21
+    assert "PRG-2/unexplained" in sigs and known, sigs
     assert summary["unexplained"] and summary["violations"][0]["unexplained"]
     assert all(t is not None for t in summary["time_to_first_by_signature_s"].values())
     on_disk = json.loads((tmp_path / "summary.json").read_text())
     assert on_disk["unexplained"] == summary["unexplained"]
     report = (tmp_path / "report.html").read_text()
-    assert 'id="by-signature"' in report and "POP-ORD-1/unexplained" in report
-    assert report.index("POP-ORD-1/unexplained") < min(report.index(k) for k in known)
+    assert 'id="by-signature"' in report and "PRG-2/unexplained" in report
+    assert report.index("PRG-2/unexplained") < min(report.index(k) for k in known)
