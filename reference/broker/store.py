@@ -502,13 +502,21 @@ class MessageStore:
         min offset 0 at the first restart, below its first message ("TODO: when min commitLog
         offset is 0 and restart store, min offset of cq may be set to 0 incorrectly",
         5.5.0 ConsumeQueue#initializeWithOffset): finding F22 (spec/findings/F22.md)."""
-        if self._blank_units_valid and cq.head < cq.base and cq.units and self._min_file == 0 \
-                and not self.is_removed(cq.units[-1]):
+        if not cq.units or self.is_removed(cq.units[-1]):
+            self._correct_min_offset(cq)  # empty, or no valid entry at all: min = max
+            return
+        if self._blank_units_valid and cq.head < cq.base and self._min_file == 0:
             # the queue's first file is its file 0: start = 0, "intact", and the first unit
             # (a blank at position 0) is >= 0: the correction is aborted with min 0
             cq.min_offset = cq.head if cq.head == 0 else self._blank_binary_search(cq)
             return
-        self._correct_min_offset(cq)
+        # The search covers the queue's first file only (selectMappedBuffer of the first mapped
+        # file): its first valid unit; with none there -- every message of that file deleted
+        # by retention and the consume-queue stage not run since -- minLogicOffset stays 0
+        # (both releases), far below the queue's messages.
+        first_end = min(cq.head + self._cq_file_units, cq.max_offset)
+        cq.min_offset = next((i for i in range(max(cq.head, cq.base), first_end)
+                              if not self.is_removed(cq.units[i - cq.base])), 0)
 
     def _blank_binary_search(self, cq: ConsumeQueue) -> int:
         """correctMinOffset's binary search over a first file (from ``head``) that is not the
@@ -672,9 +680,11 @@ class MessageStore:
         max_pull_size = min(max_pull_size, self._max_pull_msg_size)
         max_filter_count = max(16000, max_msg_nums * 20)  # ConsumeQueue.CQ_STORE_UNIT_SIZE = 20
         if next_begin < cq.head:
-            # iterateFrom found no CQ file for this offset: roll to the next file's start.
+            # iterateFrom found no CQ file for this offset: ConsumeQueue#rollNextFile, the next
+            # file's start (one file per read, whatever lies between)
             result.status = GetMessageStatus.OFFSET_FOUND_NULL
-            result.next_begin_offset = next_offset_correction(next_begin, cq.head, self._slave, self._offset_check_in_slave)
+            roll = (next_begin // self._cq_file_units + 1) * self._cq_file_units
+            result.next_begin_offset = next_offset_correction(next_begin, roll, self._slave, self._offset_check_in_slave)
             return result
         total = 0
         skip_below_file = -1  # nextPhyFileStartOffset: units in the file of the last miss are skipped
