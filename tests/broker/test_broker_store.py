@@ -254,3 +254,24 @@ def test_a_queue_the_redispatch_rebuilt_takes_its_blanks_at_the_next_restart():
     assert s.get_min_offset_in_queue("T", 0) == 0
     r = s.get_message("G", "T", 0, 0, 32)
     assert (r.status, r.queue_offsets) == (S.FOUND, [2])
+
+
+def test_a_restart_finds_no_valid_unit_in_the_first_consume_queue_file_and_keeps_min_offset_0():
+    """A restart loads each consume queue with minLogicOffset 0; correctMinOffset searches its
+    first file only. When retention deleted every message of that file and the consume-queue
+    stage has not run since, nothing there is valid and the min offset stays 0, far below the
+    queue's messages (the merged corpus's seeds 12 and 44 on both releases: a queue started near
+    2^31). A read below the first file then rolls one file (ConsumeQueue#rollNextFile)."""
+    s = MessageStore(VirtualClock().now, cq_file_units=2)
+    s.start_queue_at("T", 0, 5)  # the queue's first file holds units 4 (blank) and 5
+    for _ in range(3):
+        s.roll_commit_log()
+        s.put_message(MessageExt("T", 0, body=b"m"))  # units 5, 6, 7, a commit-log file each
+    s.roll_commit_log()
+    s.put_message(MessageExt("Other", 0, body=b"x"))  # a newer file: retention keeps the newest
+    assert s.delete_commit_log_files(1) == 1  # unit 5's file
+    s.recover()
+    assert (s.get_min_offset_in_queue("T", 0), s.get_max_offset_in_queue("T", 0)) == (0, 8)
+    r = s.get_message("G", "T", 0, 0, 32)
+    assert (r.status, r.next_begin_offset) == (S.OFFSET_FOUND_NULL, 2)  # the next file's start, not 4
+    assert s.get_message("G", "T", 0, 6, 32).queue_offsets == [6, 7]
