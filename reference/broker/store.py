@@ -551,11 +551,10 @@ class MessageStore:
         offset are both ``offset`` (ConsumeQueue#getMinOffsetInQueue / getMaxOffsetInQueue of
         a queue whose first file starts there), and stay so across a restart. ValueError on a
         queue that holds messages."""
-        cq = self._queues.setdefault((topic, queue_id), ConsumeQueue())
-        if cq.units or offset < 0:
+        cq = self._queues.get((topic, queue_id))
+        if (cq is not None and cq.units) or offset < 0:
             raise ValueError(f"queue {topic}:{queue_id} cannot start at {offset}: it holds messages or the offset is negative")
-        cq.base = cq.min_offset = offset
-        cq.head = offset // self._cq_file_units * self._cq_file_units  # initializeWithOffset's fillPreBlank
+        self._queues[(topic, queue_id)] = ConsumeQueue.starting_at(offset, self._cq_file_units)
         if offset and not self._wrote:
             # the same history for the commit log: the files that held those messages are gone
             # (the oldest kept file is the first this store writes), and the consume-queue

@@ -505,6 +505,20 @@ BURN_SCHEDULE = [Action("produce", (0,)), Action("produce_sized", (0, 0, 32768))
                  Action("shutdown", (0,))]
 
 
+def _observations(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, Action, pl.Call, Any, Any]]:
+    """Every comparison PushLockstep#_observe makes from now on: (step, action, call, model's
+    answer, Java's answer), in order."""
+    seen: list[tuple[int, Action, pl.Call, Any, Any]] = []
+    observe = pl.PushLockstep._observe
+
+    def spy(self: pl.PushLockstep, i: int, action: Action, call: pl.Call) -> tuple[object, object]:
+        model, java = observe(self, i, action, call)
+        seen.append((i, action, call, model, java))
+        return model, java
+    monkeypatch.setattr(pl.PushLockstep, "_observe", spy)
+    return seen
+
+
 @needs_jdk
 @pytest.mark.slow
 def test_a_refused_put_burns_a_queue_offset_on_5_0_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -514,18 +528,11 @@ def test_a_refused_put_burns_a_queue_offset_on_5_0_0(tmp_path: Path, monkeypatch
     client commits 3 = the max offset and the next owner never reads unit 2 (ALO-3, every broker
     answer agreeing). Without the switch the model answers 1 where Java answers 2."""
     spec = run_spec(read_trace(_trace(tmp_path, "v5.0", BURN_SCHEDULE, BURN_CONFIG)))
-    puts: list[tuple[object, object]] = []
-    observe = pl.PushLockstep._observe
-
-    def spy(self: pl.PushLockstep, i: int, action: Action, call: pl.Call) -> tuple[object, object]:
-        model, java = observe(self, i, action, call)
-        if call.name == "put_message":
-            puts.append((model, java))
-        return model, java
-    monkeypatch.setattr(pl.PushLockstep, "_observe", spy)
+    seen = _observations(monkeypatch)
     verdict = pl.run_push_lockstep(spec["profile"], spec["seed"], spec["config"], spec["schedule"], harness("5.0.0"))
     assert verdict.status == "agrees", verdict.to_json()
     assert {"ALO-3", "OFF-3"} <= set(verdict.model_violations)
+    puts = [(model, java) for _, _, call, model, java in seen if call.name == "put_message"]
     assert [m["queueOffset"] for m, _ in puts if m["ok"]] == [0, 2, 3] and all(m == j for m, j in puts)
     from reference.broker import config as broker_config
     monkeypatch.setitem(broker_config.RELEASE_SWITCHES["v5.0"], "refused_put_burns_offset", False)
@@ -560,18 +567,10 @@ def test_tag_and_sql92_filters_agree_and_a_model_ignoring_sql92_diverges(
     with NO_MATCHED_MESSAGE (PULL_RETRY_IMMEDIATELY, nextBeginOffset 30000); queue 1's find the
     tagged message alone. A model that lets every message through the SQL92 filter
     (isMatchedByCommitLog) answers the untagged ones too."""
-    answers: list[tuple[int, Any]] = []
-    observe = pl.PushLockstep._observe
-
-    def spy(self: pl.PushLockstep, i: int, action: Action, call: pl.Call) -> tuple[object, object]:
-        model, java = observe(self, i, action, call)
-        if action.kind == "pull_request":
-            answers.append((i, java))
-        return model, java
-    monkeypatch.setattr(pl.PushLockstep, "_observe", spy)
+    seen = _observations(monkeypatch)
     verdict = pl.run_push_lockstep("v5.5", 1, FILTER_CONFIG, FILTER_SCHEDULE, harness("5.5.0"))
     assert verdict.status == "agrees", verdict.to_json()
-    pulls = {i: a for i, a in answers}
+    pulls = {i: java for i, action, _, _, java in seen if action.kind == "pull_request"}
     assert [pulls[i]["code"] for i in (7, 8, 9, 10)] == [rc.PULL_RETRY_IMMEDIATELY] * 2 + [rc.SUCCESS] * 2, pulls
     assert pulls[7]["nextBeginOffset"] == pulls[8]["nextBeginOffset"] == 30_000
     assert [len(pulls[i]["messages"]) for i in (9, 10)] == [1, 1]
