@@ -128,10 +128,14 @@ def run_model(cfg: Path, workers: int = 2, spec: Path | None = None, timeout: fl
         shutil.copy(spec, work / spec.name)
         shutil.copy(cfg, work / cfg.name)
         start = time.perf_counter()
+        # TLC copies its standard modules (Sequences.tla, ...) out of the jar into java.io.tmpdir:
+        # with a shared /tmp one TLC may parse the half-written copy of another running beside it
+        (work / "tmp").mkdir()
         try:
             # its own process group, ended with popverify (SIGINT/SIGTERM) or on time-out; the
             # scratch folder goes with the context manager as the exception unwinds
-            proc = run_child([java, "-XX:+UseParallelGC", "-cp", str(jar), "tlc2.TLC", "-workers", str(workers),
+            proc = run_child([java, "-XX:+UseParallelGC", f"-Djava.io.tmpdir={work / 'tmp'}", "-cp", str(jar),
+                              "tlc2.TLC", "-workers", str(workers),
                               "-metadir", str(work / "states"), "-config", cfg.name, spec.name],
                              cwd=work, timeout=timeout)
         except subprocess.TimeoutExpired:
