@@ -225,7 +225,7 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
                  ScenarioConfig(queues=1, consumers=2, max_msg_nums=4, consume_fail_percent=0, faults=(),
                                 actions=("produce", "start", "shutdown", "rebalance", "pull", "deliver", "hold",
                                          "consume", "persist", "consumer_timer", "advance", "produce_sized")),
-                 (_a("produce", 0), _a("produce_sized", 0, 0, 32768), _a("produce", 0), _a("advance", 1000),
+                 (_a("produce", 0), _a("produce_sized", 0, 1, 32768), _a("produce", 0), _a("advance", 1000),
                   _a("pull", 0), _a("deliver", 0, 4), _a("consume", 0, False), _a("consume", 0, False),
                   _a("produce", 0), _a("shutdown", 0)),
                  "the v5.0 push swarm once refused_put_burns_offset modelled 5.0.0's store (putoffset helper), shrunk"),
@@ -245,7 +245,7 @@ FINDING_TRACES: dict[str, FindingTrace] = {t.fid: t for t in (
     FindingTrace("F22", "ALO-1", "pop",
                  ScenarioConfig(queues=1, consumers=1, enable_pop_buffer_merge=False, faults=("persist_restart",),
                                 actions=("produce", "produce_sized", "pop", "pop_step")),
-                 (_a("produce_sized", 0, 0, 32768), _a("produce", 0), _a("persist_restart")),
+                 (_a("produce_sized", 0, 1, 32768), _a("produce", 0), _a("persist_restart")),
                  "the lead's replay of the v5.5 coverage corpus seed 28 (a restart's min offset 0 below a re-created "
                  "queue's first unit), carried to 5.0.0's refused first put"),
 )}

@@ -312,7 +312,7 @@ class Broker:
         return queues
 
     # -- requests -------------------------------------------------------------------------------
-    def put_message(self, topic: str, queue_id: int, body: bytes = b"", tags: str | None = None,
+    def put_message(self, topic: str, queue_id: int, body: bytes, tags: str | None = None,
                     properties: dict[str, str] | None = None, uniq_key: str | None = None) -> PutResult:
         """SendMessageProcessor: store a message; UNIQ_KEY assigned if absent (deterministic)."""
         queues = self.topics.get(topic)
@@ -320,6 +320,11 @@ class Broker:
             return PutResult(rc.TOPIC_NOT_EXIST)
         if queue_id < 0 or queue_id >= queues:
             return PutResult(rc.SYSTEM_ERROR)
+        if not body:
+            # RemotingCommand#decode leaves an empty body null and the store's put hook refuses a
+            # null body (HookUtils#checkBeforePutMessage, 5.0.0:88, 5.5.0:101): before the commit
+            # log, so no queue offset is taken (unlike the encoder's size checks below)
+            return PutResult(rc.MESSAGE_ILLEGAL)
         props = dict(properties or {})
         if uniq_key is None:
             uniq_key = props.get(PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX)

@@ -18,7 +18,7 @@ def _pop(b, **kw):
 
 def _stored(b, n: int = 3, queue_id: int = 0) -> None:
     for _ in range(n):
-        b.put_message("T", queue_id)
+        b.put_message("T", queue_id, b"m")
 
 
 def _revive_writes(b) -> int:

@@ -499,7 +499,7 @@ BURN_CONFIG = ScenarioConfig(queues=1, consumers=2, max_msg_nums=4, consume_fail
                              actions=(*CONFIG.actions, "produce_sized"))
 # a refused put (properties over Short.MAX_VALUE) between two produces, both consumed, a third
 # produce, a clean shutdown: the other consumer starts at the committed stored offset
-BURN_SCHEDULE = [Action("produce", (0,)), Action("produce_sized", (0, 0, 32768)), Action("produce", (0,)),
+BURN_SCHEDULE = [Action("produce", (0,)), Action("produce_sized", (0, 1, 32768)), Action("produce", (0,)),
                  Action("advance", (1000,)), Action("pull", (0,)), Action("deliver", (0, 4)),
                  Action("consume", (0, False)), Action("consume", (0, False)), Action("produce", (0,)),
                  Action("shutdown", (0,))]

@@ -160,7 +160,8 @@ def _shape_schedule() -> list[Action]:
             if shape == "tag_poll":  # parked: a put wakes it on 5.0.0 only (5.5.0 tests its filter)
                 s += [Action("produce", (1,)), *[Action("pop_step", (0,))] * 3, Action("advance", (2000,)),
                       Action("long_poll",), *[Action("pop_step", (0,))] * 3]
-    # and a produce_sized of an empty body, which the harness decodes as null (an NPE until fixed)
+    # and a produce_sized of an empty body: null once decoded, refused by the store's put hook
+    # (HookUtils#checkBeforePutMessage: MESSAGE_ILLEGAL) on both sides
     return s + [Action("produce_sized", (0, 0, 0)), Action("scan",), Action("pop", (0, -1, False)),
                 *[Action("pop_step", (0,))] * 3]
 

@@ -165,7 +165,7 @@ def test_a_shut_down_file_is_read_again_after_a_restart(client: LockstepClient,
 # m1 and its CK in file 0; the harness rolls file 0 before a put the store refuses (a 32 KB
 # properties string: MessageExtEncoder#encode), so nothing opens file 1; a restart; the ack's
 # message; the commit-log stage asks for three files.
-ENDED_LAST_FILE = [Action("produce", (0,)), *_pop(), Action("produce_sized", (0, 0, 32768)), Action("restart", ()),
+ENDED_LAST_FILE = [Action("produce", (0,)), *_pop(), Action("produce_sized", (0, 1, 32768)), Action("restart", ()),
                    Action("ack", (0, 0)), Action("expire_commit_log", (3,))]
 
 

@@ -115,7 +115,7 @@ def test_a_read_stops_at_the_end_of_its_consume_queue_file() -> None:
 # (ConsumeQueue#fillPreBlank); a restart's correctMinOffset takes that blank (offsetPy 0 is not
 # below the commit log's min offset): min 0, and a POP from there skips the rest of the first
 # commit-log file (MESSAGE_WAS_REMOVING, rollNextFile): the message at 1 is never delivered.
-REFUSED_FIRST = [Action("produce_sized", (0, 0, 32_768)), Action("produce", (0,)), Action("produce", (0,)),
+REFUSED_FIRST = [Action("produce_sized", (0, 1, 32_768)), Action("produce", (0,)), Action("produce", (0,)),
                  Action("persist_restart", ()), *POP]
 
 

@@ -33,11 +33,12 @@ def test_opt_in_actions_are_not_default_kinds() -> None:
 
 
 @pytest.mark.parametrize("body,props,stored", [
-    (0, 0, True), (MAX_MESSAGE_SIZE, 0, True), (MAX_MESSAGE_SIZE + 1, 0, False),
+    (0, 0, False), (1, 0, True), (MAX_MESSAGE_SIZE, 0, True), (MAX_MESSAGE_SIZE + 1, 0, False),
     (16, MAX_PROPERTIES_LENGTH - 200, True), (16, MAX_PROPERTIES_LENGTH, False),
 ])
 def test_sized_messages_meet_the_brokers_limits(body: int, props: int, stored: bool) -> None:
-    """Bodies up to maxMessageSize (4 MiB) are stored, one byte more is MESSAGE_ILLEGAL; a
+    """Bodies of 1 byte up to maxMessageSize (4 MiB) are stored; an empty one (null once the request
+    is decoded) and one byte more are MESSAGE_ILLEGAL; a
     properties string longer than Short.MAX_VALUE likewise (the UNIQ_KEY property counts). A
     refused send is a step that ran (its commit-log roll did), not a skipped one."""
     result = run_scenario("v5.5", 0, 1, config=SIZED, schedule=[Action("produce_sized", (0, body, props))])

@@ -722,7 +722,9 @@ public final class Lockstep {
             MessageExtBrokerInner msg = new MessageExtBrokerInner();
             msg.setTopic(topic);
             msg.setQueueId(queueId);
-            msg.setBody(body.getBytes(StandardCharsets.UTF_8));
+            // SendMessageProcessor#sendMessage stores request.getBody(), which RemotingCommand#decode
+            // leaves null for an empty body (produce_sized's size 0): the store's hook refuses it
+            msg.setBody(body.isEmpty() ? null : body.getBytes(StandardCharsets.UTF_8));
             String tags = req.getString("tags");
             if (tags != null) {
                 msg.setTags(tags);
