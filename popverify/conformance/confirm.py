@@ -709,6 +709,8 @@ class Lockstep:
         if found:
             raise Diverged(i, action, *found)
         self.java_checker.check_offsets(i, _JavaView(state), self.config.queues)  # type: ignore[arg-type]
+        # the model's side likewise (a step has checked it already; the drain's compares have not)
+        self.driver.checker.check_offsets(i, self.driver.broker, self.config.queues)
 
     # -- POP ----------------------------------------------------------------------------------
     def _pop_request(self, op: PopOperation) -> dict[str, Any]:

@@ -52,6 +52,10 @@ class Finding:
         return all(any(k in kinds for k in group) for group in self.needs)
 
 
+# the action kinds that delete the consumed topic and create it again (delete_poll: when drawn
+# with topic=True; a group deletion otherwise, whose re-run is then the same run)
+_TOPIC_DELETIONS = ("delete_recreate", "delete_poll")
+
 FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F1", "v5.0 revive skips a message put between popTime and the queue read", "broker",
             "revive_skips_last_epoch", ("pop",)),
@@ -66,17 +70,17 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F6", "scanCommitOffset moves a retention-corrected offset back", "broker",
             "buffer_commit_moves_offset_back", ("pop",)),
     Finding("F7", "a deleted topic's commit-offset queue skips the re-created topic's first messages", "broker",
-            "delete_topic_keeps_buffer_offsets", ("pop",), needs=(("delete_recreate",),)),
+            "delete_topic_keeps_buffer_offsets", ("pop",), needs=(_TOPIC_DELETIONS,)),
     Finding("F8", "v5.5 revive loses a message when its retry put and rePutCK's put both fail", "broker",
             "reput_ck_put_unchecked", ("pop",), needs=(("store_put_fail",),)),
     Finding("F9", "v5.0 narrows a checkpoint's queueId to a byte: a queue id past 127 names another queue", "broker",
             "ck_queue_id_is_byte", ("pop",)),
     Finding("F10", "a broker crash after deleteTopic reloads the deleted topic's offsets into the re-created topic",
-            "broker", "delete_topic_offsets_unpersisted", ("pop",), needs=(("delete_recreate",), ("restart",))),
+            "broker", "delete_topic_offsets_unpersisted", ("pop",), needs=(_TOPIC_DELETIONS, ("restart",))),
     Finding("F11", "commit-log position 0 reads the oldest remaining file's first message once its own file is deleted",
             "broker", "position_zero_reads_first_file", ("pop",), needs=(("expire", "expire_commit_log"),)),
     Finding("F12", "an orderly ack of a deleted topic's message commits its next offset into the re-created queue",
-            "broker", "orderly_ack_commits_across_incarnations", ("pop",), needs=(("delete_recreate",),),
+            "broker", "orderly_ack_commits_across_incarnations", ("pop",), needs=(_TOPIC_DELETIONS,),
             config_flag="pop_orderly"),
     Finding("F13", "ProcessQueue's msgSize drifts when a listener changes a body's length", "client",
             "pq_size_counts_current_body", ("push",)),

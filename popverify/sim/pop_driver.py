@@ -542,6 +542,9 @@ class PopWorld:
             got = bool(op.result and op.result.messages)
             if op.done:
                 self.collect(drainer, op)
+            # OFF-1 / OFF-2 hold in the drain as after every step (the drain's commits are the
+            # revive's, the ack's and the POP's, as any step's)
+            self.check_state(self.coverage.step)
             busy = got or self.broker.timer_pending() or self.broker.buffered_checkpoints() \
                 or self.broker.stored_checkpoints() or self.orderly_behind()
             quiet = 0 if busy else quiet + 1

@@ -477,6 +477,7 @@ class PushWorld:
             self.broker.timer_step()
             self.broker.offset_flush_step()
             self.checker.check_suspended(self.coverage.step, self.clock.now(), self.broker)
+            self.check_state(self.coverage.step)  # OFF-3, PQ-1, PQ-2 hold in the drain as after every step
             busy = moved or bool(self.broker.timer_pending())
             quiet = 0 if busy else quiet + 1
             if quiet >= QUIET_ROUNDS:

@@ -480,6 +480,10 @@ class MessageStore:
             return
         self._append_unit(cq, msg)
 
+    def _next_cq_file_start(self, offset: int) -> int:
+        """The first unit of the consume-queue file after the one holding ``offset``."""
+        return (offset // self._cq_file_units + 1) * self._cq_file_units
+
     def _delete_expired_cq_files(self, cq: ConsumeQueue) -> None:
         u = self._cq_file_units
         while True:
@@ -682,7 +686,7 @@ class MessageStore:
             # iterateFrom found no CQ file for this offset: ConsumeQueue#rollNextFile, the next
             # file's start (one file per read, whatever lies between)
             result.status = GetMessageStatus.OFFSET_FOUND_NULL
-            roll = (next_begin // self._cq_file_units + 1) * self._cq_file_units
+            roll = self._next_cq_file_start(next_begin)
             result.next_begin_offset = next_offset_correction(next_begin, roll, self._slave, self._offset_check_in_slave)
             return result
         total = 0
@@ -690,7 +694,7 @@ class MessageStore:
         # One consume-queue file per read: DefaultMessageStore#getMessage runs its loop for
         # travelCqFileNumWhenGetMessage (1) files (5.0.0 and 5.5.0 alike), over
         # ConsumeQueue#iterateFrom → getIndexBuffer, the rest of the file holding the offset.
-        read_end = min(max_offset, (next_begin // self._cq_file_units + 1) * self._cq_file_units)
+        read_end = min(max_offset, self._next_cq_file_start(next_begin))
         while next_begin < read_end:
             if next_begin - offset > max_filter_count:
                 break
@@ -702,12 +706,11 @@ class MessageStore:
                 next_begin += 1
                 if skip_below_file > 0:
                     continue  # position 0 lies below any nextPhyFileStartOffset
+                # blanks lie below the queue's first message, so nothing was read yet
                 if message_filter is not None and not message_filter(_BLANK_UNIT):
-                    if not result.messages:
-                        result.status = GetMessageStatus.NO_MATCHED_MESSAGE
+                    result.status = GetMessageStatus.NO_MATCHED_MESSAGE
                     continue
-                if not result.messages:
-                    result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
+                result.status = GetMessageStatus.MESSAGE_WAS_REMOVING
                 skip_below_file = 1
                 continue
             unit = cq.units[next_begin - cq.base]
