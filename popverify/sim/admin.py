@@ -39,7 +39,7 @@ from typing import Any
 import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, Arg, flag, index, opt_in
-from popverify.sim.events import GroupDeleted, OffsetReset, TopicRecreated, TopicShrunk
+from popverify.sim.events import FaultInjected, GroupDeleted, OffsetReset, TopicRecreated, TopicShrunk
 from reference.common import response_code as rc
 
 
@@ -180,6 +180,9 @@ def _delete_poll(world: Any, topic: bool) -> bool:
     if topic:
         broker.create_topic(world.topic, world.config.queues)
         world.publish(TopicRecreated())
+        # the delete_recreate fault's admin act: the properties that assume no topic deletion
+        # (INV-1, OFF-1, OFF-2, CKM-1, PRG-1: checker/properties.py) stop being checked
+        world.publish(FaultInjected("delete_recreate"))
     return True
 
 

@@ -524,17 +524,24 @@ class PopWorld:
                 consumer.op = None
         quiet = 0
         drainer = self.consumers[0]
+        # OFF-1 / OFF-2 are checked after each of the drain's requests and services, as after
+        # every step of the run (an offset moved back and forth within one round is seen)
+        step = self.coverage.step
         for _ in range(DRAIN_ROUNDS):
             for consumer in self.consumers:
                 while consumer.held:
                     self.ack(consumer, consumer.held.pop(0))
+                    self.check_state(step)
             self.pass_time(1000)
+            self.check_state(step)
             self.broker.timer_step()
             self.broker.buffer_merge_scan()
+            self.check_state(step)
             for qid in range(self.broker.config.revive_queue_num):
                 self.revive(qid)
             self.broker.offset_flush_step()
             self.broker.long_polling_step()
+            self.check_state(step)
             request = PopRequest(topic=TOPIC, group=GROUP, queue_id=-1, max_msg_nums=32,
                                  invisible_time=self.config.invisible_time, client=drainer.name,
                                  order=self.config.pop_orderly)
@@ -542,9 +549,7 @@ class PopWorld:
             got = bool(op.result and op.result.messages)
             if op.done:
                 self.collect(drainer, op)
-            # OFF-1 / OFF-2 hold in the drain as after every step (the drain's commits are the
-            # revive's, the ack's and the POP's, as any step's)
-            self.check_state(self.coverage.step)
+            self.check_state(step)
             busy = got or self.broker.timer_pending() or self.broker.buffered_checkpoints() \
                 or self.broker.stored_checkpoints() or self.orderly_behind()
             quiet = 0 if busy else quiet + 1

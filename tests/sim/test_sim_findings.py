@@ -141,3 +141,21 @@ def test_f7_deleted_topic_commit_queue_skips_the_recreated_topics_first_message(
             assert [v.property_id for v in result.violations] == ["ALO-1"], (merge, profile, result.violations)
             with removed(("F7",)):
                 assert not run_scenario(profile, 0, 0, config=config, schedule=F7_SCHEDULE).violations
+
+
+def test_the_drain_checks_offsets_as_a_step_does() -> None:
+    """F6 with its last scan left to the drain: the drain's first round runs scanCommitOffset,
+    which commits the queued 2 over the correction's 3. The drain checks OFF-2 as every step
+    does (until 26 November 2026 it checked nothing, and this run was clean)."""
+    config = ScenarioConfig(consumers=1, queues=2, enable_pop_buffer_merge=False, faults=("expire",), drain=True)
+
+    def pop() -> list[Action]:
+        return [Action("pop", (0, 0, False)), Action("pop_step", (0,)), Action("pop_step", (0,))]
+
+    schedule = [Action("produce", (0,)), *pop(), Action("ack", (0, 0)), Action("advance", (200,)),
+                Action("produce", (0,)), *pop(), Action("produce", (0,)), Action("produce", (1,)),
+                Action("expire", (0, 3)), *pop()]  # committed 3 by the correction; 2 still queued
+    for profile in ("v5.0", "v5.5"):
+        result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
+        assert [(v.message, v.step) for v in result.violations if v.property_id == "OFF-2"] == \
+            [("committed offset of queue 0 moved back from 3 to 2", len(schedule))], result.violations
