@@ -10,7 +10,7 @@ run continue from where it got).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -275,8 +275,7 @@ class ScenarioConfig:
         # buffer helper (issue 16): the buffer's thresholds, last of all (every field above keeps
         # its value), each by its own coin (BUFFER_THRESHOLD_DRAW)
         if mode == "pop":
-            options += tuple(o for o, (percent, merge_only) in BUFFER_THRESHOLD_DRAW.items()
-                             if (self.enable_pop_buffer_merge or not merge_only) and rng.next_int(100) < percent)
+            options += _buffer_thresholds(rng, lambda merge_only: self.enable_pop_buffer_merge or not merge_only)
         # then the late faults drawn after them (buffer_put_fail), each by its own coin
         opt_faults += tuple(f for f in late_faults
                             if the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
@@ -300,9 +299,19 @@ class ScenarioConfig:
             options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
         if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
             options += (INIT_OFFSET_OPTION,)
+        # buffer3 (issue 16), last of all: a POP configuration with the merge off turns it on, one
+        # in MERGE_LATE_ONE_IN; it then gets what the draws above give a merge-on configuration
+        # (the merge-only buffer thresholds by their coins, the late faults whose late_if is the
+        # merge: buffer_put_fail unless its coin listed it, graceful_restart)
+        merge = self.enable_pop_buffer_merge
+        if mode == "pop" and not merge and rng.next_int(MERGE_LATE_ONE_IN) == 0:
+            merge = True
+            options += _buffer_thresholds(rng, lambda merge_only: merge_only)
+            opt_faults += tuple(f for f in late_faults if the_mode.spec(f).after_options and f not in opt_faults
+                                and the_mode.spec(f).late_if == "enable_pop_buffer_merge")
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
-                            broker_options=options, produce_tags=tags, **polling)
+                            broker_options=options, produce_tags=tags, enable_pop_buffer_merge=merge, **polling)
 
     def _late_listing(self, spec: ActionSpec, rng: JavaRandom) -> bool:
         """Whether the late draw lists ``spec`` (an ``after_options`` kind): its ``late_if`` field
@@ -335,6 +344,18 @@ CAMPAIGN_DOMAIN_BIAS = 10
 # refuses CKs the buffer would take).
 BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_OPTIONS,
                                                               ((75, True), (25, False), (25, False)), strict=True))
+
+
+def _buffer_thresholds(rng: JavaRandom, drawn: Callable[[bool], bool]) -> tuple[str, ...]:
+    """The BUFFER_THRESHOLD_DRAW options on by their coins, each coin drawn when ``drawn`` holds
+    for its merge-only flag (in BUFFER_THRESHOLD_DRAW's order)."""
+    return tuple(o for o, (percent, merge_only) in BUFFER_THRESHOLD_DRAW.items()
+                 if drawn(merge_only) and rng.next_int(100) < percent)
+
+
+# buffer3 (issue 16): one merge-off POP configuration in this many turns the merge on, last of
+# all (ScenarioConfig.draw_domain): with the swarm's 1/2 coin, 3 configurations in 4 merge.
+MERGE_LATE_ONE_IN = 2
 # offsets helper: the percent of push configurations that switch each of OFFSETS_PUSH_OPTIONS on.
 # Broadcast offsets off in 1 of 4 only: every pull of a run reaches the switch's test (the
 # consumers' own too), while the broadcast branches it skips need the pull_request kinds of a
