@@ -224,7 +224,9 @@ def test_the_merge_is_turned_on_last_in_one_of_two_merge_off_configurations() ->
     """buffer3 (ScenarioConfig.draw_domain, last of all): a configuration drawn with the merge off
     turns it on one in MERGE_LATE_ONE_IN (2), and then has what a merge-on configuration has: the
     short stay time by its coin, buffer_put_fail and graceful_restart listed; the fields drawn
-    before are those of a draw without the flip (its options are extended, never changed)."""
+    before are those of a draw without the flip (its options are extended, never changed). Then
+    delete_idle is listed, no coin drawn, by exactly the merge-on configurations with the default
+    stay time (ScenarioConfig.merge_long_stay)."""
     flipped, kept = [], []
     for seed in range(200):
         before = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode="pop")
@@ -235,6 +237,11 @@ def test_the_merge_is_turned_on_last_in_one_of_two_merge_off_configurations() ->
     assert not any("graceful_restart" in c.faults for c in kept)
     stay = sum("popCkStayBufferTime=3000" in c.broker_options for c in flipped)
     assert 0.55 <= stay / len(flipped) <= 0.95
+    # delete_idle, listed last with no coin, by exactly the merge-on configurations without the short stay
+    pop = [swarm_config(seed, "pop") for seed in range(200)]
+    assert all(("delete_idle" in c.actions) == c.merge_long_stay for c in pop)
+    assert all(c.actions[-1] == "delete_idle" for c in pop if c.merge_long_stay)
+    assert 30 <= sum(c.merge_long_stay for c in pop) <= 80
 
 
 def test_the_store_helpers_draws_come_last_of_all() -> None:
