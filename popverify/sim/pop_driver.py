@@ -700,8 +700,8 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # polling3: a group or topic deletion the long-polling clean-up sees (opt-in, its swarm coin
     # last of all: popverify/sim/admin.py)
     DELETE_POLL,
-    # buffer3: a group or topic deletion the merge buffer's garbage scan sees (opt-in, listed with
-    # the merge on, no coin: popverify/sim/admin.py)
+    # buffer3: a group or topic deletion the merge buffer's garbage scan sees (opt-in, listed last
+    # by the merge-on configurations with the default stay time, no coin: popverify/sim/admin.py)
     DELETE_IDLE,
 )
 

@@ -244,7 +244,9 @@ class ScenarioConfig:
           units before the end of its consume-queue file (near_cq_file_end);
         - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW);
         - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %,
-          then INIT_OFFSET_OPTION with probability 1/2.
+          then INIT_OFFSET_OPTION with probability 1/2; then (buffer3) a merge-off configuration
+          turns the merge on, one in MERGE_LATE_ONE_IN, with the merge-on late draws; then the
+          LISTED_LAST kinds (delete_idle) by their late_if on the configuration drawn, no coin.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -308,9 +310,8 @@ class ScenarioConfig:
             options += (INIT_OFFSET_OPTION,)
         # buffer3 (issue 16), last of all: a POP configuration with the merge off turns it on, one
         # in MERGE_LATE_ONE_IN; it then gets what the draws above give a merge-on configuration
-        # (the merge-only buffer thresholds by their coins; the late faults and after_options
-        # kinds whose late_if is the merge: buffer_put_fail unless its coin listed it,
-        # graceful_restart, delete_idle)
+        # (the merge-only buffer thresholds by their coins; the late faults whose late_if is the
+        # merge: buffer_put_fail unless its coin listed it, graceful_restart; delete_idle below)
         merge = self.enable_pop_buffer_merge
         if mode == "pop" and not merge and rng.next_int(MERGE_LATE_ONE_IN) == 0:
             merge = True
