@@ -1,7 +1,7 @@
 """The POP replay of an admin's group deletion and offset reset (popverify/conformance/confirm.py).
 
 Maps the model's ``delete_group``, ``delete_group_persist``, ``reset_offset``,
-``topic_shrink_persist``, ``delete_other`` and ``delete_poll`` (popverify/sim/admin.py) to the
+``topic_shrink_persist``, ``delete_other``, ``delete_poll`` and ``delete_idle`` (popverify/sim/admin.py) to the
 lockstep harness's AdminGroupOps requests (OrderInfoOps' ``persistOrderInfo``, RetentionOps'
 ``deleteTopic`` / ``createTopic``, and the polling loop's requests for ``delete_poll``),
 compares the broker's answers, and gives the Java-side checker the same notice the model's
@@ -15,8 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 from popverify.checker.pop import PopChecker
+from popverify.conformance.lockstep import to_model_time
 from popverify.sim.admin import other_deletion
 from popverify.trace.schedule import Action
+from reference.broker.buffer_merge import GARBAGE_SCAN_PERIOD_MS
 from reference.common import response_code as rc
 
 KINDS = frozenset({"delete_group", "reset_offset", "delete_group_persist", "topic_shrink_persist", "delete_other"})
@@ -80,3 +82,27 @@ def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topi
         tail = {"create": answers[-1]["code"]} if last else {}
         return {"code": answers[0]["code"], **woken(answers[1:1 + len(between)]), **tail}
     return {"code": rc.SUCCESS, **model, **created}, first + between + last, java
+
+
+def delete_idle_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
+                     idle: list[dict[str, Any]]) -> Plan:
+    """delete_idle (buffer3): the group's deletion with its offsets (or the topic's), then
+    ``idle`` (the advance's requests and one merge-loop pass, whose scanGarbage is due), then the
+    topic's re-creation; the answers: the deletion's code, the time after the idle, the
+    creation's code."""
+    deleted_at = driver.clock.now() - GARBAGE_SCAN_PERIOD_MS
+    if action.args[0]:
+        java_checker.on_delete_topic()
+        first, last = [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
+    else:
+        java_checker.on_delete_group(True, deleted_at)
+        first, last = [{"op": "deleteGroup", "cleanOffset": True}], []
+    created = {"create": rc.SUCCESS} if last else {}
+
+    def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
+        error = next((a["error"] for a in answers if "error" in a), None)
+        if error is not None:
+            return {"error": error}
+        tail = {"create": answers[-1]["code"]} if last else {}
+        return {"code": answers[0]["code"], "now": to_model_time(answers[1]["now"]), **tail}
+    return {"code": rc.SUCCESS, "now": driver.clock.now(), **created}, first + idle + last, java

@@ -38,6 +38,7 @@ from popverify.sim import pop_shapes
 from popverify.sim.events import PopAnswered, PopParked
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
+from reference.broker.buffer_merge import GARBAGE_SCAN_PERIOD_MS
 from reference.broker.config import applicable_options
 from reference.broker.extra_info import get_queue_offset, split
 from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
@@ -62,7 +63,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
-    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll",
+    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll", "delete_idle",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -980,6 +981,11 @@ class Lockstep:
         if kind == "delete_poll":
             return admin_replay.delete_poll_plan(d, self.java_checker, action, TOPIC, self.config.queues,
                                                  self._long_poll_plan())
+        if kind == "delete_idle":
+            # the idle is an `advance` of GARBAGE_SCAN_PERIOD_MS (services as configured), then a scan
+            idle = [{"op": "advance", "ms": GARBAGE_SCAN_PERIOD_MS, "servicesOnPeriod": self.config.services_on_period},
+                    *self._lock_clean(), {"op": "scan"}]
+            return admin_replay.delete_idle_plan(d, self.java_checker, action, TOPIC, self.config.queues, idle)
         if kind in admin_replay.KINDS:
             return admin_replay.plan(d, self.java_checker, action)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")

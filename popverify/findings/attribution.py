@@ -52,9 +52,9 @@ class Finding:
         return all(any(k in kinds for k in group) for group in self.needs)
 
 
-# the action kinds that delete the consumed topic and create it again (delete_poll: when drawn
-# with topic=True; a group deletion otherwise, whose re-run is then the same run)
-_TOPIC_DELETIONS = ("delete_recreate", "delete_poll")
+# the action kinds that delete the consumed topic and create it again (delete_poll, delete_idle:
+# when drawn with topic=True; a group deletion otherwise, whose re-run is then the same run)
+_TOPIC_DELETIONS = ("delete_recreate", "delete_poll", "delete_idle")
 
 FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F1", "v5.0 revive skips a message put between popTime and the queue read", "broker",

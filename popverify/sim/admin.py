@@ -40,6 +40,7 @@ import attrs
 
 from popverify.sim.actions import JAVA_INT_MAX, Arg, flag, index, opt_in
 from popverify.sim.events import FaultInjected, GroupDeleted, OffsetReset, TopicRecreated, TopicShrunk
+from reference.broker.buffer_merge import GARBAGE_SCAN_PERIOD_MS
 from reference.common import response_code as rc
 
 
@@ -157,6 +158,14 @@ DELETE_OTHER = attrs.evolve(opt_in("delete_other", 1, _delete_other,
 
 
 # polling3 (issue 16): a deletion the long-polling service's clean-up sees
+def _topic_deleted(world: Any) -> None:
+    """The checker's notice that the consumed topic was deleted (and is created again): the
+    delete_recreate fault's admin act, so the properties that assume no topic deletion (INV-1,
+    OFF-1, OFF-2, CKM-1, PRG-1: checker/properties.py) stop being checked."""
+    world.publish(TopicRecreated())
+    world.publish(FaultInjected("delete_recreate"))
+
+
 def _delete_poll(world: Any, topic: bool) -> bool:
     """Once a POP has long-polled, the admin deletes the consumed group with its offsets (5.5.0
     re-creates a group deleted without them at once: Broker#delete_group) or the topic (created
@@ -179,10 +188,7 @@ def _delete_poll(world: Any, topic: bool) -> bool:
     world.coverage.add(f"delete_poll:{'topic' if topic else 'group'}")
     if topic:
         broker.create_topic(world.topic, world.config.queues)
-        world.publish(TopicRecreated())
-        # the delete_recreate fault's admin act: the properties that assume no topic deletion
-        # (INV-1, OFF-1, OFF-2, CKM-1, PRG-1: checker/properties.py) stop being checked
-        world.publish(FaultInjected("delete_recreate"))
+        _topic_deleted(world)
     return True
 
 
@@ -190,3 +196,40 @@ def _delete_poll(world: Any, topic: bool) -> bool:
 # no-ops); its swarm coin last of all (after_options, after delete_group_persist's listing)
 DELETE_POLL = opt_in("delete_poll", 6, _delete_poll, (flag("topic"),), lambda rng, w: (rng.next_boolean(),),
                      after_options=True)
+
+
+# buffer3 (issue 16): a deletion the merge buffer's garbage scan sees
+def _delete_idle(world: Any, topic: bool) -> bool:
+    """While the merge buffer keeps commit-offset queues, the admin deletes the consumed group
+    with its offsets (or the topic), then no request comes for GARBAGE_SCAN_PERIOD_MS (the
+    time passes as an ``advance``) and one more pass of the merge loop runs: its scanGarbage,
+    due by then, drops the queues of what is gone (5.0.0 PopBufferMergeService#scanGarbage:194-
+    203, 5.5.0:201-210). A deletion a POP follows re-creates the group (auto-created) before the
+    scan, so the scan never saw one; 5.5.0's scan re-creates it too while a CK of it is buffered
+    (isSubscriptionGroupNotExist). The topic is created again after, as ``delete_recreate``."""
+    broker = world.broker
+    if broker.buffer_merge.buffer or not broker.buffer_merge.commit_offsets or broker.in_flight_pops():
+        # nothing the garbage scan could drop; or CKs still buffered, whose acks the idle would
+        # keep from merging (their scans store them); or a POP in flight, which the idle would
+        # settle after the deletion (the replay runs it before the step's requests)
+        return False
+    if topic:
+        broker.delete_topic(world.topic)
+        _topic_deleted(world)  # (the checker's notice of the deletion, before the idle)
+    elif not _delete_group(world, True):
+        return False
+    world.advance(GARBAGE_SCAN_PERIOD_MS)
+    broker.buffer_merge_scan()
+    world.coverage.add(f"delete_idle:{'topic' if topic else 'group'}")
+    if topic:
+        broker.create_topic(world.topic, world.config.queues)
+    return True
+
+
+# weight 1 (an admin's request; each costs 30 s of the run's time); listed, no coin drawn, last
+# of all (scenario.py LISTED_LAST) by exactly the configurations with the buffer merge on and
+# its default stay time (late_if merge_long_stay: only merge-on runs have commit-offset queues;
+# the short-stay ones store the partly acked CKs, whose acks the 30 s would keep from merging)
+DELETE_IDLE = attrs.evolve(opt_in("delete_idle", 1, _delete_idle, (flag("topic"),), lambda rng, w: (rng.next_boolean(),),
+                                  after_options=True),
+                           late_if="merge_long_stay")

@@ -10,7 +10,7 @@ run continue from where it got).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -125,6 +125,13 @@ class ScenarioConfig:
     # map); the POPs subscribe "*". Drawn by the swarm last of all (POP, draw_domain).
     produce_tags: bool = False
 
+    @property
+    def merge_long_stay(self) -> bool:
+        """The buffer merge on with its default stay time (no short popCkStayBufferTime): a CK
+        stays buffered 10 s, longer than most runs, so the run seldom stores a partly acked CK's
+        ACKs (buffer3's delete_idle is listed by these configurations: ScenarioConfig.draw_domain)."""
+        return self.enable_pop_buffer_merge and SHORT_STAY_OPTION not in self.broker_options
+
     def to_json(self) -> dict[str, Any]:
         """JSON form (lists for tuples). Fields added after the engine refactor are written
         only when off their default, so earlier configurations and traces keep their bytes."""
@@ -237,7 +244,9 @@ class ScenarioConfig:
           units before the end of its consume-queue file (near_cq_file_end);
         - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW);
         - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %,
-          then INIT_OFFSET_OPTION with probability 1/2.
+          then INIT_OFFSET_OPTION with probability 1/2; then (buffer3) a merge-off configuration
+          turns the merge on, one in MERGE_LATE_ONE_IN, with the merge-on late draws; then the
+          LISTED_LAST kinds (delete_idle) by their late_if on the configuration drawn, no coin.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -245,7 +254,7 @@ class ScenarioConfig:
         queues = boundary_draw(rng, dims["queues"]) if rng.next_int(WIDE_QUEUES_ONE_IN) == 0 else self.queues
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         the_mode = MODES[mode]
-        kinds = the_mode.opt_in()
+        kinds = [k for k in the_mode.opt_in() if k not in LISTED_LAST]  # (those: listed last of all, below)
         # (store helper: a kind both ``late`` and ``after_options`` is drawn last of all, below)
         final = [k for k in kinds if the_mode.spec(k).after_options and the_mode.spec(k).late]
         last = [k for k in kinds if the_mode.spec(k).after_options and k not in final]
@@ -275,8 +284,7 @@ class ScenarioConfig:
         # buffer helper (issue 16): the buffer's thresholds, last of all (every field above keeps
         # its value), each by its own coin (BUFFER_THRESHOLD_DRAW)
         if mode == "pop":
-            options += tuple(o for o, (percent, merge_only) in BUFFER_THRESHOLD_DRAW.items()
-                             if (self.enable_pop_buffer_merge or not merge_only) and rng.next_int(100) < percent)
+            options += _buffer_thresholds(rng, lambda merge_only: self.enable_pop_buffer_merge or not merge_only)
         # then the late faults drawn after them (buffer_put_fail), each by its own coin
         opt_faults += tuple(f for f in late_faults
                             if the_mode.spec(f).after_options and the_mode.spec(f).late_coin(self, rng))
@@ -300,9 +308,22 @@ class ScenarioConfig:
             options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
         if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
             options += (INIT_OFFSET_OPTION,)
-        return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
-                            faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
-                            broker_options=options, produce_tags=tags, **polling)
+        # buffer3 (issue 16), last of all: a POP configuration with the merge off turns it on, one
+        # in MERGE_LATE_ONE_IN; it then gets what the draws above give a merge-on configuration
+        # (the merge-only buffer thresholds by their coins; the late faults whose late_if is the
+        # merge: buffer_put_fail unless its coin listed it, graceful_restart; delete_idle below)
+        merge = self.enable_pop_buffer_merge
+        if mode == "pop" and not merge and rng.next_int(MERGE_LATE_ONE_IN) == 0:
+            merge = True
+            options += _buffer_thresholds(rng, lambda merge_only: merge_only)
+            opt_faults += tuple(f for f in late_faults if the_mode.spec(f).after_options and f not in opt_faults
+                                and the_mode.spec(f).late_if == "enable_pop_buffer_merge")
+        drawn = attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
+                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
+                             broker_options=options, produce_tags=tags, enable_pop_buffer_merge=merge, **polling)
+        # then the LISTED_LAST kinds, by their late_if on the configuration drawn (no coin)
+        listed = tuple(k for k in LISTED_LAST if k in the_mode.opt_in() and getattr(drawn, the_mode.spec(k).late_if))
+        return attrs.evolve(drawn, actions=drawn.actions + listed)
 
     def _late_listing(self, spec: ActionSpec, rng: JavaRandom) -> bool:
         """Whether the late draw lists ``spec`` (an ``after_options`` kind): its ``late_if`` field
@@ -335,6 +356,23 @@ CAMPAIGN_DOMAIN_BIAS = 10
 # refuses CKs the buffer would take).
 BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_OPTIONS,
                                                               ((75, True), (25, False), (25, False)), strict=True))
+
+
+def _buffer_thresholds(rng: JavaRandom, drawn: Callable[[bool], bool]) -> tuple[str, ...]:
+    """The BUFFER_THRESHOLD_DRAW options on by their coins, each coin drawn when ``drawn`` holds
+    for its merge-only flag (in BUFFER_THRESHOLD_DRAW's order)."""
+    return tuple(o for o, (percent, merge_only) in BUFFER_THRESHOLD_DRAW.items()
+                 if drawn(merge_only) and rng.next_int(100) < percent)
+
+
+# buffer3 (issue 16): one merge-off POP configuration in this many turns the merge on, last of
+# all (ScenarioConfig.draw_domain): with the swarm's 1/2 coin, 3 configurations in 4 merge.
+MERGE_LATE_ONE_IN = 2
+# buffer3: the after_options kinds listed last of all, with no coin, by their late_if read on the
+# configuration drawn (a property of the fields drawn before: delete_idle's merge_long_stay)
+LISTED_LAST: tuple[str, ...] = ("delete_idle",)
+# The buffer's short stay time (BUFFER_THRESHOLD_OPTIONS' first; ScenarioConfig.merge_long_stay)
+SHORT_STAY_OPTION = next(iter(BUFFER_THRESHOLD_OPTIONS))
 # offsets helper: the percent of push configurations that switch each of OFFSETS_PUSH_OPTIONS on.
 # Broadcast offsets off in 1 of 4 only: every pull of a run reaches the switch's test (the
 # consumers' own too), while the broadcast branches it skips need the pull_request kinds of a

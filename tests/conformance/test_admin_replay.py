@@ -267,3 +267,28 @@ def test_a_shrunk_queues_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
     v = run_lockstep("v5.0", 0, config, SHRUNK, lockstep_pool.client("5.0.0"))
     assert v.status == "diverges" and v.step >= len(SHRUNK) - 3, v.to_json()
 
+
+
+# buffer3: three messages popped into the merge buffer and acked (a scan drops the done CK and
+# commits: the buffer is empty, its commit-offset queue stays), then `delete_idle` deletes the
+# group with its offsets and 30 s pass (the merge loop's scanGarbage drops the group's queue,
+# 5.5.0 PopBufferMergeService:206), a POP re-creates the group and re-reads the three; acked, then
+# the topic (201; created again after the idle)
+IDLE = [Action("produce", (0,))] * 3 + _pop() + _acks(3) + [Action("scan", ()), Action("delete_idle", (False,))] + \
+    _pop() + _acks(3) + [Action("scan", ()), Action("delete_idle", (True,)), Action("produce", (0,))] + _pop()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_deletion_the_garbage_scan_sees_agrees(lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (services off their periods: `scan` runs the merge loop's passes, the idle's advance only
+    # moves the clock and the pass after it runs scanGarbage; with them on, 30 s pass in slices,
+    # slower, and the run agrees too)
+    config = attrs.evolve(CONFIG, enable_pop_buffer_merge=True, actions=CONFIG.actions + ("scan", "delete_idle"),
+                          services_on_period=False)
+    v = run_lockstep("v5.5", 0, config, IDLE, lockstep_pool.client("5.5.0"))
+    assert v.status == "agrees", v.to_json()
+    # a model whose deletion keeps the group's offsets: Java's are gone after the idle
+    monkeypatch.setattr(Broker, "delete_group", lambda self, group, clean_offset: self.groups.discard(group) or 0)
+    v = run_lockstep("v5.5", 0, config, IDLE, lockstep_pool.client("5.5.0"))
+    assert v.status == "diverges" and v.action == ("delete_idle", False), v.to_json()

@@ -19,6 +19,7 @@ from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from popverify.sim import scenario
 from reference.broker.config import (BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION, OFFSETS_PUSH_OPTIONS, POLLING_OPTIONS,
                                      REVIVE_LOOP_OPTIONS)
+from reference.common.javalang import JavaRandom
 from reference.profile import get_profile
 
 
@@ -77,7 +78,7 @@ KNOWN_RUNS = [
 # (offsets helper: delete_other, drawn with delete_group, and the push options drawn last too;
 # polling3: delete_poll)
 LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist", "delete_other",
-                "delete_poll")
+                "delete_poll", "delete_idle")
 # the options drawn after pop_shape's coin (buffer helper, revive4, offsets, polling3)
 LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_OPTIONS, *POLLING_OPTIONS, INIT_OFFSET_OPTION)
 
@@ -85,14 +86,17 @@ LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_O
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The seed's swarm configuration without the draws made after pop_shape's coin
     (batch_ack_request, consumer_close, delete_group_persist, topic_shrink_persist, delete_other,
-    delete_poll, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags, and the store
-    helper's move of a start offset near its consume-queue file's end): every other field, and
+    delete_poll, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags, the store
+    helper's move of a start offset near its consume-queue file's end, buffer3's late merge turn-on
+    and delete_idle): every other field, and
     so the run, is what the sweeps pinned. A re-pin over the full draw needs a new sweep (about
     600 seeds of 400 steps per profile, as the buffer helper's for F14)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(scenario, "near_cq_file_end", lambda start, units: start)  # the start as drawn
         config = swarm_config(seed, mode)
+    drawn = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode=mode)  # (rows.swarm_config's first draw)
     return attrs.evolve(config, actions=tuple(a for a in config.actions if a not in LAST_ACTIONS),
+                        enable_pop_buffer_merge=drawn.enable_pop_buffer_merge,
                         faults=tuple(f for f in config.faults if f not in ("buffer_put_fail", "graceful_restart")),
                         broker_options=tuple(o for o in config.broker_options if o not in LAST_OPTIONS),
                         produce_tags=False)

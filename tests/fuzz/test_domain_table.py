@@ -95,7 +95,9 @@ def test_a_default_campaign_reaches_every_boundary_of_chosen_dimensions() -> Non
     # (the last draws -- batch_ack_request, consumer_close, delete_group_persist, delete_poll, the
     # buffer thresholds, buffer_put_fail, graceful_restart, order3's topic_shrink_persist and
     # changeInvisibleTime refusals sent holding nothing, delete_other, the polling options -- move the runs)
-    assert table["pop.stall.ms"]["unreached"] == [1]
+    # (buffer3's late merge turn-on moved the runs so that every stall time is reached: a scan
+    # stall's 5000 is not)
+    assert table["pop.scan_stall.ms"]["unreached"] == [5000]
 
 
 def test_split_consumption_is_drawn_as_one_pair_and_reaches_its_boundaries() -> None:

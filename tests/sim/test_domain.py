@@ -90,10 +90,12 @@ def test_late_draw_keeps_the_earlier_fields() -> None:
             assert after.actions[:len(before.actions)] == before.actions
             assert after.faults[:len(before.faults)] == before.faults
             assert set(after.faults[len(before.faults):]) <= set(MODES[mode].opt_in(fault=True))
+            # (buffer3: the merge may be turned on last of all, never off)
+            assert after.enable_pop_buffer_merge >= before.enable_pop_buffer_merge
             assert attrs.evolve(after, queues=before.queues, start_offset=0, actions=before.actions,
                                 faults=before.faults, domain_bias=0, pop_polling_size=before.pop_polling_size,
                                 max_pop_polling_size=before.max_pop_polling_size, broker_options=(),
-                                produce_tags=False) == before
+                                produce_tags=False, enable_pop_buffer_merge=before.enable_pop_buffer_merge) == before
             assert after.domain_bias == CAMPAIGN_DOMAIN_BIAS
             # broker options, drawn last (spec/profiles.md "Broker options"): push only PUSH_OPTIONS
             # and OFFSETS_PUSH_OPTIONS, POP the others
@@ -213,10 +215,34 @@ def test_the_buffer_thresholds_and_buffer_put_fail_are_drawn_last() -> None:
     # of the others; graceful_restart exactly with the merge on, after it, last of all
     listed = [c for c in pop if "buffer_put_fail" in c.faults]
     merge = [c for c in pop if c.enable_pop_buffer_merge]
-    assert all(c in listed for c in merge) and 15 <= len(listed) - len(merge) <= 45
+    assert all(c in listed for c in merge) and 5 <= len(listed) - len(merge) <= 30
     assert all(("graceful_restart" in c.faults) == c.enable_pop_buffer_merge for c in pop)
     assert all(c.faults[-2:] == ("buffer_put_fail", "graceful_restart") for c in merge)
     assert all(c.faults[-1] == "buffer_put_fail" for c in listed if not c.enable_pop_buffer_merge)
+
+
+def test_the_merge_is_turned_on_last_in_one_of_two_merge_off_configurations() -> None:
+    """buffer3 (ScenarioConfig.draw_domain, last of all): a configuration drawn with the merge off
+    turns it on one in MERGE_LATE_ONE_IN (2), and then has what a merge-on configuration has: the
+    short stay time by its coin, buffer_put_fail and graceful_restart listed; the fields drawn
+    before are those of a draw without the flip (its options are extended, never changed). Then
+    delete_idle is listed, no coin drawn, by exactly the merge-on configurations with the default
+    stay time (ScenarioConfig.merge_long_stay)."""
+    flipped, kept = [], []
+    for seed in range(200):
+        before = ScenarioConfig.draw(JavaRandom(seed ^ 0x5F3759DF), mode="pop")
+        if not before.enable_pop_buffer_merge:
+            (flipped if swarm_config(seed, "pop").enable_pop_buffer_merge else kept).append(swarm_config(seed, "pop"))
+    assert 0.35 <= len(flipped) / (len(flipped) + len(kept)) <= 0.65
+    assert all(c.faults[-2:] == ("buffer_put_fail", "graceful_restart") for c in flipped)
+    assert not any("graceful_restart" in c.faults for c in kept)
+    stay = sum("popCkStayBufferTime=3000" in c.broker_options for c in flipped)
+    assert 0.55 <= stay / len(flipped) <= 0.95
+    # delete_idle, listed last with no coin, by exactly the merge-on configurations without the short stay
+    pop = [swarm_config(seed, "pop") for seed in range(200)]
+    assert all(("delete_idle" in c.actions) == c.merge_long_stay for c in pop)
+    assert all(c.actions[-1] == "delete_idle" for c in pop if c.merge_long_stay)
+    assert 30 <= sum(c.merge_long_stay for c in pop) <= 80
 
 
 def test_the_store_helpers_draws_come_last_of_all() -> None:

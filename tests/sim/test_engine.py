@@ -176,11 +176,16 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
                 if MODES[mode].opt_in():
                     # the opt-in kinds in runs of their own (the runs above keep their draws);
                     # batch_ack_request and topic_shrink_persist have no value argument: left out,
-                    # the others keep their draws
+                    # the others keep their draws; buffer3's delete_idle in runs of its own (so too)
+                    late = ("delete_idle",)
                     kinds = tuple(k for k in MODES[mode].opt_in() if k not in ("batch_ack_request",
-                                                                               "topic_shrink_persist"))
+                                                                               "topic_shrink_persist", *late))
                     config = attrs.evolve(config, actions=("produce", "pop_step") + kinds, faults=())
                     run_scenario("v5.5", seed, 150, mode=mode, config=config, domain=domain)
+                    own = tuple(k for k in late if k in MODES[mode].opt_in())
+                    if own:
+                        config = attrs.evolve(config, actions=("produce", "pop_step") + own)
+                        run_scenario("v5.5", seed, 20, mode=mode, config=config, domain=domain)
         return domain
 
     biased = [r for r in campaign(100).rows() if ".config." not in r["dimension"]]
