@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS, STRAY_KINDS
+from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS, STRAY_KINDS, stale
 from reference.common import response_code as rc
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ def java_fields(kind: str, held: "JavaHeld", model_event: dict[str, Any]) -> dic
         handle = "x" + handle.replace(" ", "")
     elif kind == "truncated":
         handle = " ".join(handle.split(" ")[:3])
+    elif kind == "stale_change":
+        handle = stale(handle)
     return {"topic": model_event["topic"], "group": model_event["group"], "queueId": model_event["queue"],
             "offset": model_event["offset"], "extraInfo": handle}
 

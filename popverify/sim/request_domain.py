@@ -217,10 +217,19 @@ BATCH_ACK_REQUEST = opt_in("batch_ack_request", 1, _batch_ack_request,
 #   three parts (5.5.0 QueueLevelConsumerManager:306, QueueLevelConsumerOrderInfoLockManager:63);
 # - ``at_group_change``: a changeInvisibleTime of the held message by STRAY_GROUP: 5.5.0's orderly
 #   branch finds no map (updateNextVisibleTime:276) or, after an ``at_group_ack``, the empty one
-#   (:281); no CK is written (5.0.0 writes one to revive queue 999, which no service reads).
-STRAY_KINDS: tuple[str, ...] = ("offset_at_max", "at_group_ack", "at_group_change")
+#   (:281); no CK is written (5.0.0 writes one to revive queue 999, which no service reads);
+# - ``stale_change``: a changeInvisibleTime by the consumed group with the handle of an earlier
+#   pop (its popTime one less): 5.5.0 finds the queue's OrderInfo of another pop and ignores it
+#   (updateNextVisibleTime:285), answering SUCCESS; 5.0.0 as ``at_group_change``.
+STRAY_KINDS: tuple[str, ...] = ("offset_at_max", "at_group_ack", "at_group_change", "stale_change")
 STRAY_GROUP = "GID_popverify@stray"
 STRAY_INVISIBLE_MS = 30_000
+
+
+def stale(handle: str) -> str:
+    """``handle`` with its popTime (field 1) one less: the handle of an earlier pop."""
+    parts = handle.split(" ")
+    return " ".join([parts[0], str(int(parts[1]) - 1), *parts[2:]])
 
 
 def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
@@ -235,9 +244,11 @@ def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
         if world.broker.order_info.get(topic, world_group(world), queue_id) is None:
             return False
         group, topic, queue_id, offset, handle = altered(name, world, topic, queue_id, held.offset, handle)
+    elif name == "stale_change":
+        group, offset, handle = world_group(world), held.offset, stale(handle)
     else:
         group, offset = STRAY_GROUP, held.offset
-    if name == "at_group_change":
+    if name in ("at_group_change", "stale_change"):
         code = world.broker.change_invisible_time(group, topic, queue_id, offset, handle, STRAY_INVISIBLE_MS).code
         op, invisible_time = "change_invisible", STRAY_INVISIBLE_MS
     else:
@@ -247,10 +258,11 @@ def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
     return True
 
 
-# weight 3; drawn after every other field without a coin: listed by exactly the orderly
-# configurations (late_if: only their handles reach the order info), as topic_shrink_persist
+# weight 4 (one kind in four per draw); drawn after every other field without a coin: listed by
+# exactly the orderly configurations (late_if: only their handles reach the order info), as
+# topic_shrink_persist
 ORDERLY_STRAY = attrs.evolve(
-    opt_in("orderly_stray", 3, _orderly_stray,
+    opt_in("orderly_stray", 4, _orderly_stray,
            (index("c"), index("index"), Arg("stray_kind", int, 0, len(STRAY_KINDS) - 1)),
            lambda rng, w: (rng.next_int(w.config.consumers), rng.next_int(64), rng.next_int(len(STRAY_KINDS))),
            after_options=True),

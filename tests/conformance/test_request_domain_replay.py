@@ -251,12 +251,12 @@ def test_the_init_offset_option_is_taken_by_5_5(lockstep_pool: Pool) -> None:
 # (no map: 5.5.0 updateNextVisibleTime:276), its ack (ackOrderly commits for it; checkBlock puts
 # the empty topic@GID@stray map), a change after it (the empty map: :281), an ack of the queue's
 # max offset with the batch's handle (commitAndNext's loop finds nothing: :237/249,
-# MESSAGE_ILLEGAL); a persist and restart (autoClean :306 and recover :63 skip the three-part
+# MESSAGE_ILLEGAL), a change with an earlier pop's handle (:285); a persist and restart (autoClean :306 and recover :63 skip the three-part
 # key), then the batch acked and the queue popped again.
 STRAY = [Action("produce", (0,))] * 3 + [Action("pop", (0, 0, False)), Action("pop_step", (0,)),
                                          Action("pop_step", (0,))] + \
     [Action("orderly_stray", (0, 0, 2)), Action("orderly_stray", (0, 1, 1)), Action("orderly_stray", (0, 0, 2)),
-     Action("orderly_stray", (0, 2, 0)), Action("persist_restart", ())] + \
+     Action("orderly_stray", (0, 2, 0)), Action("orderly_stray", (0, 1, 3)), Action("persist_restart", ())] + \
     [Action("ack", (0, 0))] * 3 + [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
                                    Action("pop_step", (0,))]
 STRAY_CONFIG = ScenarioConfig(queues=1, consumers=1, max_msg_nums=4, drain=False, pop_orderly=True,
@@ -271,7 +271,7 @@ def test_orderly_stray_requests_answer_as_the_model_says() -> None:
         r = run_scenario(profile, 0, 0, config=STRAY_CONFIG, schedule=STRAY)
         assert {p for p in r.coverage if p.startswith("orderly_stray:")} == {
             "orderly_stray:at_group_change:SUCCESS", "orderly_stray:at_group_ack:SUCCESS",
-            "orderly_stray:offset_at_max:MESSAGE_ILLEGAL"}, r.coverage
+            "orderly_stray:offset_at_max:MESSAGE_ILLEGAL", "orderly_stray:stale_change:SUCCESS"}, r.coverage
         assert not r.violations, r.violations
     r = run_scenario("v5.5", 0, 0, config=attrs.evolve(STRAY_CONFIG, pop_orderly=False), schedule=STRAY)
     assert not any(p.startswith("orderly_stray:offset_at_max") for p in r.coverage)
