@@ -263,7 +263,7 @@ def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
 # topic_shrink_persist
 ORDERLY_STRAY = attrs.evolve(
     opt_in("orderly_stray", 4, _orderly_stray,
-           (index("c"), index("index"), Arg("stray_kind", int, 0, len(STRAY_KINDS) - 1)),
+           (index("c"), index("index"), Arg("stray_kind", int, 0, len(STRAY_KINDS) - 1, value=False)),
            lambda rng, w: (rng.next_int(w.config.consumers), rng.next_int(64), rng.next_int(len(STRAY_KINDS))),
            after_options=True),
     late_if="pop_orderly")
