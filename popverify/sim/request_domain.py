@@ -37,6 +37,8 @@ import attrs
 from popverify.sim.actions import JAVA_INT_MAX, JAVA_INT_MIN, ActionSpec, Arg, index, opt_in
 from popverify.sim.events import Event, PopBegun
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
+from reference.broker.extra_info import get_revive_qid, split
+from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
 from reference.common.pop import PopRequest
 from reference.common.javalang import JavaRandom
@@ -233,13 +235,16 @@ def stale(handle: str) -> str:
 
 
 def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
-    """Consumer ``c`` sends the STRAY_KINDS[kind] request for the orderly message it holds at ``at``."""
+    """Consumer ``c`` sends the STRAY_KINDS[kind] request for the orderly message it holds at ``at``
+    (skipped for a message of a non-orderly POP)."""
     consumer = world.consumer(c)
     if not consumer.held:
         return False
     name = STRAY_KINDS[kind % len(STRAY_KINDS)]
     held = consumer.held[at % len(consumer.held)]
     topic, queue_id, handle = held.ack_topic, held.queue_id, held.extra_info
+    if get_revive_qid(split(handle)) != POP_ORDER_REVIVE_QUEUE:
+        return False  # a non-orderly POP's message (pop_request): a change would write a CK for another group
     if name == "offset_at_max":
         if world.broker.order_info.get(topic, world_group(world), queue_id) is None:
             return False
