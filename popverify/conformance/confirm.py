@@ -85,7 +85,8 @@ INTERLEAVE_BARRIERS = POP_KINDS | RESTART_KINDS
 # AckMessageProcessor:157; 5.5.0 AckMessageProcessor:411, ChangeInvisibleTimeProcessor:241:
 # `while (!tryLock(...))`), and an orderly POP holds that lock at its interleave points: run
 # there on the harness's one thread it never gets it.
-ORDERLY_LOCK_WAITERS = frozenset({"ack", "change_invisible", "batch_ack", "ack_request", "change_invisible_request"})
+ORDERLY_LOCK_WAITERS = frozenset({"ack", "change_invisible", "batch_ack", "ack_request", "change_invisible_request",
+                                  "orderly_stray"})
 
 
 # A scan_stall does its scan at once and only then lets the time pass, which settles the POP in
@@ -907,7 +908,7 @@ class Lockstep:
                     self.java_checker.on_change_invisible(held.uniq, code, held.deadline)
                 return {"code": code, "handle": _handle(a[0].get("extraInfo"), True) if code == rc.SUCCESS else None}
             return model_obs, [req], after_change
-        if kind in ("ack_request", "change_invisible_request"):
+        if kind in ("ack_request", "change_invisible_request", "orderly_stray"):
             return request_domain.plan(self, i, action, pre)
         if kind == "batch_ack_request":
             ev = next(e for e in d.events if e["type"] == "request")

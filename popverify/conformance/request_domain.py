@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
+from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS, STRAY_KINDS, stale
 from reference.common import response_code as rc
 
 if TYPE_CHECKING:
     from popverify.conformance.confirm import JavaHeld, Lockstep
     from popverify.sim.scenario import Action
 
-KINDS = frozenset({"pop_request", "ack_request", "change_invisible_request"})
+KINDS = frozenset({"pop_request", "ack_request", "change_invisible_request", "orderly_stray"})
 # Harness refusals of a request it could not send (spec/conformance.md "Lockstep protocol").
 _HARNESS_ERRORS = ("must be in", "missing field", "unknown op")
 
@@ -74,17 +74,24 @@ def java_fields(kind: str, held: "JavaHeld", model_event: dict[str, Any]) -> dic
         handle = "x" + handle.replace(" ", "")
     elif kind == "truncated":
         handle = " ".join(handle.split(" ")[:3])
+    elif kind == "stale_change":
+        handle = stale(handle)
     return {"topic": model_event["topic"], "group": model_event["group"], "queueId": model_event["queue"],
             "offset": model_event["offset"], "extraInfo": handle}
 
 
 def plan(ls: "Lockstep", i: int, action: "Action", pre: dict[str, Any]) -> tuple[
         dict[str, Any], list[dict[str, Any]], Callable[[list[dict[str, Any]]], dict[str, Any]]]:
-    """(model observation, Java requests, answers -> Java observation) of an ack_request or a
-    change_invisible_request the model applied."""
+    """(model observation, Java requests, answers -> Java observation) of an ack_request, a
+    change_invisible_request or an orderly_stray the model applied."""
     d, args = ls.driver, action.args
     c = pre["c"]
     event = next(e for e in d.events if e["type"] == "request")
+    if action.kind == "orderly_stray":  # order4: the held message's own handle, the model's other fields
+        fields = java_fields(STRAY_KINDS[args[2] % len(STRAY_KINDS)], ls.java_held[c][args[1] % pre["held"]], event)
+        req = {"op": "ack", **fields} if event["op"] == "ack" else \
+            {"op": "changeInvisibleTime", **fields, "invisibleTime": event["invisible_time"]}
+        return {"code": event["code"]}, [req], lambda a: {"code": code_of(a[0])}
     if action.kind == "ack_request":
         kind = HANDLE_KINDS[args[2] % len(HANDLE_KINDS)]
         at = args[1] % pre["held"]

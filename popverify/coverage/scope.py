@@ -287,6 +287,28 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # ConsumerProcessor#changeInvisibleTime:421; no remoting client of 5.5.0 does)
     *_x(_REV, "5.5.0", "proxy", "reviveRetry's suspended CK (only the proxy's changeInvisibleTime sets suspend)",
         (125, 126)),
+    # -- order4 (ConsumerOrderInfoManager, 26 November 2026): tests the release never makes true
+    # (the scope policy's proof, each writer / caller cited):
+    # - brokerController (and 5.5.0's queueLevelConsumerOrderInfoLockManager, a `new` object) are
+    #   set only by the one-argument constructor (5.0.0:48-50, 5.5.0:58-61; no setter, transient);
+    #   the broker builds its managers with the running controller only: 5.0.0 BrokerController:313
+    #   `new ConsumerOrderInfoManager(this)`, 5.5.0 BrokerController:422 `new
+    #   QueueLevelConsumerManager(this)` and PopLiteMessageProcessor:94 `new
+    #   MemoryConsumerOrderInfoManager(brokerController)` (super(brokerController)). The no-argument
+    #   constructor's instance is the one fastjson builds in decode (5.0.0:272, 5.5.0:366), of which
+    #   decode reads the table alone: none of these methods ever runs on it;
+    # - decode(null): decode's only callers are rocketmq-common's ConfigManager#load, after
+    #   `null == jsonString || jsonString.length() == 0` sent it to loadBak (5.0.0:36-39,
+    #   5.5.0:39-44), and #loadBak, only with a non-empty string (5.0.0:56-57, 5.5.0:67-68);
+    # - fromJson answering null: fastjson gives null only for a text without an object ("null");
+    #   the file's one writer is ConfigManager#persist, writing encode(true): 5.5.0
+    #   RemotingSerializable.toJson(this) and 5.0.0's own builder (encode:280-310), both an object.
+    *_x("ConsumerOrderInfoManager", "5.0.0", "unused",
+        "null guards: a manager without a broker (autoClean, configFilePath), decode of null or of no object",
+        (200, 202), (262, 262), (265, 265), (271, 271), (273, 273)),
+    *_x("ConsumerOrderInfoManager", "5.5.0", "unused",
+        "null guards: a manager without a broker or lock manager, decode of null or of no object",
+        (80, 80), (295, 297), (356, 356), (359, 359), (365, 365), (367, 367), (369, 369), (383, 383)),
     # 5.5.0 reviveMsgFromCk's lambda returns !needRetry for a message it cannot read (576):
     # EscapeBridge#getMessageAsync:316-322 answers needRetry true only for a TieredMessageStore's
     # OFFSET_FOUND_NULL (off by default), or a remote broker's read (getMessageFromRemoteAsync)

@@ -33,7 +33,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
-from popverify.sim.request_domain import BATCH_ACK_REQUEST, REQUEST_DOMAIN_ACTIONS
+from popverify.sim.request_domain import BATCH_ACK_REQUEST, ORDERLY_STRAY, REQUEST_DOMAIN_ACTIONS
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -711,6 +711,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # buffer3: a group or topic deletion the merge buffer's garbage scan sees (opt-in, listed last
     # by the merge-on configurations with the default stay time, no coin: popverify/sim/admin.py)
     DELETE_IDLE,
+    # order4: odd requests of an orderly consumer (opt-in, listed by the orderly configurations,
+    # no coin: popverify/sim/request_domain.py)
+    ORDERLY_STRAY,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -37,6 +37,8 @@ import attrs
 from popverify.sim.actions import JAVA_INT_MAX, JAVA_INT_MIN, ActionSpec, Arg, index, opt_in
 from popverify.sim.events import Event, PopBegun
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
+from reference.broker.extra_info import get_revive_qid, split
+from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
 from reference.common.pop import PopRequest
 from reference.common.javalang import JavaRandom
@@ -204,6 +206,72 @@ def _change_request_draw(rng: JavaRandom, world: Any) -> tuple:
 BATCH_ACK_REQUEST = opt_in("batch_ack_request", 1, _batch_ack_request,
                            (Arg("body", int, 0, len(BATCH_ACK_BODY_KINDS) - 1, value=False),),
                            lambda rng, w: (rng.next_int(len(BATCH_ACK_BODY_KINDS)),), after_options=True)
+
+# order4: requests an orderly consumer sends for a message it holds, each reaching a test of the
+# order info the other draws meet rarely (spec/profiles.md "orderly_stray"):
+# - ``offset_at_max``: an ack of the queue's max offset with the batch's own handle while the order
+#   info holds the queue's batch: commitAndNext's loop ends without a match, MESSAGE_ILLEGAL
+#   (5.0.0:155/167, 5.5.0:237/249); skipped when the queue has no order info (commitAndNext would
+#   commit max + 1 past messages nobody consumed: the client's lie, module docstring);
+# - ``at_group_ack``: an ack of the held message by STRAY_GROUP, a group name holding '@' (no
+#   validator on the ack path reads the group): 5.5.0's ackOrderly commits the offset for it and
+#   checkBlock puts an empty ``topic@GID@stray`` map, which autoClean and recover skip for its
+#   three parts (5.5.0 QueueLevelConsumerManager:306, QueueLevelConsumerOrderInfoLockManager:63);
+# - ``at_group_change``: a changeInvisibleTime of the held message by STRAY_GROUP: 5.5.0's orderly
+#   branch finds no map (updateNextVisibleTime:276) or, after an ``at_group_ack``, the empty one
+#   (:281); no CK is written (5.0.0 writes one to revive queue 999, which no service reads);
+# - ``stale_change``: a changeInvisibleTime by the consumed group with the handle of an earlier
+#   pop (its popTime one less): 5.5.0 finds the queue's OrderInfo of another pop and ignores it
+#   (updateNextVisibleTime:285), answering SUCCESS; 5.0.0 as ``at_group_change``.
+STRAY_KINDS: tuple[str, ...] = ("offset_at_max", "at_group_ack", "at_group_change", "stale_change")
+STRAY_GROUP = "GID_popverify@stray"
+STRAY_INVISIBLE_MS = 30_000
+
+
+def stale(handle: str) -> str:
+    """``handle`` with its popTime (field 1) one less: the handle of an earlier pop."""
+    parts = handle.split(" ")
+    return " ".join([parts[0], str(int(parts[1]) - 1), *parts[2:]])
+
+
+def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
+    """Consumer ``c`` sends the STRAY_KINDS[kind] request for the orderly message it holds at ``at``
+    (skipped for a message of a non-orderly POP)."""
+    consumer = world.consumer(c)
+    if not consumer.held:
+        return False
+    name = STRAY_KINDS[kind % len(STRAY_KINDS)]
+    held = consumer.held[at % len(consumer.held)]
+    topic, queue_id, handle = held.ack_topic, held.queue_id, held.extra_info
+    if get_revive_qid(split(handle)) != POP_ORDER_REVIVE_QUEUE:
+        return False  # a non-orderly POP's message (pop_request): a change would write a CK for another group
+    if name == "offset_at_max":
+        if world.broker.order_info.get(topic, world_group(world), queue_id) is None:
+            return False
+        group, topic, queue_id, offset, handle = altered(name, world, topic, queue_id, held.offset, handle)
+    elif name == "stale_change":
+        group, offset, handle = world_group(world), held.offset, stale(handle)
+    else:
+        group, offset = STRAY_GROUP, held.offset
+    if name in ("at_group_change", "stale_change"):
+        code = world.broker.change_invisible_time(group, topic, queue_id, offset, handle, STRAY_INVISIBLE_MS).code
+        op, invisible_time = "change_invisible", STRAY_INVISIBLE_MS
+    else:
+        code, op, invisible_time = world.broker.ack(group, topic, queue_id, offset, handle), "ack", 0
+    world.coverage.add(f"orderly_stray:{name}:{rc.NAMES.get(code, code)}")
+    world.publish(RequestSent(op, name, group, topic, queue_id, offset, handle, invisible_time, code))
+    return True
+
+
+# weight 4 (one kind in four per draw); drawn after every other field without a coin: listed by
+# exactly the orderly configurations (late_if: only their handles reach the order info), as
+# topic_shrink_persist
+ORDERLY_STRAY = attrs.evolve(
+    opt_in("orderly_stray", 4, _orderly_stray,
+           (index("c"), index("index"), Arg("stray_kind", int, 0, len(STRAY_KINDS) - 1, value=False)),
+           lambda rng, w: (rng.next_int(w.config.consumers), rng.next_int(64), rng.next_int(len(STRAY_KINDS))),
+           after_options=True),
+    late_if="pop_orderly")
 
 # The opt-in actions (weight 1 each: a run is still mostly well-formed traffic).
 REQUEST_DOMAIN_ACTIONS: tuple[ActionSpec, ...] = (

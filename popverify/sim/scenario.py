@@ -230,8 +230,9 @@ class ScenarioConfig:
           in an orderly configuration, else with probability 1/2; processor_put_fail and
           flush_timeout with probability 0.3.
         - each ``after_options`` opt-in action (POP: pop_shape, batch_ack_request, consumer_close,
-          delete_group_persist, topic_shrink_persist, delete_poll) with probability 1/2; one with a ``late_if`` field exactly when that
-          field is on (delete_group_persist, topic_shrink_persist: in the orderly configurations), no coin drawn;
+          delete_group_persist, topic_shrink_persist, delete_poll, orderly_stray) with probability 1/2; one with a
+          ``late_if`` field exactly when that field is on (delete_group_persist, topic_shrink_persist,
+          orderly_stray: in the orderly configurations), no coin drawn;
         - push: each of PUSH_OPTIONS (options only push requests reach, which the POP mode does
           not draw) on with probability 1/2;
         - POP: each buffer threshold option (BUFFER_THRESHOLD_DRAW); then each late opt-in

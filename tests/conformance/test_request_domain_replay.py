@@ -18,6 +18,7 @@ from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scen
 from reference.broker import broker as broker_module
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
 from reference.broker.config import BROKER_OPTIONS, INIT_OFFSET_OPTION, RELEASE_SWITCHES
+from reference.broker.consumer_order_info import QueueLevelConsumerManager55
 from reference.common import response_code as rc
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
@@ -245,3 +246,51 @@ def test_the_init_offset_option_is_taken_by_5_5(lockstep_pool: Pool) -> None:
     config = attrs.evolve(SHAPE_CONFIG, drain=False, broker_options=(INIT_OFFSET_OPTION,))
     v = run_lockstep("v5.5", 0, config, INIT_MAX, lockstep_pool.client("5.5.0"))
     assert v.status == "agrees", v.to_json()
+
+
+# order4: an orderly batch of three on queue 0; a change by the '@' group before any of its acks
+# (no map: 5.5.0 updateNextVisibleTime:276), its ack (ackOrderly commits for it; checkBlock puts
+# the empty topic@GID@stray map), a change after it (the empty map: :281), an ack of the queue's
+# max offset with the batch's handle (commitAndNext's loop finds nothing: :237/249,
+# MESSAGE_ILLEGAL), a change with an earlier pop's handle (:285); a persist and restart
+# (autoClean :306 and recover :63 skip the three-part key), then the batch acked and the queue
+# popped again.
+STRAY = [Action("produce", (0,))] * 3 + [Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                                         Action("pop_step", (0,))] + \
+    [Action("orderly_stray", (0, 0, 2)), Action("orderly_stray", (0, 1, 1)), Action("orderly_stray", (0, 0, 2)),
+     Action("orderly_stray", (0, 2, 0)), Action("orderly_stray", (0, 1, 3)), Action("persist_restart", ())] + \
+    [Action("ack", (0, 0))] * 3 + [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
+                                   Action("pop_step", (0,))]
+STRAY_CONFIG = ScenarioConfig(queues=1, consumers=1, max_msg_nums=4, drain=False, pop_orderly=True,
+                              enable_pop_buffer_merge=False, faults=("persist_restart",),
+                              actions=("produce", "pop", "pop_step", "ack", "orderly_stray"))
+
+
+def test_orderly_stray_requests_answer_as_the_model_says() -> None:
+    """(On the model) the '@' group's requests and the earlier pop's change succeed, the max
+    offset's ack is refused; a non-orderly POP's messages are skipped (every kind)."""
+    for profile in RELEASES:
+        r = run_scenario(profile, 0, 0, config=STRAY_CONFIG, schedule=STRAY)
+        assert {p for p in r.coverage if p.startswith("orderly_stray:")} == {
+            "orderly_stray:at_group_change:SUCCESS", "orderly_stray:at_group_ack:SUCCESS",
+            "orderly_stray:offset_at_max:MESSAGE_ILLEGAL", "orderly_stray:stale_change:SUCCESS"}, r.coverage
+        assert not r.violations, r.violations
+    r = run_scenario("v5.5", 0, 0, config=attrs.evolve(STRAY_CONFIG, pop_orderly=False), schedule=STRAY)
+    assert not any(p.startswith("orderly_stray:") for p in r.coverage)
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_orderly_stray_requests_agree_on_5_5(monkeypatch: pytest.MonkeyPatch) -> None:
+    v = run_lockstep("v5.5", 0, STRAY_CONFIG, STRAY, LockstepClient("5.5.0"))
+    assert v.status == "agrees", v.to_json()
+    # a model whose commitAndNext answers "no need to commit" for an offset it does not find
+    # answers the max offset's ack SUCCESS where Java refuses it
+    commit = QueueLevelConsumerManager55.commit_and_next
+
+    def not_found_is_no_commit(self, *args):  # type: ignore[no-untyped-def]
+        nxt = commit(self, *args)
+        return -2 if nxt == -1 else nxt
+    monkeypatch.setattr(QueueLevelConsumerManager55, "commit_and_next", not_found_is_no_commit)
+    v = run_lockstep("v5.5", 0, STRAY_CONFIG, STRAY, LockstepClient("5.5.0"))
+    assert v.status == "diverges" and v.step == STRAY.index(Action("orderly_stray", (0, 2, 0))), v.to_json()

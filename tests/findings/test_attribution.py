@@ -76,9 +76,9 @@ KNOWN_RUNS = [
 
 
 # (offsets helper: delete_other, drawn with delete_group, and the push options drawn last too;
-# polling3: delete_poll)
+# polling3: delete_poll; order4: orderly_stray)
 LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist", "delete_other",
-                "delete_poll", "delete_idle")
+                "delete_poll", "delete_idle", "orderly_stray")
 # the options drawn after pop_shape's coin (buffer helper, revive4, offsets, polling3)
 LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_OPTIONS, *POLLING_OPTIONS, INIT_OFFSET_OPTION)
 
@@ -86,7 +86,7 @@ LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_O
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The seed's swarm configuration without the draws made after pop_shape's coin
     (batch_ack_request, consumer_close, delete_group_persist, topic_shrink_persist, delete_other,
-    delete_poll, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags, the store
+    delete_poll, orderly_stray, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags, the store
     helper's move of a start offset near its consume-queue file's end, buffer3's late merge turn-on
     and delete_idle): every other field, and
     so the run, is what the sweeps pinned. A re-pin over the full draw needs a new sweep (about
