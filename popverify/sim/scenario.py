@@ -339,7 +339,8 @@ BUFFER_THRESHOLD_DRAW: dict[str, tuple[int, bool]] = dict(zip(BUFFER_THRESHOLD_O
 # Broadcast offsets off in 1 of 4 only: every pull of a run reaches the switch's test (the
 # consumers' own too), while the broadcast branches it skips need the pull_request kinds of a
 # run with it on (coverage replays 20 push runs, 9 or so of them with pull_request).
-OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25), strict=True))
+# offsets2: useServerSideResetOffset off in 1 of 2 (every pull and client commit reads it).
+OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25, 50), strict=True))
 
 # polling3: the percentage of POP configurations that set popLongPollingForceNotifyInterval
 # (one of POLLING_OPTIONS, ScenarioConfig.draw_domain)

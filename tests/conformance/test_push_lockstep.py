@@ -583,12 +583,15 @@ def test_tag_and_sql92_filters_agree_and_a_model_ignoring_sql92_diverges(
 @pytest.mark.slow
 def test_sql92_filter_data_and_the_offsets_options_agree_and_a_model_matching_every_message_diverges(
         monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
-    """Every pull_request kind with enablePropertyFilter on and 5.5.0's broadcast offset store
-    off (offsets helper): the SQL92 pulls (the request's own "a > 1", the heartbeat's held one)
+    """Every pull_request kind with enablePropertyFilter on, 5.5.0's broadcast offset store off
+    (offsets helper) and its server-side reset off (offsets2: the harness refuses a name the
+    release's BrokerConfig has no setter for, and every pull takes PullMessageProcessor:542's
+    switch-off side): the SQL92 pulls (the request's own "a > 1", the heartbeat's held one)
     reach getMessage and match no message (none has the property: PULL_RETRY_IMMEDIATELY), the
     held "a >" has no filter data (FILTER_DATA_NOT_EXIST). A model whose SQL92 filter lets every
     message through answers the first SQL92 pull with messages."""
-    config = attrs.evolve(CONFIG, broker_options=("enablePropertyFilter", "enableBroadcastOffsetStore=false"))
+    config = attrs.evolve(CONFIG, broker_options=("enablePropertyFilter", "enableBroadcastOffsetStore=false",
+                                                  "useServerSideResetOffset=false"))
     verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
     assert verdict.status == "agrees", json.dumps(verdict.to_json())
     monkeypatch.setattr(pull_processor.Subscription, "commit_log_filter", lambda self: None)
