@@ -503,9 +503,11 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # offsets2 helper: 5.5.0 BrokerConfig#useServerSideResetOffset (default true) off: queryOffset
     # skips the pending-reset table (ConsumerOffsetManager:243), a pull skips its reset
     # (PullMessageProcessor#processRequest:542) and a client commit is not held back
-    # (ConsumerManageProcessor#updateConsumerOffset:192). Drawn in push mode only, which draws no
-    # reset_offset, so that table is empty; an admin reset with it off (Broker2Client#resetOffset,
-    # the consumers' own reset) is not modelled.
+    # (ConsumerManageProcessor#updateConsumerOffset:192). Drawn in push mode only; a push run's
+    # reset_offset is then the UPDATE_CONSUMER_OFFSET that 5.5.0's DefaultMQAdminExtImpl#
+    # resetOffsetByQueueId sends first (Broker#reset_offset, as 5.0.0's); its second request,
+    # INVOKE_BROKER_TO_RESET_OFFSET, goes with it off to Broker2Client#resetOffset (the online
+    # consumers told to reset themselves), which is not modelled.
     "useServerSideResetOffset=false": "server_side_reset_offset",
     # polling3: appended last; the swarm draws one at most, after every other field
     **dict.fromkeys(POLLING_OPTIONS, "pop_long_polling_force_notify_interval"),
