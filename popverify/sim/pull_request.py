@@ -46,7 +46,8 @@ with Message#setTags), so that the filtering kinds (``sub_tag``, ``sub_sql``) me
 and non-matching messages in one read (DefaultMessageStore#getMessage's filters once something
 was found). Its swarm coin is the last of all (ScenarioConfig.draw_domain); a run that lists it
 draws, with the broker option enablePropertyFilter on, one pull_request in two among the
-filtering kinds.
+filtering kinds. A run with litePullMessageEnable off draws ``lite_all`` one time in four
+(offsets2).
 
 The answer goes to no push consumer (the sender is another client on the same channel name):
 it changes no push consumer's state; the broker's only changes are the auto-created
