@@ -38,6 +38,9 @@ class PushChecker:
     consumed: dict[str, int] = attrs.Factory(dict)                  # uniq → successful consumptions
     handled: set[tuple[str, int, int]] = attrs.Factory(set)         # (topic, qid, offset) consumed or sent back
     excused: set[str] = attrs.Factory(set)                          # expired: no ALO obligation
+    # offsets2: per queue of the subscribed topic, the highest queue offset an admin reset it to
+    # (on_reset_offset): a message stored below it, then or later, is no longer owed
+    _reset_to: dict[int, int] = attrs.Factory(dict)
     faults_seen: set[str] = attrs.Factory(set)
     excused_violations: int = 0
     _reported: set[tuple[str, str]] = attrs.Factory(set)
@@ -71,6 +74,21 @@ class PushChecker:
         """A message was stored in the subscribed topic."""
         if self.enabled:
             self.produced[uniq] = (queue_id, offset)
+            if offset < self._reset_to.get(queue_id, 0):
+                self.excused.add(uniq)
+
+    def on_reset_offset(self, queue_id: int, offset: int) -> None:
+        """An admin reset queue ``queue_id`` of the subscribed topic to queue offset ``offset``
+        (spec/properties.md "Admin requests"): the messages below it, stored now or later (a
+        reset past the end), are skipped on purpose, no longer owed (ALO-3, OFF-3). A reset
+        back re-delivers in a new ProcessQueue (the pull's OFFSET_ILLEGAL, a rebalance), which
+        DUP-1 allows."""
+        if not self.enabled:
+            return
+        self._reset_to[queue_id] = max(self._reset_to.get(queue_id, 0), offset)
+        for uniq, (qid, stored) in self.produced.items():
+            if qid == queue_id and stored < offset:
+                self.excused.add(uniq)
 
     def on_expire(self, topic: str, queue_id: int, below: int) -> None:
         """Retention removed the messages of (topic, queue) below ``below``."""

@@ -60,7 +60,7 @@ RECORDED = ("put_message", "pull_message", "pull_hold_step", "register_consumer"
             "get_consumer_id_list", "query_consumer_offset", "update_consumer_offset", "get_max_offset",
             "search_offset", "consumer_send_msg_back", "send_message_back_as_normal_message", "lock_batch_mq",
             "unlock_batch_mq", "restart", "delete_topic", "timer_step", "offset_flush_step",
-            "roll_commit_log", "delete_commit_log_files", "clean_consume_queues")
+            "roll_commit_log", "delete_commit_log_files", "clean_consume_queues", "reset_offset")
 # Calls with no harness counterpart: why (reported as out of scope at the step that makes one).
 NOT_DRIVEN = {
     "send_message_back_as_normal_message": "the client's fallback send to %RETRY% (a producer send)",
@@ -540,6 +540,13 @@ class PushLockstep:
             # min offsets it sets are compared in the state after the step
             a = self._call({"op": "cleanConsumeQueues"})
             return {"ran": res}, {"ran": a.get("ran", a.get("error"))}
+        if name == "reset_offset":
+            # offsets2: an admin's reset of one queue of the push group (AdminGroupOps#resetOffset:
+            # INVOKE_BROKER_TO_RESET_OFFSET with server_side_reset_offset, else UPDATE_CONSUMER_OFFSET)
+            topic, group, qid, offset = args
+            a = self._call({"op": "resetOffset", "topic": topic, "group": group, "queueId": qid, "offset": offset,
+                            "serverSide": self.driver.broker.config.server_side_reset_offset})
+            return {"code": res}, {"code": a.get("code", a.get("error"))}
         if name == "restart":
             a = self._call({"op": "restart"})
             return {}, ({"error": a["error"]} if "error" in a else {})

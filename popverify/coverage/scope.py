@@ -358,6 +358,32 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # putIfAbsent, 5.0.0:373, 5.5.0:420) never stores one and its entry iterator never yields one
     *_x(_BUF, "5.0.0", "unused", "scanGarbage's null-key test (a ConcurrentHashMap has no null key)", (185, 187)),
     *_x(_BUF, "5.5.0", "unused", "scanGarbage's null-key test (a ConcurrentHashMap has no null key)", (192, 194)),
+    # -- offsets2 (ConsumerOffsetManager, PullMessageProcessor; 26 November 2026): 5.5.0 tests the
+    # release never makes true (the scope policy's proof, one per test; javap of the 5.5.0 jars):
+    # - decode's null text (301): its only callers, ConfigManager#load:44 and #loadBak:68, pass
+    #   a text that is neither null nor empty; its null object (303): fastjson answers null only
+    #   for the text "null", and the only writer of the file, ConfigManager#persist:91-114 (and
+    #   the .bak it copies), writes encode(true), the manager as a JSON object;
+    # - updateDataVersion's null store (383): BrokerController#initialize builds the store
+    #   (initializeMessageStore:891) before registerProcessor (970) and the services that
+    #   commit offsets start, and setMessageStore (1403) has no caller in the release's jars;
+    # - assignResetOffset's refusals (438): its broker caller, AdminBrokerProcessor#resetOffsetInner
+    #   :2175, passes a topic with a TopicConfig and a group the manager contains (:2124, :2132:
+    #   names TopicValidator#validateTopic / #validateGroup made non-blank at creation), queue
+    #   ids from 0 (:2140 or the loop at :2155) and an offset within [min, max + 1] (:2142-2148,
+    #   min >= 0 but for a RocksDB consume queue's error, DefaultMessageStore#getMinOffsetInQueue:1100)
+    #   or from ConsumeQueueStore#getOffsetInQueueByTime,
+    #   clamped to [min, max] (:201-203), or getMaxOffsetInQueue (>= 0); LmqConsumerOffsetManager
+    #   :140 / ConsumerOffsetManagerV2:453 refuse the same first. A negative offset comes only from
+    #   a lite subscription's OffsetOption (LiteSubscriptionRegistryImpl:364, 379): `lite`.
+    # - PullMessageProcessor's `assert consumerFilterData != null` (409): the class's
+    #   $assertionsDisabled test, true unless the JVM runs with -ea, which neither the JVM's
+    #   default nor the distribution's bin/runbroker.sh sets (off-default)
+    *_x(_COM, "5.5.0", "unused", "decode's null text and object, updateDataVersion's null store",
+        (301, 301), (303, 303), (383, 384)),
+    *_x(_COM, "5.5.0", "lite", "assignResetOffset's refusals (a lite subscription's negative offset only)",
+        (438, 442)),
+    *_x(_PULL, "5.5.0", "off-default", "an assert (Java assertions off: no -ea)", (409, 409)),
 )
 
 

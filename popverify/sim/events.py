@@ -491,6 +491,8 @@ def push_checker_subscriber(checker: PushChecker) -> Subscriber:
             checker.on_expire(event.topic, event.queue, event.below)
         elif isinstance(event, RetentionLost):
             checker.on_retention_lost(event.uniqs)
+        elif isinstance(event, OffsetReset) and event.code == rc.SUCCESS:
+            checker.on_reset_offset(event.queue, event.stored)
         elif isinstance(event, FaultInjected):
             checker.on_fault(event.kind)
     return on_event

@@ -22,6 +22,7 @@ from popverify.checker.progress import check_push_after_drain
 from popverify.checker.push import PushChecker
 from popverify.sim.actions import (MAX_BODY_ARG, PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw,
                                    fault, flag, index, millis, opt_in, size_draw)
+from popverify.sim.admin import RESET_OFFSET
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.events import (BrokerRestarted, ClockJumped, Consumed, ConsumerCrashed, ConsumerShutdown,
@@ -83,6 +84,7 @@ class PushWorld:
     """A fresh broker with the topic and group, the consumer slots and the push checker."""
 
     topic = TOPIC
+    group = GROUP  # (the admin's reset_offset resets a queue of this group)
 
     def __init__(self, profile: str, seed: int, config: "ScenarioConfig", check: bool,
                  publish: Callable[[Event], None], coverage: Coverage) -> None:
@@ -594,6 +596,11 @@ PUSH_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     PULL_REQUEST,
     # store helper: tagged messages for the filtering pulls; its coin last of all
     PRODUCE_TAGGED,
+    # offsets2: an admin's offset reset of one queue of the push group (the POP mode's action,
+    # popverify/sim/admin.py); on 5.5.0 the queue's next pull takes it (OFFSET_RESET), the
+    # consumer drops the queue and fixes its offset (OFFSET_ILLEGAL). Late opt-in: its coin
+    # follows pull_request's among the late kinds.
+    RESET_OFFSET,
 )
 
 def _consumed(e: Consumed) -> tuple[tuple[str, int], ...]:

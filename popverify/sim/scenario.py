@@ -378,7 +378,8 @@ SHORT_STAY_OPTION = next(iter(BUFFER_THRESHOLD_OPTIONS))
 # Broadcast offsets off in 1 of 4 only: every pull of a run reaches the switch's test (the
 # consumers' own too), while the broadcast branches it skips need the pull_request kinds of a
 # run with it on (coverage replays 20 push runs, 9 or so of them with pull_request).
-OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25), strict=True))
+# offsets2: useServerSideResetOffset off in 1 of 2 (every pull and client commit reads it).
+OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25, 50), strict=True))
 
 # polling3: the percentage of POP configurations that set popLongPollingForceNotifyInterval
 # (one of POLLING_OPTIONS, ScenarioConfig.draw_domain)

@@ -452,7 +452,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
                                  *REVIVE_LOOP_OPTIONS, "enablePropertyFilter", "enableBroadcastOffsetStore=false",
-                                 *POLLING_OPTIONS, INIT_OFFSET_OPTION),
+                                 *POLLING_OPTIONS, INIT_OFFSET_OPTION, "useServerSideResetOffset=false"),
     },
 }
 
@@ -500,6 +500,15 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # nothing; on, BroadcastOffsetManager#queryInitOffset answers a client that is not the
     # proxy's -1 as well (Broker#register_consumer): nothing the model can see changes
     "enableBroadcastOffsetStore=false": None,
+    # offsets2 helper: 5.5.0 BrokerConfig#useServerSideResetOffset (default true) off: queryOffset
+    # skips the pending-reset table (ConsumerOffsetManager:243), a pull skips its reset
+    # (PullMessageProcessor#processRequest:542) and a client commit is not held back
+    # (ConsumerManageProcessor#updateConsumerOffset:192). Drawn in push mode only; a push run's
+    # reset_offset is then the UPDATE_CONSUMER_OFFSET that 5.5.0's DefaultMQAdminExtImpl#
+    # resetOffsetByQueueId sends first (Broker#reset_offset, as 5.0.0's); its second request,
+    # INVOKE_BROKER_TO_RESET_OFFSET, goes with it off to Broker2Client#resetOffset (the online
+    # consumers told to reset themselves), which is not modelled.
+    "useServerSideResetOffset=false": "server_side_reset_offset",
     # polling3: appended last; the swarm draws one at most, after every other field
     **dict.fromkeys(POLLING_OPTIONS, "pop_long_polling_force_notify_interval"),
     INIT_OFFSET_OPTION: "init_pop_offset_by_check_msg_in_mem",
@@ -509,7 +518,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
 PUSH_OPTIONS: tuple[str, ...] = ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry")
 # offsets helper: more push-mode options, drawn after every other field of a push configuration
-OFFSETS_PUSH_OPTIONS: tuple[str, ...] = ("enablePropertyFilter", "enableBroadcastOffsetStore=false")
+OFFSETS_PUSH_OPTIONS: tuple[str, ...] = ("enablePropertyFilter", "enableBroadcastOffsetStore=false",
+                                         "useServerSideResetOffset=false")
 
 
 # An option name with this suffix sets its boolean to false (its default is true).

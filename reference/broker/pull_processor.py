@@ -110,7 +110,17 @@ class PullMessageProcessor:
         b = self.broker
         cfg = b.config
         response, subscription = self._checks(header)
-        if response is None:
+        # 5.5.0 processRequest:539-552: every pull that passes the checks takes the queue's pending
+        # admin reset out (an empty table on 5.0.0, which has none); with useServerSideResetOffset
+        # on it answers OFFSET_RESET at the reset offset (composeResponseHeader:672:
+        # PULL_OFFSET_MOVED), without reading the store
+        reset = None if response is not None else self._take_reset(header)
+        if reset is not None and cfg.server_side_reset_offset:
+            response = PullMessageResponse(
+                rc.PULL_OFFSET_MOVED, GetMessageStatus.OFFSET_RESET.name, reset,
+                b.store.get_min_offset_in_queue(header.topic, header.queue_id),
+                b.store.get_max_offset_in_queue(header.topic, header.queue_id), MASTER_ID, ())
+        elif response is None:
             # the request's own subscription filters by tags, an SQL92 one (held or the request's)
             # by properties; the broker's heartbeat "*" never filters
             message_filter = None if subscription is None else subscription.matches
@@ -131,6 +141,10 @@ class PullMessageProcessor:
             b.offsets.commit_offset(header.client_id, header.consumer_group, header.topic, header.queue_id,
                                     header.commit_offset)
         return response
+
+    def _take_reset(self, header: PullMessageRequestHeader) -> int | None:
+        """ConsumerOffsetManager#queryThenEraseResetOffset of the pull's queue."""
+        return self.broker.offsets.query_then_erase_reset_offset(header.topic, header.consumer_group, header.queue_id)
 
     def _checks(self, header: PullMessageRequestHeader) -> tuple[PullMessageResponse | None, Subscription | None]:
         """The early returns of processRequest, in Java's order, and the request's own

@@ -41,6 +41,8 @@ class GetMessageStatus(enum.Enum):
     OFFSET_TOO_SMALL = "OFFSET_TOO_SMALL"
     NO_MATCHED_LOGIC_QUEUE = "NO_MATCHED_LOGIC_QUEUE"
     NO_MESSAGE_IN_QUEUE = "NO_MESSAGE_IN_QUEUE"
+    # 5.5.0: a pending server-side reset taken by a pull (PullMessageProcessor#processRequest:544)
+    OFFSET_RESET = "OFFSET_RESET"
 
 
 def next_offset_correction(old_offset: int, new_offset: int, slave: bool = False, offset_check_in_slave: bool = False) -> int:

@@ -4,6 +4,7 @@ release's reset, resetPopOffset and the auto-creation of a deleted group."""
 
 from __future__ import annotations
 
+from reference.broker.config import BrokerConfig, applicable_options, with_options
 from reference.broker.consumer_order_info import OrderInfo
 from reference.broker.keys import build_lock_key
 from reference.broker.offset_manager import ConsumerOffsetManager
@@ -119,3 +120,17 @@ def test_v55_orderly_ack_commits_nothing_while_a_reset_is_pending() -> None:
     for m in got.messages:  # AckMessageProcessor#ackOrderly:421: hasOffsetReset → no commit
         assert b.ack("G", "T", 0, m.queue_offset, m.extra_info) == rc.SUCCESS
     assert b.offsets.offsets()[("G", "T", 0)] == 2 and b.offsets.has_offset_reset("T", "G", 0)
+
+
+def test_v55_push_option_switches_the_server_side_reset_off() -> None:
+    """offsets2: the push option useServerSideResetOffset=false sets the release's switch, so
+    queryOffset skips a pending reset (ConsumerOffsetManager:243) and a client commit is not held
+    back by it (ConsumerManageProcessor#updateConsumerOffset:192); v5.0 has no such option."""
+    cfg = with_options(BrokerConfig.for_profile("v5.5"), ("useServerSideResetOffset=false",))
+    assert BrokerConfig.for_profile("v5.5").server_side_reset_offset and not cfg.server_side_reset_offset
+    assert applicable_options(BrokerConfig.for_profile("v5.0"), ("useServerSideResetOffset=false",)) == ()
+    b = make_broker("v5.5", queues=1, server_side_reset_offset=False)
+    fill(b, 3)
+    b.offsets.assign_reset_offset("T", "G", 0, 1)  # a pending reset, as resetOffsetInner leaves one
+    b.update_consumer_offset("G", MessageQueue("T", b.broker_name, 0), 3)
+    assert b.committed_offset("G", "T", 0) == 3 and b.offsets.query_offset("G", "T", 0) == 3

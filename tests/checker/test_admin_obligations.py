@@ -7,6 +7,7 @@ from __future__ import annotations
 import attrs
 
 from popverify.checker.pop import PopChecker
+from popverify.checker.push import PushChecker
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from reference.broker.broker import Broker
 
@@ -159,3 +160,17 @@ def test_a_run_with_a_reset_passes_and_a_broker_that_skips_further_is_caught(mon
     lost = run_scenario("v5.5", 0, len(SCHEDULE), config=attrs.evolve(CONFIG), schedule=SCHEDULE).violations
     assert [v.property_id for v in lost] == ["OFF-1", "ALO-1"]  # the commit passed it, then it was never delivered
     assert all("offset 2" in v.message for v in lost)
+
+
+def test_push_a_forward_reset_excuses_what_it_skips_then_and_later_only() -> None:
+    """offsets2: a push run's reset (PushChecker#on_reset_offset) takes from ALO-3 the messages
+    of its queue below the reset offset, stored before or after it; the rest stay owed."""
+    c = PushChecker("G", ("T", "%RETRY%G"))
+    for off in range(3):
+        c.on_produce(f"m{off}", 0, off)
+    c.on_produce("q1", 1, 0)
+    c.on_reset_offset(0, 4)  # one past the end + 1: offset 3, stored later, is skipped too
+    c.on_produce("m3", 0, 3)
+    c.on_produce("m4", 0, 4)
+    c.finish(True, 9)
+    assert sorted(v.message.split()[1] for v in c.violations) == ["m4", "q1"]

@@ -583,12 +583,15 @@ def test_tag_and_sql92_filters_agree_and_a_model_ignoring_sql92_diverges(
 @pytest.mark.slow
 def test_sql92_filter_data_and_the_offsets_options_agree_and_a_model_matching_every_message_diverges(
         monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
-    """Every pull_request kind with enablePropertyFilter on and 5.5.0's broadcast offset store
-    off (offsets helper): the SQL92 pulls (the request's own "a > 1", the heartbeat's held one)
+    """Every pull_request kind with enablePropertyFilter on, 5.5.0's broadcast offset store off
+    (offsets helper) and its server-side reset off (offsets2: the harness refuses a name the
+    release's BrokerConfig has no setter for, and every pull takes PullMessageProcessor:542's
+    switch-off side): the SQL92 pulls (the request's own "a > 1", the heartbeat's held one)
     reach getMessage and match no message (none has the property: PULL_RETRY_IMMEDIATELY), the
     held "a >" has no filter data (FILTER_DATA_NOT_EXIST). A model whose SQL92 filter lets every
     message through answers the first SQL92 pull with messages."""
-    config = attrs.evolve(CONFIG, broker_options=("enablePropertyFilter", "enableBroadcastOffsetStore=false"))
+    config = attrs.evolve(CONFIG, broker_options=("enablePropertyFilter", "enableBroadcastOffsetStore=false",
+                                                  "useServerSideResetOffset=false"))
     verdict = pl.PushLockstep("v5.5", 1, config, harness("5.5.0")).run(SCHEDULE)
     assert verdict.status == "agrees", json.dumps(verdict.to_json())
     monkeypatch.setattr(pull_processor.Subscription, "commit_log_filter", lambda self: None)
@@ -597,3 +600,36 @@ def test_sql92_filter_data_and_the_offsets_options_agree_and_a_model_matching_ev
     assert verdict.status == "diverges" and verdict.step == first_sql, verdict.to_json()
     assert verdict.key is not None and verdict.key.endswith("pull_message.code")
     assert (verdict.model, verdict.java) == (0, 20)  # SUCCESS, PULL_RETRY_IMMEDIATELY
+
+
+# offsets2: c0 pulls queue 0's three messages and commits offset 1 after consuming the first; an
+# admin resets the queue forward to 4 (one past the end, as 5.5.0 accepts); c0's next pull of the
+# queue (step 16, after its retry topic's pulls) takes the pending reset; the fix-up 10 s later
+# commits 4 and the skipped messages 1 and 2 are the admin's, not owed
+RESET_CONFIG = attrs.evolve(CONFIG, actions=CONFIG.actions + ("reset_offset",))
+RESET_SCHEDULE = [Action("produce", (0,)), Action("produce", (0,)), Action("produce", (0,)), Action("rebalance", (0,)),
+                  Action("advance", (600,)), Action("pull", (0,)), Action("deliver", (0, 0)),
+                  Action("consume", (0, False)), Action("persist", (0,)), Action("reset_offset", (0, 4)),
+                  *[Action("pull", (0,)), Action("deliver", (0, 0))] * 2, Action("advance", (11000,)),
+                  Action("rebalance", (0,)), *[Action("pull", (0,)), Action("deliver", (0, 0))] * 2,
+                  Action("consume", (0, False)), Action("advance", (11000,)), Action("persist", (0,))]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_server_side_reset_is_taken_by_the_next_pull_and_a_model_ignoring_it_diverges(
+        monkeypatch: pytest.MonkeyPatch, harness: Callable[[str], LockstepClient]) -> None:
+    """5.5.0's admin reset of a push group's queue (AdminBrokerProcessor#resetOffsetInner) is
+    pending until the queue's next pull, which answers OFFSET_RESET at the reset offset
+    (PullMessageProcessor#processRequest:542-552, composeResponseHeader:672 PULL_OFFSET_MOVED);
+    the consumer drops the queue and commits the offset 10 s later. A model whose pull never
+    takes the reset reads on and diverges at that pull."""
+    seen = _observations(monkeypatch)
+    verdict = pl.PushLockstep("v5.5", 1, RESET_CONFIG, harness("5.5.0")).run(RESET_SCHEDULE)
+    assert verdict.status == "agrees" and not verdict.model_violations, json.dumps(verdict.to_json())
+    pulls = [(java["code"], java.get("remark"), java.get("nextBeginOffset"))
+             for i, _, call, _, java in seen if call.name == "pull_message" and i == 16]
+    assert pulls == [(rc.PULL_OFFSET_MOVED, "OFFSET_RESET", 4)], pulls
+    monkeypatch.setattr(pull_processor.PullMessageProcessor, "_take_reset", lambda self, header: None)
+    verdict = pl.PushLockstep("v5.5", 1, RESET_CONFIG, harness("5.5.0")).run(RESET_SCHEDULE)
+    assert verdict.status == "diverges" and verdict.step == 16, verdict.to_json()
