@@ -62,7 +62,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
-    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll",
+    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll", "topic_revive",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -978,6 +978,14 @@ class Lockstep:
         if kind == "delete_poll":
             return admin_replay.delete_poll_plan(d, self.java_checker, action, TOPIC, self.config.queues,
                                                  self._long_poll_plan())
+        if kind == "topic_revive":
+            advance = [{"op": "advance", "ms": args[2], "servicesOnPeriod": self.config.services_on_period},
+                       *self._lock_clean()]
+            qid = args[1] % d.broker.config.revive_queue_num
+            revive = (self._revive_obs(_model_revived(events)), [{"op": "revive", "qid": qid}],
+                      lambda a: self._after_revive(i, a[0]))
+            return admin_replay.topic_revive_plan(d, self.java_checker, action, TOPIC, self.config.queues, advance,
+                                                  revive)
         if kind in admin_replay.KINDS:
             return admin_replay.plan(d, self.java_checker, action)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")
