@@ -84,18 +84,23 @@ def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topi
 
 def topic_revive_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
                       advance: list[dict[str, Any]], revive: Plan) -> Plan:
-    """topic_revive (revive5): the topic deleted (``how`` 0) or given a queue more (1), then
-    ``advance`` (the time passing with its queue-lock clean-up), the timer, ``revive`` (the
-    revive step's plan over the drawn queue) and the topic's restoring createTopic."""
+    """topic_revive (revive5): the topic deleted (``how`` 0), given a queue more (1) or the group
+    deleted with its offsets (2), then ``advance`` (the time passing with its queue-lock
+    clean-up), the timer, ``revive`` (the revive step's plan over the drawn queue) and the
+    restoring createTopic (createGroup)."""
     how = action.args[0]
+    last = {"op": "createTopic", "topic": topic, "queues": queues}
     if how == 0:
         java_checker.on_fault("delete_recreate")
         java_checker.on_delete_topic()
         first = {"op": "deleteTopic", "topic": topic}
-    else:
+    elif how == 1:
         first = {"op": "createTopic", "topic": topic, "queues": queues + 1}
+    else:
+        java_checker.on_delete_group(True, driver.clock.now())
+        first, last = {"op": "deleteGroup", "cleanOffset": True}, {"op": "createGroup"}
     model, between, revived = revive
-    requests = [first, *advance, {"op": "timer"}, *between, {"op": "createTopic", "topic": topic, "queues": queues}]
+    requests = [first, *advance, {"op": "timer"}, *between, last]
 
     def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
         # the revive's answer first: a 5.0.0 throw is its observation, not an error of the step

@@ -475,6 +475,8 @@ class Lockstep:
                     "brokerOptions": list(applicable_options(bc, config.broker_options))})
         # a woken long-polling POP re-runs on Java when the model's re-run has finished
         self._call({"op": "deferWoken"})
+        if not bc.auto_create_subscription_group:  # revive5: the admin creates the group (PopWorld)
+            self._call({"op": "createGroup"})
 
     def _on_event(self, event: Any, step: int, now: int) -> None:
         pending = self.pending

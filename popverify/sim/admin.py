@@ -193,10 +193,12 @@ DELETE_POLL = opt_in("delete_poll", 6, _delete_poll, (flag("topic"),), lambda rn
 # -- revive5 (issue 16): an admin's topic change that a revive pass sees ------------------------
 # delete_recreate and delete_poll re-create the topic at once, so PopReviveService#mergeAndRevive
 # never met a CK whose normal topic is gone (5.0.0:373, 5.5.0:518: it skips the CK and moves the
-# revive offset past it); and the topic's queue count never changed under a revive with 5.5.0's
+# revive offset past it); the topic's queue count never changed under a revive with 5.5.0's
 # useSeparateRetryQueue (addRetryTopicIfNotExist:178 re-creates the retry topic with the new count,
-# initPopRetryOffset:160 keeps the offsets its queues have).
-TOPIC_REVIVE_HOW: tuple[str, ...] = ("delete", "grow")
+# initPopRetryOffset:160 keeps the offsets its queues have); and a deleted group came back at the
+# revive's findSubscriptionGroupConfig (auto-create), unless autoCreateSubscriptionGroup is off
+# (the option AUTO_GROUP_OPTION: then the CK is skipped, 5.0.0:378, 5.5.0:523).
+TOPIC_REVIVE_HOW: tuple[str, ...] = ("delete", "grow", "delete_group")
 # The change lasts until the CK it waits for is this far past its revive time: the timer delivers
 # a CK a second before it (1 s wheel) and mergeAndRevive takes a CK only once the round's end
 # time is more than ackTimeInterval + SECOND (2 s) past it (5.0.0:369, 5.5.0:512).
@@ -204,26 +206,34 @@ TOPIC_REVIVE_MARGIN_MS = 4000
 
 
 def _topic_revive(world: Any, how: int, qid: int, ms: int) -> bool:
-    """The admin deletes the consumed topic (``how`` 0) or gives it one more queue (1), ``ms`` of
-    virtual time pass (the services on their periods as an ``advance``), the timer delivers and
-    the revive service of revive queue ``qid`` runs a round, and the admin restores the topic
-    (created again, or updated back to its queue count: UPDATE_AND_CREATE_TOPIC). Not applied
-    while a consumer's POP is in flight or parked (the deleted topic's POP is delete_poll's)."""
+    """The admin deletes the consumed topic (``how`` 0), gives it one more queue (1) or deletes
+    the consumed group with its offsets (2); ``ms`` of virtual time pass (the services on their
+    periods, as an ``advance``), the timer delivers and the revive service of revive queue ``qid``
+    runs a round; then the admin restores what changed (UPDATE_AND_CREATE_TOPIC with the queue
+    count, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP). Not applied while a consumer's POP is in flight
+    or parked (the POP of a deleted topic or group is delete_poll's)."""
     broker, queues = world.broker, world.config.queues
     if any(c.op is not None for c in world.consumers) or not 0 <= how < len(TOPIC_REVIVE_HOW):
         return False
     if how == 0:
         broker.delete_topic(world.topic)
-    else:
+    elif how == 1:
         broker.create_topic(world.topic, queues + 1)
+    else:
+        broker.delete_group(world.group, True)
     world.pass_time(ms)
     broker.timer_step()
     world.revive(qid % broker.config.revive_queue_num)
-    broker.create_topic(world.topic, queues)
+    if how == 2:
+        broker.create_group(world.group)
+    else:
+        broker.create_topic(world.topic, queues)
     world.coverage.add(f"topic_revive:{TOPIC_REVIVE_HOW[how]}")
     if how == 0:  # a deletion and re-creation: delete_recreate's excuse and assumptions
         world.publish(TopicRecreated())
         world.publish(FaultInjected("delete_recreate"))
+    elif how == 2:  # what the group had not acked is not owed (its offsets went with it)
+        world.publish(GroupDeleted(True))
     return True
 
 
@@ -241,10 +251,10 @@ def _topic_revive_draw(rng: Any, world: Any) -> tuple:
                                            MAX_TIME_ARG_MS)
 
 
-# weight 2 (an admin's request; the pass lets time run, so rarer than delete_recreate's 1 in ~90
-# would leave most runs without one); its swarm coin last of all (drawn_last: every field drawn
+# weight 3 (an admin's request; at the fault weight, 1 in ~90 steps, a third of the runs listing it
+# would not revive a CK during one); its swarm coin last of all (drawn_last: every field drawn
 # before keeps its value, ScenarioConfig.draw_domain)
-TOPIC_REVIVE = attrs.evolve(opt_in("topic_revive", 2, _topic_revive,
+TOPIC_REVIVE = attrs.evolve(opt_in("topic_revive", 3, _topic_revive,
                                    (Arg("how", int, 0, len(TOPIC_REVIVE_HOW) - 1, value=False), index("qid"),
                                     millis("ms")), _topic_revive_draw),
                             drawn_last=True)

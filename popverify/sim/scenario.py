@@ -22,8 +22,8 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import (BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION, OFFSETS_PUSH_OPTIONS,
-                                     POLLING_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS)
+from reference.broker.config import (AUTO_GROUP_OPTION, BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION,
+                                     OFFSETS_PUSH_OPTIONS, POLLING_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS)
 from reference.broker.store import CQ_FILE_UNITS
 from reference.common.javalang import JavaRandom
 
@@ -239,7 +239,8 @@ class ScenarioConfig:
         - POP: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %, then
           INIT_OFFSET_OPTION with probability 1/2;
         - last of all, each opt-in kind declared ``drawn_last`` (POP: topic_revive) with
-          probability 1/2.
+          probability 1/2; then POP: AUTO_GROUP_OPTION with probability 1/2, in a configuration
+          listing none of GROUP_DELETIONS.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -262,7 +263,7 @@ class ScenarioConfig:
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
                         and o not in REVIVE_LOOP_OPTIONS and o not in OFFSETS_PUSH_OPTIONS and o not in POLLING_OPTIONS
-                        and o != INIT_OFFSET_OPTION and rng.next_boolean()) \
+                        and o not in (INIT_OFFSET_OPTION, AUTO_GROUP_OPTION) and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -302,8 +303,12 @@ class ScenarioConfig:
             options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
         if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
             options += (INIT_OFFSET_OPTION,)
-        # revive5: the kinds declared drawn_last, each by its own coin, after every draw above
+        # revive5: the kinds declared drawn_last, each by its own coin, after every draw above;
+        # then autoCreateSubscriptionGroup off, 1/2, where no other action deletes the consumed
+        # group (it would stay gone: GROUP_DELETIONS)
         opt += tuple(k for k in the_mode.opt_in() if the_mode.spec(k).drawn_last and rng.next_boolean())
+        if mode == "pop" and rng.next_boolean() and not set(self.actions + opt) & GROUP_DELETIONS:
+            options += (AUTO_GROUP_OPTION,)
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, produce_tags=tags, **polling)
@@ -348,6 +353,9 @@ OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25), str
 # polling3: the percentage of POP configurations that set popLongPollingForceNotifyInterval
 # (one of POLLING_OPTIONS, ScenarioConfig.draw_domain)
 POLLING_OPTION_PERCENT = 50
+# revive5: the kinds that delete the consumed group and leave its re-creation to the consumers'
+# next POP (auto-create): a configuration listing one never draws AUTO_GROUP_OPTION
+GROUP_DELETIONS = frozenset({"delete_group", "delete_group_persist", "delete_poll"})
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).
