@@ -237,7 +237,7 @@ def _topic_revive(world: Any, how: int, qid: int, ms: int) -> bool:
     return True
 
 
-def _topic_revive_draw(rng: Any, world: Any) -> tuple:
+def topic_revive_draw(rng: Any, world: Any) -> tuple:
     """(how, the revive queue, the duration): the revive queue and revive time of the stored CK
     of the consumed topic that revives first (its retry topic's too), else a drawn queue and one
     invisible time; ``how`` by a coin."""
@@ -256,5 +256,5 @@ def _topic_revive_draw(rng: Any, world: Any) -> tuple:
 # before keeps its value, ScenarioConfig.draw_domain)
 TOPIC_REVIVE = attrs.evolve(opt_in("topic_revive", 3, _topic_revive,
                                    (Arg("how", int, 0, len(TOPIC_REVIVE_HOW) - 1, value=False), index("qid"),
-                                    millis("ms")), _topic_revive_draw),
+                                    millis("ms")), topic_revive_draw),
                             drawn_last=True)
