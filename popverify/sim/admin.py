@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from popverify.sim.actions import JAVA_INT_MAX, MAX_TIME_ARG_MS, Arg, flag, index, millis, opt_in
+from popverify.sim.actions import JAVA_INT_MAX, MAX_TIME_ARG_MS, Arg, flag, index, opt_in
 from popverify.sim.events import FaultInjected, GroupDeleted, OffsetReset, TopicRecreated, TopicShrunk
 from reference.broker.keys import build_pop_retry_topic
 from reference.common import response_code as rc
@@ -256,5 +256,6 @@ def topic_revive_draw(rng: Any, world: Any) -> tuple:
 # before keeps its value, ScenarioConfig.draw_domain)
 TOPIC_REVIVE = attrs.evolve(opt_in("topic_revive", 3, _topic_revive,
                                    (Arg("how", int, 0, len(TOPIC_REVIVE_HOW) - 1, value=False), index("qid"),
-                                    millis("ms")), topic_revive_draw),
+                                    # the wait is the CK's (topic_revive_draw): a choice, not a value
+                                    Arg("ms", int, 0, MAX_TIME_ARG_MS, value=False)), topic_revive_draw),
                             drawn_last=True)

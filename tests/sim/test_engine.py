@@ -175,9 +175,8 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
                 run_scenario("v5.5", seed, 300, mode=mode, config=config, domain=domain)
                 if MODES[mode].opt_in():
                     # the opt-in kinds in runs of their own (the runs above keep their draws);
-                    # batch_ack_request and topic_shrink_persist have no value argument: left out,
-                    # the others keep their draws (revive5's topic_revive too: its duration is
-                    # the CK's wait, reached by the swarm's draw, not bias)
+                    # batch_ack_request, topic_shrink_persist and topic_revive have no value
+                    # argument: left out, the others keep their draws
                     kinds = tuple(k for k in MODES[mode].opt_in() if k not in ("batch_ack_request",
                                                                                "topic_shrink_persist", "topic_revive"))
                     config = attrs.evolve(config, actions=("produce", "pop_step") + kinds, faults=())
