@@ -106,3 +106,33 @@ def delete_idle_plan(driver: Any, java_checker: PopChecker, action: Action, topi
         tail = {"create": answers[-1]["code"]} if last else {}
         return {"code": answers[0]["code"], "now": to_model_time(answers[1]["now"]), **tail}
     return {"code": rc.SUCCESS, "now": driver.clock.now(), **created}, first + idle + last, java
+def topic_revive_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
+                      advance: list[dict[str, Any]], revive: Plan) -> Plan:
+    """topic_revive (revive5): the topic deleted (``how`` 0), given a queue more (1) or the group
+    deleted with its offsets (2), then ``advance`` (the time passing with its queue-lock
+    clean-up), the timer, ``revive`` (the revive step's plan over the drawn queue) and the
+    restoring createTopic (createGroup)."""
+    how = action.args[0]
+    last = {"op": "createTopic", "topic": topic, "queues": queues}
+    if how == 0:
+        java_checker.on_fault("delete_recreate")
+        java_checker.on_delete_topic()
+        first = {"op": "deleteTopic", "topic": topic}
+    elif how == 1:
+        first = {"op": "createTopic", "topic": topic, "queues": queues + 1}
+    else:
+        java_checker.on_delete_group(True, driver.clock.now())
+        first, last = {"op": "deleteGroup", "cleanOffset": True}, {"op": "createGroup"}
+    model, between, revived = revive
+    requests = [first, *advance, {"op": "timer"}, *between, last]
+
+    def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
+        # the revive's answer first: a 5.0.0 throw is its observation, not an error of the step
+        at = 2 + len(advance)
+        obs = revived(answers[at:at + len(between)])
+        error = next((a["error"] for n, a in enumerate(answers) if "error" in a and not at <= n < at + len(between)),
+                     None)
+        if error is not None:
+            return {"error": error}
+        return {"code": answers[0]["code"], "create": answers[-1]["code"], **obs}
+    return {"code": rc.SUCCESS, "create": rc.SUCCESS, **model}, requests, java

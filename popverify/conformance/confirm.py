@@ -63,7 +63,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "produce", "produce_sized", "pop", "pop_step", "ack", "batch_ack", "change_invisible", "consumer_crash", "advance",
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
-    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll", "delete_idle",
+    "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll", "delete_idle", "topic_revive",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -477,6 +477,8 @@ class Lockstep:
                     "brokerOptions": list(applicable_options(bc, config.broker_options))})
         # a woken long-polling POP re-runs on Java when the model's re-run has finished
         self._call({"op": "deferWoken"})
+        if not bc.auto_create_subscription_group:  # revive5: the admin creates the group (PopWorld)
+            self._call({"op": "createGroup"})
 
     def _on_event(self, event: Any, step: int, now: int) -> None:
         pending = self.pending
@@ -987,6 +989,14 @@ class Lockstep:
             idle = [{"op": "advance", "ms": GARBAGE_SCAN_PERIOD_MS, "servicesOnPeriod": self.config.services_on_period},
                     *self._lock_clean(), {"op": "scan"}]
             return admin_replay.delete_idle_plan(d, self.java_checker, action, TOPIC, self.config.queues, idle)
+        if kind == "topic_revive":
+            advance = [{"op": "advance", "ms": args[2], "servicesOnPeriod": self.config.services_on_period},
+                       *self._lock_clean()]
+            qid = args[1] % d.broker.config.revive_queue_num
+            revive = (self._revive_obs(_model_revived(events)), [{"op": "revive", "qid": qid}],
+                      lambda a: self._after_revive(i, a[0]))
+            return admin_replay.topic_revive_plan(d, self.java_checker, action, TOPIC, self.config.queues, advance,
+                                                  revive)
         if kind in admin_replay.KINDS:
             return admin_replay.plan(d, self.java_checker, action)
         raise AssertionError(f"LOCKSTEP_KINDS lists {kind!r} but Lockstep#_plan has no case for it")

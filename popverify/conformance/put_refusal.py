@@ -41,18 +41,20 @@ def java_refusals(state: dict[str, Any]) -> dict[str, Any]:
 
 
 # PutRefusal#state's keys named only while they hold something (older answers keep their form)
-_ARMED_KEYS = ("processorSite", "processorPending", "timeoutSite", "timeoutPending", "timedOut")
+_ARMED_KEYS = ("processorSite", "processorPending", "timeoutSite", "timeoutPending", "timedOut", "fileEnd")
 
 
 def armed(broker: Broker) -> dict[str, Any]:
     """The processor site still armed (``processor_put_fail``), the flush-timeout site still
-    armed (``flush_timeout``) with their counts, and the sites answered FLUSH_DISK_TIMEOUT so far;
-    each only when it holds something (the harness names them only then)."""
+    armed (``flush_timeout``) with their counts, the sites answered FLUSH_DISK_TIMEOUT so far and
+    the revive retry refusals answered with the END_OF_FILE append result; each only when it
+    holds something (the harness names them only then)."""
     f = broker.put_faults
     out = {"processorSite": f.processor_site, "processorPending": f.processor_pending} if f.processor_pending else {}
     if f.timeout_pending:
         out |= {"timeoutSite": f.timeout_site, "timeoutPending": f.timeout_pending}
-    return out | ({"timedOut": list(f.timed_out)} if f.timed_out else {})
+    out |= {"timedOut": list(f.timed_out)} if f.timed_out else {}
+    return out | ({"fileEnd": f.file_end} if f.file_end else {})  # revive5: END_OF_FILE refusals
 
 
 def armed_java(answer: dict[str, Any]) -> dict[str, Any]:

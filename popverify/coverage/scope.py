@@ -384,6 +384,25 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_COM, "5.5.0", "lite", "assignResetOffset's refusals (a lite subscription's negative offset only)",
         (438, 442)),
     *_x(_PULL, "5.5.0", "off-default", "an assert (Java assertions off: no -ea)", (409, 409)),
+    # -- revive5 (PopReviveService, 26 November 2026): tests the release never makes true.
+    # `brokerController != null` in addRetryTopicIfNotExist (5.5.0:167) / addRetryTopicIfNoExit
+    # (5.0.0:139): the field is assigned only by the constructor (5.5.0:82, 5.0.0:61), whose one
+    # caller (javap of every jar of the release) is AckMessageProcessor's constructor (5.5.0:70,
+    # 5.0.0:56), passing the controller it has just dereferenced (5.0.0:53-54, 5.5.0:66-68); 5.5.0's
+    # constructor dereferences it itself (:84). 5.0.0 reviveRetry's `getPopMessageProcessor() !=
+    # null` (121): BrokerController#popMessageProcessor is final, assigned `new
+    # PopMessageProcessor(this)` in the constructor (5.0.0:177, 301); no class of the release's
+    # jars declares another getPopMessageProcessor.
+    *_x(_REV, "5.5.0", "unused", "addRetryTopicIfNotExist's null controller (the constructor dereferences it)",
+        (167, 167)),
+    *_x(_REV, "5.0.0", "unused", "addRetryTopicIfNoExit's null controller, reviveRetry's null PopMessageProcessor "
+        "(final fields set by the constructors)", (121, 121), (139, 139)),
+    # getQueueId (5.5.0:96): called only by PopMetricsManager's revive-lag gauges (javap), as
+    # getReviveBehindMillis above; isShouldRunPopRevive (5.0.0:78, 5.5.0:104): called only by
+    # AckMessageProcessor#isPopReviveServiceRunning, the role probe excluded above (_ROLE)
+    *_x(_REV, "5.5.0", "metrics", "getQueueId (PopMetricsManager's revive-lag gauges only)", (96, 96)),
+    *_x(_REV, "5.5.0", "slave", _ROLE, (104, 104)),
+    *_x(_REV, "5.0.0", "slave", _ROLE, (78, 78)),
 )
 
 

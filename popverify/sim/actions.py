@@ -141,6 +141,9 @@ class ActionSpec:
     # An opt-in kind whose swarm coin comes after every other field, broker options included
     # (it came after them: every configuration drawn before keeps all its fields)
     after_options: bool = False
+    # An opt-in kind whose swarm coin (1/2) comes last of all, after every field above and the
+    # last options (revive5: ScenarioConfig.draw_domain), in declaration order
+    drawn_last: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""

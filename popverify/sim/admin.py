@@ -38,9 +38,10 @@ from typing import Any
 
 import attrs
 
-from popverify.sim.actions import JAVA_INT_MAX, Arg, flag, index, opt_in
+from popverify.sim.actions import JAVA_INT_MAX, MAX_TIME_ARG_MS, Arg, flag, index, opt_in
 from popverify.sim.events import FaultInjected, GroupDeleted, OffsetReset, TopicRecreated, TopicShrunk
 from reference.broker.buffer_merge import GARBAGE_SCAN_PERIOD_MS
+from reference.broker.keys import build_pop_retry_topic
 from reference.common import response_code as rc
 
 
@@ -233,3 +234,72 @@ def _delete_idle(world: Any, topic: bool) -> bool:
 DELETE_IDLE = attrs.evolve(opt_in("delete_idle", 1, _delete_idle, (flag("topic"),), lambda rng, w: (rng.next_boolean(),),
                                   after_options=True),
                            late_if="merge_long_stay")
+# -- revive5 (issue 16): an admin's topic change that a revive pass sees ------------------------
+# delete_recreate and delete_poll re-create the topic at once, so PopReviveService#mergeAndRevive
+# never met a CK whose normal topic is gone (5.0.0:373, 5.5.0:518: it skips the CK and moves the
+# revive offset past it); the topic's queue count never changed under a revive with 5.5.0's
+# useSeparateRetryQueue (addRetryTopicIfNotExist:178 re-creates the retry topic with the new count,
+# initPopRetryOffset:160 keeps the offsets its queues have); and a deleted group came back at the
+# revive's findSubscriptionGroupConfig (auto-create), unless autoCreateSubscriptionGroup is off
+# (the option AUTO_GROUP_OPTION: then the CK is skipped, 5.0.0:378, 5.5.0:523).
+TOPIC_REVIVE_HOW: tuple[str, ...] = ("delete", "grow", "delete_group")
+# The change lasts until the CK it waits for is this far past its revive time: the timer delivers
+# a CK a second before it (1 s wheel) and mergeAndRevive takes a CK only once the round's end
+# time is more than ackTimeInterval + SECOND (2 s) past it (5.0.0:369, 5.5.0:512).
+TOPIC_REVIVE_MARGIN_MS = 4000
+
+
+def _topic_revive(world: Any, how: int, qid: int, ms: int) -> bool:
+    """The admin deletes the consumed topic (``how`` 0), gives it one more queue (1) or deletes
+    the consumed group with its offsets (2); ``ms`` of virtual time pass (the services on their
+    periods, as an ``advance``), the timer delivers and the revive service of revive queue ``qid``
+    runs a round; then the admin restores what changed (UPDATE_AND_CREATE_TOPIC with the queue
+    count, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP). Not applied while a consumer's POP is in flight
+    or parked (the POP of a deleted topic or group is delete_poll's)."""
+    broker, queues = world.broker, world.config.queues
+    if any(c.op is not None for c in world.consumers) or not 0 <= how < len(TOPIC_REVIVE_HOW):
+        return False
+    if how == 0:
+        broker.delete_topic(world.topic)
+    elif how == 1:
+        broker.create_topic(world.topic, queues + 1)
+    else:
+        broker.delete_group(world.group, True)
+    world.pass_time(ms)
+    broker.timer_step()
+    world.revive(qid % broker.config.revive_queue_num)
+    if how == 2:
+        broker.create_group(world.group)
+    else:
+        broker.create_topic(world.topic, queues)
+    world.coverage.add(f"topic_revive:{TOPIC_REVIVE_HOW[how]}")
+    if how == 0:  # a deletion and re-creation: delete_recreate's excuse and assumptions
+        world.publish(TopicRecreated())
+        world.publish(FaultInjected("delete_recreate"))
+    elif how == 2:  # what the group had not acked is not owed (its offsets went with it)
+        world.publish(GroupDeleted(True))
+    return True
+
+
+def topic_revive_draw(rng: Any, world: Any) -> tuple:
+    """(how, the revive queue, the duration): the revive queue and revive time of the stored CK
+    of the consumed topic that revives first (its retry topic's too), else a drawn queue and one
+    invisible time; ``how`` by a coin."""
+    how = rng.next_int(len(TOPIC_REVIVE_HOW))
+    now, retry = world.clock.now(), build_pop_retry_topic(world.topic, world.group)
+    cks = [s for s in world.broker.stored_checkpoints() if s.ck.topic in (world.topic, retry)]
+    if not cks:
+        return how, rng.next_int(world.broker.config.revive_queue_num), world.config.invisible_time
+    first = min(cks, key=lambda s: s.ck.revive_time)
+    return how, first.revive_queue_id, min(max(first.ck.revive_time - now, 0) + TOPIC_REVIVE_MARGIN_MS,
+                                           MAX_TIME_ARG_MS)
+
+
+# weight 3 (an admin's request; at the fault weight, 1 in ~90 steps, a third of the runs listing it
+# would not revive a CK during one); its swarm coin last of all (drawn_last: every field drawn
+# before keeps its value, ScenarioConfig.draw_domain)
+TOPIC_REVIVE = attrs.evolve(opt_in("topic_revive", 3, _topic_revive,
+                                   (Arg("how", int, 0, len(TOPIC_REVIVE_HOW) - 1, value=False), index("qid"),
+                                    # the wait is the CK's (topic_revive_draw): a choice, not a value
+                                    Arg("ms", int, 0, MAX_TIME_ARG_MS, value=False)), topic_revive_draw),
+                            drawn_last=True)

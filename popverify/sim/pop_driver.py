@@ -27,7 +27,7 @@ from popverify.checker.pop import PopChecker
 from popverify.checker.progress import check_after_drain, drain_not_quiet
 from popverify.findings.strategies import HandleKeys, key_witnesses
 from popverify.sim.admin import (ADMIN_ACTIONS, DELETE_GROUP_PERSIST, DELETE_IDLE, DELETE_OTHER, DELETE_POLL,
-                                 TOPIC_SHRINK_PERSIST)
+                                 TOPIC_REVIVE, TOPIC_SHRINK_PERSIST)
 from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, clock_jump_draw, consumer_draw, fault, flag, index,
                                    millis, opt_in)
 from popverify.sim.domain import start_queues
@@ -714,6 +714,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # order4: odd requests of an orderly consumer (opt-in, listed by the orderly configurations,
     # no coin: popverify/sim/request_domain.py)
     ORDERLY_STRAY,
+    # revive5: a topic deleted (or given a queue more) while a revive round runs (opt-in, its
+    # swarm coin last of all: drawn_last; popverify/sim/admin.py)
+    TOPIC_REVIVE,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

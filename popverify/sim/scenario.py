@@ -22,8 +22,8 @@ from popverify.sim.engine import Coverage, Engine, Mode, RunResult
 from popverify.sim.pop_driver import POP_MODE
 from popverify.sim.push_driver import PUSH_MODE
 from popverify.trace.schedule import Action
-from reference.broker.config import (BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION, OFFSETS_PUSH_OPTIONS,
-                                     POLLING_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS)
+from reference.broker.config import (AUTO_GROUP_OPTION, BROKER_OPTIONS, BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION,
+                                     OFFSETS_PUSH_OPTIONS, POLLING_OPTIONS, PUSH_OPTIONS, REVIVE_LOOP_OPTIONS)
 from reference.broker.store import CQ_FILE_UNITS
 from reference.common.javalang import JavaRandom
 
@@ -244,10 +244,13 @@ class ScenarioConfig:
           with probability 1/2; then a non-zero start_offset, with probability 1/2, moved to 1..3
           units before the end of its consume-queue file (near_cq_file_end);
         - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW);
-        - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %,
-          then INIT_OFFSET_OPTION with probability 1/2; then (buffer3) a merge-off configuration
+        - POP: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %, then
+          INIT_OFFSET_OPTION with probability 1/2; then (buffer3) a merge-off configuration
           turns the merge on, one in MERGE_LATE_ONE_IN, with the merge-on late draws; then the
-          LISTED_LAST kinds (delete_idle) by their late_if on the configuration drawn, no coin.
+          LISTED_LAST kinds (delete_idle) by their late_if on the configuration drawn, no coin;
+        - last of all, each opt-in kind declared ``drawn_last`` (POP: topic_revive) with
+          probability 1/2; then POP: AUTO_GROUP_OPTION with probability 1/2, in a configuration
+          listing none of GROUP_DELETIONS.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -255,7 +258,8 @@ class ScenarioConfig:
         queues = boundary_draw(rng, dims["queues"]) if rng.next_int(WIDE_QUEUES_ONE_IN) == 0 else self.queues
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         the_mode = MODES[mode]
-        kinds = [k for k in the_mode.opt_in() if k not in LISTED_LAST]  # (those: listed last of all, below)
+        # (LISTED_LAST: listed last of all, below; drawn_last: by their coins after them)
+        kinds = [k for k in the_mode.opt_in() if k not in LISTED_LAST and not the_mode.spec(k).drawn_last]
         # (store helper: a kind both ``late`` and ``after_options`` is drawn last of all, below)
         final = [k for k in kinds if the_mode.spec(k).after_options and the_mode.spec(k).late]
         last = [k for k in kinds if the_mode.spec(k).after_options and k not in final]
@@ -270,7 +274,7 @@ class ScenarioConfig:
             polling = {"pop_polling_size": rng.next_int(2), "max_pop_polling_size": rng.next_int(3)}
         options = tuple(o for o in BROKER_OPTIONS if o not in PUSH_OPTIONS and o not in BUFFER_THRESHOLD_OPTIONS
                         and o not in REVIVE_LOOP_OPTIONS and o not in OFFSETS_PUSH_OPTIONS and o not in POLLING_OPTIONS
-                        and o != INIT_OFFSET_OPTION and rng.next_boolean()) \
+                        and o not in (INIT_OFFSET_OPTION, AUTO_GROUP_OPTION) and rng.next_boolean()) \
             if mode == "pop" else ()
         # the late opt-in faults (persist_restart, processor_put_fail, flush_timeout), after every
         # field above, each by its own coin (ActionSpec#late_coin)
@@ -309,8 +313,8 @@ class ScenarioConfig:
             options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
         if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
             options += (INIT_OFFSET_OPTION,)
-        # buffer3 (issue 16), last of all: a POP configuration with the merge off turns it on, one
-        # in MERGE_LATE_ONE_IN; it then gets what the draws above give a merge-on configuration
+        # buffer3 (issue 16): a POP configuration with the merge off turns it on, one in
+        # MERGE_LATE_ONE_IN; it then gets what the draws above give a merge-on configuration
         # (the merge-only buffer thresholds by their coins; the late faults whose late_if is the
         # merge: buffer_put_fail unless its coin listed it, graceful_restart; delete_idle below)
         merge = self.enable_pop_buffer_merge
@@ -324,7 +328,14 @@ class ScenarioConfig:
                              broker_options=options, produce_tags=tags, enable_pop_buffer_merge=merge, **polling)
         # then the LISTED_LAST kinds, by their late_if on the configuration drawn (no coin)
         listed = tuple(k for k in LISTED_LAST if k in the_mode.opt_in() and getattr(drawn, the_mode.spec(k).late_if))
-        return attrs.evolve(drawn, actions=drawn.actions + listed)
+        # revive5: the kinds declared drawn_last, each by its own coin; then
+        # autoCreateSubscriptionGroup off, 1/2, where no other action deletes the consumed group
+        # (it would stay gone: GROUP_DELETIONS)
+        last_drawn = tuple(k for k in the_mode.opt_in() if the_mode.spec(k).drawn_last and rng.next_boolean())
+        actions = drawn.actions + listed + last_drawn
+        if mode == "pop" and rng.next_boolean() and not set(actions) & GROUP_DELETIONS:
+            options += (AUTO_GROUP_OPTION,)
+        return attrs.evolve(drawn, actions=actions, broker_options=options)
 
     def _late_listing(self, spec: ActionSpec, rng: JavaRandom) -> bool:
         """Whether the late draw lists ``spec`` (an ``after_options`` kind): its ``late_if`` field
@@ -384,6 +395,9 @@ OFFSETS_PUSH_DRAW: dict[str, int] = dict(zip(OFFSETS_PUSH_OPTIONS, (50, 25, 50),
 # polling3: the percentage of POP configurations that set popLongPollingForceNotifyInterval
 # (one of POLLING_OPTIONS, ScenarioConfig.draw_domain)
 POLLING_OPTION_PERCENT = 50
+# revive5: the kinds that delete the consumed group and leave its re-creation to the consumers'
+# next POP (auto-create): a configuration listing one never draws AUTO_GROUP_OPTION
+GROUP_DELETIONS = frozenset({"delete_group", "delete_group_persist", "delete_poll", "delete_idle"})
 # One configuration in this many re-draws its queue count across the mode's whole range.
 WIDE_QUEUES_ONE_IN = 32
 # Opt-in action kinds of either mode (popverify/sim/actions.py, ActionSpec.opt_in).

@@ -398,6 +398,13 @@ REVIVE_LOOP_OPTIONS: dict[str, str | None] = {
 POLLING_OPTIONS: tuple[str, ...] = ("popLongPollingForceNotifyInterval=1", "popLongPollingForceNotifyInterval=0")
 # polling3: 5.5.0's initPopOffsetByCheckMsgInMem switched off (drawn after POLLING_OPTIONS)
 INIT_OFFSET_OPTION = "initPopOffsetByCheckMsgInMem=false"
+# revive5: BrokerConfig#autoCreateSubscriptionGroup (both releases, default true) switched off:
+# SubscriptionGroupManager#findSubscriptionGroupConfig no longer creates a missing group, so a
+# group the admin deleted stays gone until the admin creates it again (the run's group is created
+# by the admin before its consumers start: PopWorld, the harness's createGroup); POP answers
+# SUBSCRIPTION_GROUP_NOT_EXIST for a group that does not exist and mergeAndRevive skips its CKs
+# (5.0.0:378, 5.5.0:523). Drawn last of all (ScenarioConfig.draw_domain).
+AUTO_GROUP_OPTION = "autoCreateSubscriptionGroup=false"
 
 
 # Profile -> the BrokerConfig fields whose value at that release differs from the defaults
@@ -406,7 +413,7 @@ INIT_OFFSET_OPTION = "initPopOffsetByCheckMsgInMem=false"
 RELEASE_SWITCHES: dict[str, dict[str, object]] = {
     "v5.0": {"broker_options_known": ("serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                       "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
-                                      *REVIVE_LOOP_OPTIONS, "enablePropertyFilter")},
+                                      *REVIVE_LOOP_OPTIONS, "enablePropertyFilter", AUTO_GROUP_OPTION)},
     "v5.5": {
         "retry_first_by_probability": True,
         "supports_batch_ack": True,
@@ -452,7 +459,8 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
                                  "serverLoadBalancerEnable=false", "defaultMessageRequestMode=POP",
                                  "litePullMessageEnable=false", "filterSupportRetry", *BUFFER_THRESHOLD_OPTIONS,
                                  *REVIVE_LOOP_OPTIONS, "enablePropertyFilter", "enableBroadcastOffsetStore=false",
-                                 *POLLING_OPTIONS, INIT_OFFSET_OPTION, "useServerSideResetOffset=false"),
+                                 *POLLING_OPTIONS, INIT_OFFSET_OPTION, "useServerSideResetOffset=false",
+                                 AUTO_GROUP_OPTION),
     },
 }
 
@@ -512,6 +520,8 @@ BROKER_OPTIONS: dict[str, str | None] = {
     # polling3: appended last; the swarm draws one at most, after every other field
     **dict.fromkeys(POLLING_OPTIONS, "pop_long_polling_force_notify_interval"),
     INIT_OFFSET_OPTION: "init_pop_offset_by_check_msg_in_mem",
+    # revive5: appended last; the swarm draws it after every other field
+    AUTO_GROUP_OPTION: "auto_create_subscription_group",
 }
 # The options the push mode draws (and the POP mode does not): only QueryAssignmentProcessor and
 # PullMessageProcessor read them, which a push run reaches and a POP run never calls.

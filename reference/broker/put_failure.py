@@ -24,7 +24,14 @@ puts (spec/broker.md, "Store put failures"):
 
 Besides, ``arm_retry`` refuses the next N revive retry puts whenever they come (the
 ``revive_put_fail`` fault): a revive re-sends only after a CK's invisible time has passed
-un-acked, which a put failure armed at a random step almost never meets.
+un-acked, which a put failure armed at a random step almost never meets. A store that cannot
+create its next commit-log file refuses in one of two places (CommitLog#asyncPutMessage,
+5.5.0:1074-1076 and 1084-1092; 5.0.0 alike): before the append when the last file is full
+(CREATE_MAPPED_FILE_FAILED, no append result) or after an append that met the file's end
+(CREATE_MAPPED_FILE_FAILED with the END_OF_FILE append result). Every caller takes both as a
+refusal; reviveRetry tests them apart (``appendMessageResult == null || status != PUT_OK``,
+5.0.0:115, 5.5.0:145-146). The revive's refusals alternate (revive5): the first of an arming
+has no append result, the second the END_OF_FILE one (``file_end`` counts those).
 
 Likewise ``arm_processor`` refuses the next N puts of one processor site, ``ack`` (AckMessageProcessor's
 ACK and ChangeInvisibleTimeProcessor#ackOrigin's) or ``change_invisible_ck``, whenever they come
@@ -80,6 +87,8 @@ class StorePutFaults:
     timeout_site: str = ""  # the site arm_flush_timeout named
     timeout_pending: int = 0  # its puts still to answer FLUSH_DISK_TIMEOUT
     timed_out: list[str] = attrs.Factory(list)  # the sites answered so
+    retry_taken: int = 0  # arm_retry's refusals since its arming (revive5)
+    file_end: int = 0  # revive retry refusals answered with the END_OF_FILE append result (revive5)
 
     def arm(self, count: int) -> None:
         """The next ``count`` puts (1..MAX_PENDING_FAILURES) fail; replaces what was pending."""
@@ -89,6 +98,7 @@ class StorePutFaults:
         """The next ``count`` (1..MAX_PENDING_FAILURES) revive retry puts fail, whenever they
         come; replaces what was armed so."""
         self.retry_pending = _count(count, "put failure")
+        self.retry_taken = 0
 
     def arm_processor(self, site: str, count: int) -> None:
         """The next ``count`` (1..MAX_PENDING_FAILURES) puts at ``site`` (PROCESSOR_SITES or
@@ -112,6 +122,8 @@ class StorePutFaults:
             raise ValueError(f"unknown put site {site!r}")
         if site == "revive_retry" and self.retry_pending > 0:
             self.retry_pending -= 1
+            self.retry_taken += 1
+            self.file_end += self.retry_taken % 2 == 0  # the second of an arming met the file's end
             self.failed.append(site)
             return True
         if site == self.processor_site and self.processor_pending > 0:

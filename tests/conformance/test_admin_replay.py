@@ -12,13 +12,15 @@ import pytest
 
 from lockstep_pool import Pool
 from popverify.conformance.confirm import run_lockstep
-from popverify.sim.admin import OTHER_DELETIONS, reset_target
+from popverify.sim.admin import OTHER_DELETIONS, topic_revive_draw, reset_target
+from popverify.sim.pop_driver import PopDriver
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
 from reference.broker.config import RELEASE_SWITCHES
 from reference.broker.consumer_order_info import ConsumerOrderInfoManager
 from reference.broker.offset_manager import ConsumerOffsetManager
 from reference.broker.pop_processor import PopLongPollingService
+from reference.common.javalang import JavaRandom
 
 needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn") is None,
                                reason="the lockstep harness needs a JDK and Maven")
@@ -278,6 +280,45 @@ IDLE = [Action("produce", (0,))] * 3 + _pop() + _acks(3) + [Action("scan", ()), 
     _pop() + _acks(3) + [Action("scan", ()), Action("delete_idle", (True,)), Action("produce", (0,))] + _pop()
 
 
+# revive5: `topic_revive` on 5.5.0 with useSeparateRetryQueue and autoCreateSubscriptionGroup off.
+# Queue 1's two messages are revived into retry queue 1 (the retry topic created with 2 queues);
+# then, each time with a fresh un-acked POP whose CK the step waits for: the topic given a third
+# queue during a revive round (addRetryTopicIfNotExist re-creates the retry topic with 3 queues,
+# initPopRetryOffset keeps queues 0 and 1's offsets: 5.5.0:178, 160), the group deleted with its
+# offsets (mergeAndRevive skips the CK: 523) and the topic deleted (518). 5.0.0 runs the same
+# deletions (373, 378) through the same model code: one release suffices.
+TOPIC_REVIVE = ScenarioConfig(queues=2, consumers=1, invisible_time=5000, max_msg_nums=4, enable_pop_buffer_merge=False,
+                              services_on_period=False, drain=False,
+                              actions=("produce", "pop", "pop_step", "ack", "advance", "timer", "revive", "topic_revive"),
+                              broker_options=("useSeparateRetryQueue", "autoCreateSubscriptionGroup=false"))
+
+
+def _topic_revive_schedule() -> list[Action]:
+    """TOPIC_REVIVE's schedule: each topic_revive waits for the CK of the POP before it (its revive
+    queue and time, as the swarm draws them: admin.topic_revive_draw)."""
+    d = PopDriver("v5.5", 0, TOPIC_REVIVE, False, False)
+    out: list[Action] = []
+
+    def run(*actions: Action) -> None:
+        for a in actions:
+            assert d.step(a), a
+            out.append(a)
+
+    def pop(queue: int) -> None:
+        run(Action("pop", (0, queue, False)))
+        while d.world.consumers[0].op is not None:  # its steps until it is answered
+            run(Action("pop_step", (0,)))
+    run(Action("produce", (1,)), Action("produce", (1,)))
+    pop(1)
+    run(Action("advance", (6000,)), Action("timer", ()), Action("advance", (3000,)), Action("timer", ()),
+        *[Action("revive", (q,)) for q in range(8)])
+    for how, queue in ((1, 1), (2, 0), (0, 0)):
+        run(Action("produce", (queue,)))
+        pop(queue)
+        run(Action("topic_revive", (how, *topic_revive_draw(JavaRandom(0), d.world)[1:])))
+    return out
+
+
 @needs_jdk
 @pytest.mark.slow
 def test_a_deletion_the_garbage_scan_sees_agrees(lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,3 +333,20 @@ def test_a_deletion_the_garbage_scan_sees_agrees(lockstep_pool: Pool, monkeypatc
     monkeypatch.setattr(Broker, "delete_group", lambda self, group, clean_offset: self.groups.discard(group) or 0)
     v = run_lockstep("v5.5", 0, config, IDLE, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.action == ("delete_idle", False), v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_topic_revive_agrees_on_5_5_0_and_models_that_revive_what_is_gone_are_caught(
+        lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    schedule = _topic_revive_schedule()
+    client = lockstep_pool.client("5.5.0")
+    v = run_lockstep("v5.5", 0, TOPIC_REVIVE, schedule, client)
+    assert v.status == "agrees", v.to_json()
+    steps = [i for i, a in enumerate(schedule) if a.kind == "topic_revive"]
+    # a model whose revive takes the CK of a deleted group (auto-create left on) re-sends what
+    # Java skips, at that step. (A deleted topic's CK skipped or not writes the same: its
+    # messages went with the topic's consume queues, so the revive reads none.)
+    monkeypatch.setattr(Broker, "find_group", lambda self, group: True)
+    broken = run_lockstep("v5.5", 0, TOPIC_REVIVE, schedule, client)
+    assert broken.status == "diverges" and broken.step == steps[1], broken.to_json()

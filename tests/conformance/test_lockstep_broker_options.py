@@ -41,13 +41,14 @@ SKIP_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("advance", 6000), _a("time
                  _a("timer"), *_REVIVE_ALL, _a("ack", 0, 0), _a("timer"), _a("advance", 181_000), _a("timer"),
                  *_REVIVE_ALL]
 # revive_put_fail, armed before m0's CK is due: the revive's retry put is refused when it comes
-# (5.5.0: rePutCK writes a one-message CK, revived by a later round)
+# (5.5.0: rePutCK writes a one-message CK, revived by a later round, whose retry put is refused
+# too: the arming's second refusal, answered with the END_OF_FILE append result, revive5)
 # (revive4: with reviveMaxSlow=1, the loop's back-off ceiling, and tagged messages, whose revived
 # copies keep their tags, reviveRetry 5.0.0:94, 5.5.0:115, on both releases)
 REVIVE_FAIL = ScenarioConfig(queues=1, consumers=1, invisible_time=5000, max_msg_nums=1,
                              enable_pop_buffer_merge=False, services_on_period=False, drain=True,
                              faults=("revive_put_fail",), broker_options=("reviveMaxSlow=1",), produce_tags=True)
-REVIVE_FAIL_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("revive_put_fail", 1), _a("produce", 0),
+REVIVE_FAIL_SCHEDULE = [_a("produce", 0), *_pop(0, 0, 3), _a("revive_put_fail", 2), _a("produce", 0),
                         _a("advance", 6000), _a("timer"), _a("advance", 3000), _a("timer"), *_REVIVE_ALL]
 # useSeparateRetryQueue: the revive of queue 1's two messages creates the retry topic with the
 # topic's two queues (addRetryTopicIfNotExist:174-180) and puts both copies into retry queue 1
@@ -149,6 +150,14 @@ def test_revive_put_fail_agrees_and_a_model_ignoring_it_diverges(profile: str, m
         verdict = run_lockstep(profile, 3, REVIVE_FAIL, REVIVE_FAIL_SCHEDULE, client)
         assert verdict.status == "agrees", verdict.to_json()
         assert verdict.put_failures[0] == "revive_retry"
+        if profile == "v5.5":
+            # revive5: the second refusal carries END_OF_FILE on Java (PutRefusal#refused), which
+            # reviveRetry's `status != PUT_OK` reads; a model that does not count it diverges
+            assert verdict.put_failures == ("revive_retry", "revive_retry"), verdict.to_json()
+            with monkeypatch.context() as m:
+                m.setattr(put_failure.StorePutFaults, "retry_taken", property(lambda f: 1, lambda f, v: None))
+                no_file_end = run_lockstep(profile, 3, REVIVE_FAIL, REVIVE_FAIL_SCHEDULE, client)
+            assert no_file_end.status == "diverges" and no_file_end.key.endswith("fileEnd"), no_file_end.to_json()
         # a model that records the arming but never refuses the retry: Java refuses it in the
         # revive round that re-sends m0, the model does not
         take = put_failure.StorePutFaults.take

@@ -1,6 +1,7 @@
 package popverify.lockstep;
 
 import com.alibaba.fastjson.JSONObject;
+import java.lang.reflect.Method;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.rocketmq.broker.processor.AdminBrokerProcessor;
@@ -20,6 +21,10 @@ import org.apache.rocketmq.remoting.protocol.RemotingCommand;
  *       it (AdminBrokerProcessor#resetOffset → resetOffsetInner); otherwise UPDATE_CONSUMER_OFFSET
  *       (15) through ConsumerManageProcessor, what 5.0.0's mqadmin resetOffsetByTime -b -q sends
  *       (DefaultMQAdminExtImpl#resetOffsetByQueueId). Answer {code}.</li>
+ *   <li>{@code createGroup} {group?} (revive5): a new SubscriptionGroupConfig of the group, what
+ *       UPDATE_AND_CREATE_SUBSCRIPTIONGROUP stores (AdminBrokerProcessor#updateAndCreateSubscriptionGroup
+ *       → SubscriptionGroupManager#updateSubscriptionGroupConfig); with autoCreateSubscriptionGroup
+ *       off the admin creates the run's group so. Answer {code: 0}.</li>
  * </ul>
  */
 final class AdminGroupOps {
@@ -33,6 +38,17 @@ final class AdminGroupOps {
     static Object handle(Lockstep.Broker b, String op, JSONObject req) throws Exception {
         String group = req.getString("group") == null ? Lockstep.GROUP : req.getString("group");
         Map<String, String> f = new HashMap<>();
+        if (op.equals("createGroup")) {
+            Class<?> cls = AdminPermOps.groupConfigClass();
+            Object config = cls.getConstructor().newInstance();
+            cls.getMethod("setGroupName", String.class).invoke(config, group);
+            Object manager = b.controller.getSubscriptionGroupManager();
+            Method update = manager.getClass().getMethod("updateSubscriptionGroupConfig", cls);
+            update.invoke(manager, config);
+            JSONObject o = new JSONObject(true);
+            o.put("code", 0);
+            return o;
+        }
         if (op.equals("deleteGroup")) {
             f.put("groupName", group);
             f.put("cleanOffset", String.valueOf(req.getBooleanValue("cleanOffset")));

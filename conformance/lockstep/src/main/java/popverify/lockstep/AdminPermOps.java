@@ -40,7 +40,8 @@ final class AdminPermOps {
         return new JSONObject(true);
     }
 
-    private static Class<?> groupConfigClass() throws ClassNotFoundException {
+    /** SubscriptionGroupConfig of the release the harness runs (AdminGroupOps' createGroup too). */
+    static Class<?> groupConfigClass() throws ClassNotFoundException {
         for (String name : GROUP_CONFIG) {
             try {
                 return Class.forName(name);

@@ -705,7 +705,7 @@ public final class Lockstep {
                 case "deferWoken": case "runWoken": case "pollingTimeout": case "closeChannel": return LongPollOps.handle(this, op, req);
                 case "cleanQueueLocks": return QueueLockOps.clean(this);
                 case "startQueues": return StartOffsetOps.start(this, req);
-                case "deleteGroup": case "resetOffset": return AdminGroupOps.handle(this, op, req);
+                case "deleteGroup": case "resetOffset": case "createGroup": return AdminGroupOps.handle(this, op, req);
                 case "writeOnlyTopic": case "disableGroup": return AdminPermOps.handle(this, op, req);
                 case "fireOrderLockTimers": return OrderLockTimer.fire(this);
                 case "heartbeat": case "unregister": case "pull": case "pullHeld": case "queryOffset": case "updateOffset": case "consumerList": case "minOffset": case "maxOffset": case "searchOffset": case "pushState": case "lockBatch": case "unlockBatch": case "sendBack": case "scheduleStep": return PullOps.handle(this, op, req);

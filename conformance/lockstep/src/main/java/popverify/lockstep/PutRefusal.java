@@ -8,6 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.rocketmq.broker.failover.EscapeBridge;
 import org.apache.rocketmq.common.PopAckConstants;
 import org.apache.rocketmq.common.message.MessageExtBrokerInner;
+import org.apache.rocketmq.store.AppendMessageResult;
+import org.apache.rocketmq.store.AppendMessageStatus;
 import org.apache.rocketmq.store.MessageStore;
 import org.apache.rocketmq.store.PutMessageResult;
 import org.apache.rocketmq.store.PutMessageStatus;
@@ -26,7 +28,8 @@ import org.apache.rocketmq.store.PutMessageStatus;
  * original method. Producer puts (the harness's `put`), the timer's own deliveries (TimerMessageStore's
  * escape-bridge hook, EscapeBridge#putMessage) and everything else reach the store untouched.
  *
- * <p>`refuseRetryPuts` and `refuseProcessorPuts` refuse one site's next puts whenever they come;
+ * <p>`refuseRetryPuts` and `refuseProcessorPuts` refuse one site's next puts whenever they come
+ * (the second refusal of each `refuseRetryPuts` pair with an END_OF_FILE append result: refused());
  * `flushTimeouts` lets one site's next puts through and answers them FLUSH_DISK_TIMEOUT.
  *
  * <p>The site names are reference/broker/put_failure.py's PUT_SITES.
@@ -38,6 +41,12 @@ public final class PutRefusal {
     private static int pending;
     /** Revive retry puts still to refuse, whenever they come (`refuseRetryPuts`). */
     private static int retryPending;
+    /** revive5: refuseRetryPuts' refusals since its arming; the second of each pair met the file's
+     * end (put_failure.py StorePutFaults#take), and how many were answered so. */
+    private static int retryTaken;
+    private static int fileEnd;
+    /** Whether the refusal take() just granted met the file's end. */
+    private static boolean atFileEnd;
     /** The processor site `refuseProcessorPuts` named, and its puts still to refuse. */
     private static String processorSite = "";
     private static int processorPending;
@@ -61,6 +70,8 @@ public final class PutRefusal {
     static synchronized void clear() {
         pending = 0;
         retryPending = 0;
+        retryTaken = 0;
+        fileEnd = 0;
         processorSite = "";
         processorPending = 0;
         timeoutSite = "";
@@ -80,6 +91,7 @@ public final class PutRefusal {
      * come (put_failure.py StorePutFaults#arm_retry; the `revive_put_fail` fault). */
     static synchronized JSONObject armRetry(JSONObject req) {
         retryPending = Lockstep.bounded(req, "count", -1, 1, MAX_PENDING);
+        retryTaken = 0;
         return state();
     }
 
@@ -114,8 +126,8 @@ public final class PutRefusal {
     }
 
     /** {pending, retryPending, failed: [site, ...]}; {processorSite, processorPending},
-     * {timeoutSite, timeoutPending} while armed and timedOut once a put was answered so (also
-     * part of the `state` answer). */
+     * {timeoutSite, timeoutPending} while armed, timedOut once a put was answered so and fileEnd
+     * once a retry refusal carried END_OF_FILE (also part of the `state` answer). */
     static synchronized JSONObject state() {
         JSONObject o = new JSONObject(true);
         o.put("pending", pending);
@@ -132,13 +144,19 @@ public final class PutRefusal {
         if (!TIMED_OUT.isEmpty()) {
             o.put("timedOut", new JSONArray(new ArrayList<Object>(TIMED_OUT)));
         }
+        if (fileEnd > 0) {
+            o.put("fileEnd", fileEnd);
+        }
         return o;
     }
 
     /** Whether this put fails (one pending failure used up, the site recorded). */
     private static synchronized boolean take(String site) {
+        atFileEnd = false;
         if ("revive_retry".equals(site) && retryPending > 0) {
             retryPending--;
+            atFileEnd = ++retryTaken % 2 == 0;
+            fileEnd += atFileEnd ? 1 : 0;
             FAILED.add(site);
             return true;
         }
@@ -191,8 +209,12 @@ public final class PutRefusal {
         return timeout ? f.thenApply(PutRefusal::timedOut) : f;
     }
 
-    private static PutMessageResult refused() {
-        return new PutMessageResult(PutMessageStatus.CREATE_MAPPED_FILE_FAILED, null);
+    /** CommitLog#asyncPutMessage's answer when it cannot create the next file: before the
+     * append (no result, 5.5.0:1076) or, revive5, after an append that met the file's end (its
+     * END_OF_FILE result, 5.5.0:1092), which reviveRetry's `status != PUT_OK` test reads. */
+    private static synchronized PutMessageResult refused() {
+        return new PutMessageResult(PutMessageStatus.CREATE_MAPPED_FILE_FAILED,
+            atFileEnd ? new AppendMessageResult(AppendMessageStatus.END_OF_FILE) : null);
     }
 
     /** EscapeBridge#asyncPutMessageToSpecificQueue, which 5.0.0 lacks (only 5.5.0 bytecode calls
