@@ -141,6 +141,10 @@ class ActionSpec:
     # An opt-in kind whose swarm coin comes after every other field, broker options included
     # (it came after them: every configuration drawn before keeps all its fields)
     after_options: bool = False
+    # revive6: an opt-in kind whose swarm coin is drawn after every other draw of draw_domain
+    # (the polling and init-offset options' too): every configuration drawn before keeps all
+    # its fields, and no other kind's coin moves
+    drawn_last: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
         """The arguments, drawn from ``rng`` (none for an action without arguments)."""
@@ -162,12 +166,13 @@ class ActionSpec:
 
 
 def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-           drawn_with: str = "", late: bool = False, after_options: bool = False) -> ActionSpec:
+           drawn_with: str = "", late: bool = False, after_options: bool = False,
+           drawn_last: bool = False) -> ActionSpec:
     """An opt-in action: run only when the configuration lists it (``drawn_with``: listed or
     left out together with that earlier opt-in kind; ``late``: its swarm coin after the opt-in
-    faults'; ``after_options``: after every other field's)."""
+    faults'; ``after_options``: after every other field's; ``drawn_last``: after all of them)."""
     return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with, late=late,
-                      after_options=after_options)
+                      after_options=after_options, drawn_last=drawn_last)
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,

@@ -32,7 +32,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
-from popverify.sim.request_domain import BATCH_ACK_REQUEST, REQUEST_DOMAIN_ACTIONS
+from popverify.sim.request_domain import BATCH_ACK_REQUEST, REQUEST_DOMAIN_ACTIONS, REVIVE_TOPIC_PUT
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -699,6 +699,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # polling3: a group or topic deletion the long-polling clean-up sees (opt-in, its swarm coin
     # last of all: popverify/sim/admin.py)
     DELETE_POLL,
+    # revive6 (issue 16): a producer's message to the revive topic that no broker writes (opt-in,
+    # its swarm coin after every other draw: popverify/sim/request_domain.py)
+    REVIVE_TOPIC_PUT,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

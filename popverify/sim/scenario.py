@@ -236,8 +236,9 @@ class ScenarioConfig:
           with probability 1/2; then a non-zero start_offset, with probability 1/2, moved to 1..3
           units before the end of its consume-queue file (near_cq_file_end);
         - push: each of OFFSETS_PUSH_OPTIONS by its own coin (OFFSETS_PUSH_DRAW);
-        - POP, last of all: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %,
-          then INIT_OFFSET_OPTION with probability 1/2.
+        - POP: one of POLLING_OPTIONS with probability POLLING_OPTION_PERCENT %, then
+          INIT_OFFSET_OPTION with probability 1/2;
+        - last of all, each ``drawn_last`` opt-in kind (POP: revive_topic_put) with probability 1/2.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte
@@ -245,7 +246,8 @@ class ScenarioConfig:
         queues = boundary_draw(rng, dims["queues"]) if rng.next_int(WIDE_QUEUES_ONE_IN) == 0 else self.queues
         start = boundary_draw(rng, dims["start_offset"]) if rng.next_boolean() else 0
         the_mode = MODES[mode]
-        kinds = the_mode.opt_in()
+        # (revive6: a drawn_last kind is drawn after everything below, last of all)
+        kinds = tuple(k for k in the_mode.opt_in() if not the_mode.spec(k).drawn_last)
         # (store helper: a kind both ``late`` and ``after_options`` is drawn last of all, below)
         final = [k for k in kinds if the_mode.spec(k).after_options and the_mode.spec(k).late]
         last = [k for k in kinds if the_mode.spec(k).after_options and k not in final]
@@ -300,6 +302,9 @@ class ScenarioConfig:
             options += (POLLING_OPTIONS[rng.next_int(len(POLLING_OPTIONS))],)
         if mode == "pop" and rng.next_boolean():  # then initPopOffsetByCheckMsgInMem off, 1/2
             options += (INIT_OFFSET_OPTION,)
+        # revive6 (issue 16): each drawn_last opt-in kind (POP: revive_topic_put), on with
+        # probability 1/2, after every draw above
+        opt += tuple(k for k in the_mode.opt_in() if the_mode.spec(k).drawn_last and rng.next_boolean())
         return attrs.evolve(self, queues=queues, start_offset=start, actions=self.actions + opt,
                             faults=self.faults + opt_faults, domain_bias=CAMPAIGN_DOMAIN_BIAS,
                             broker_options=options, produce_tags=tags, **polling)

@@ -48,7 +48,12 @@ CK_REWRITE_INTERVALS_S: tuple[int, ...] = (10, 20, 30, 60, 120, 180, 240, 300, 3
                                            3600, 7200)
 
 
-class ReviveRetryFailed(Exception):
+class ReviveRoundFailed(Exception):
+    """An exception of the round, which PopReviveService#run catches (`catch (Throwable e)`, it
+    logs "revive error"): the round ends there, its revive offset not committed."""
+
+
+class ReviveRetryFailed(ReviveRoundFailed):
     """5.0.0 reviveRetry: ``throw new Exception("reviveQueueId=..., revive error")`` when the
     retry-topic put fails; PopReviveService#run catches it and the round ends there."""
 
@@ -91,6 +96,7 @@ class PopReviveService:
         self.re_put_cks: list[PopCheckPoint] = []  # CKs rePutCK wrote (inspection)
         self._failed_retries: list[int] = []  # 5.5.0: offsets of this CK whose retry put failed
         self.copies_too_big = 0  # retry copies the store refused for their properties (revive4)
+        self.rounds_failed_reading = 0  # revive6: rounds thrown at a message without a deliver time
         self.revive_offset = offsets.query_offset(REVIVE_GROUP, revive_topic, queue_id)
         self.should_run = True
         self.last_round: ConsumeReviveObj | None = None
@@ -99,11 +105,11 @@ class PopReviveService:
     def revive_step(self) -> list[RevivedMessage]:
         """One round: consumeReviveMessage + mergeAndRevive; returns the messages re-sent."""
         obj = ConsumeReviveObj()
-        self.consume_revive_message(obj)
         before = len(self.revived)
         try:
+            self.consume_revive_message(obj)
             self.merge_and_revive(obj)
-        except ReviveRetryFailed:
+        except ReviveRoundFailed:
             # 5.0.0 PopReviveService#run: `catch (Throwable e)` logs "revive error"; the CKs
             # revived before the failure stay revived, the revive offset is not committed, so
             # the next round reads them again and re-sends their messages.
@@ -191,6 +197,14 @@ class PopReviveService:
                             if index > -1:
                                 point.bit_map = set_bit(point.bit_map, index)
                 deliver_time = m.deliver_time_ms
+                # revive6: a message the timer did not deliver (a producer's of another tag) has
+                # no TIMER_DELIVER_MS: 5.5.0's Message#getDeliverTimeMs answers 0, never above
+                # endTime; 5.0.0's parses the missing property and throws
+                if deliver_time == 0:
+                    if not self._cfg.deliver_time_answers_zero:
+                        self.rounds_failed_reading += 1
+                        raise ReviveRoundFailed("NumberFormatException: getDeliverTimeMs without TIMER_DELIVER_MS")
+                    continue
                 if end_time is None or deliver_time > end_time:
                     end_time = deliver_time
             offset += len(msgs)
