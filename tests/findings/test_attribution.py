@@ -77,7 +77,7 @@ KNOWN_RUNS = [
 # (offsets helper: delete_other, drawn with delete_group, and the push options drawn last too;
 # polling3: delete_poll)
 LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist", "delete_other",
-                "delete_poll")
+                "delete_poll", "revive_topic_put")
 # the options drawn after pop_shape's coin (buffer helper, revive4, offsets, polling3)
 LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_OPTIONS, *POLLING_OPTIONS, INIT_OFFSET_OPTION)
 
@@ -85,7 +85,7 @@ LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_O
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The seed's swarm configuration without the draws made after pop_shape's coin
     (batch_ack_request, consumer_close, delete_group_persist, topic_shrink_persist, delete_other,
-    delete_poll, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags, and the store
+    delete_poll, revive_topic_put, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags, and the store
     helper's move of a start offset near its consume-queue file's end): every other field, and
     so the run, is what the sweeps pinned. A re-pin over the full draw needs a new sweep (about
     600 seeds of 400 steps per profile, as the buffer helper's for F14)."""

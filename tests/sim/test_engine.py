@@ -175,10 +175,11 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
                 run_scenario("v5.5", seed, 300, mode=mode, config=config, domain=domain)
                 if MODES[mode].opt_in():
                     # the opt-in kinds in runs of their own (the runs above keep their draws);
-                    # batch_ack_request and topic_shrink_persist have no value argument: left out,
-                    # the others keep their draws
+                    # batch_ack_request, topic_shrink_persist and revive_topic_put have no value
+                    # argument: left out, the others keep their draws
                     kinds = tuple(k for k in MODES[mode].opt_in() if k not in ("batch_ack_request",
-                                                                               "topic_shrink_persist"))
+                                                                               "topic_shrink_persist",
+                                                                               "revive_topic_put"))
                     config = attrs.evolve(config, actions=("produce", "pop_step") + kinds, faults=())
                     run_scenario("v5.5", seed, 150, mode=mode, config=config, domain=domain)
         return domain
