@@ -45,7 +45,7 @@ from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
 from reference.broker.pop_processor import PopOperation
 from reference.common import response_code as rc
 from reference.common.javalang import to_long
-from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.common.message import PROPERTY_TIMER_DELIVER_MS, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.common.pop import PopRequest
 
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
@@ -912,9 +912,11 @@ class Lockstep:
             # revive6: the producer's message to the revive topic (request_domain.REVIVE_TOPIC_PUTS),
             # put by the harness's store put as `produce`'s; any uniq key of the same length weighs the same
             ev = next(e for e in d.events if e["type"] == "request")
-            tags, body = REVIVE_TOPIC_PUTS[ev["kind"]]
+            # (a timed one's deliver time: the put's, now, in Java's clock)
+            tags, body, timed = REVIVE_TOPIC_PUTS[ev["kind"]]
             put = {"op": "put", "topic": ev["topic"], "queueId": ev["queue"], "uniqKey": "0" * 32, "body": body,
-                   "tags": tags}
+                   "tags": tags, **({"properties": {PROPERTY_TIMER_DELIVER_MS: str(to_java_time(d.clock.now()))}}
+                                    if timed else {})}
             return ({"status": PUT_OK, "queueOffset": ev["offset"]}, [put],
                     lambda a: {"status": a[0].get("status", a[0].get("error")), "queueOffset": a[0].get("queueOffset")})
         if kind == "batch_ack_request":

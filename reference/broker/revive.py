@@ -25,7 +25,7 @@ from reference.broker.store import GetMessageStatus, MessageStore
 from reference.broker.timer import TimerService
 from reference.common.clock import wall_clock_ms
 from reference.common.message import (MAX_PROPERTIES_LENGTH, PROPERTY_FIRST_POP_TIME, PROPERTY_ORIGIN_GROUP,
-                                      PROPERTY_TAGS, MessageExt, properties_length)
+                                      PROPERTY_TAGS, PROPERTY_TIMER_DELIVER_MS, MessageExt, properties_length)
 
 
 @attrs.define(slots=True)
@@ -196,15 +196,17 @@ class PopReviveService:
                             index = point.index_of_ack(ack_offset)
                             if index > -1:
                                 point.bit_map = set_bit(point.bit_map, index)
-                deliver_time = m.deliver_time_ms
-                # revive6: a message the timer did not deliver (a producer's of another tag) has
-                # no TIMER_DELIVER_MS: 5.5.0's Message#getDeliverTimeMs answers 0, never above
-                # endTime; 5.0.0's parses the missing property and throws
-                if deliver_time == 0:
+                # Message#getDeliverTimeMs reads TIMER_DELIVER_MS, which every message the broker
+                # writes here has (TimerService#put). revive6: a producer's message without it (of
+                # another tag) answers 0 on 5.5.0, never above endTime; 5.0.0 parses the missing
+                # property and throws
+                raw = m.properties.get(PROPERTY_TIMER_DELIVER_MS)
+                if raw is None:
                     if not self._cfg.deliver_time_answers_zero:
                         self.rounds_failed_reading += 1
                         raise ReviveRoundFailed("NumberFormatException: getDeliverTimeMs without TIMER_DELIVER_MS")
                     continue
+                deliver_time = int(raw)
                 if end_time is None or deliver_time > end_time:
                     end_time = deliver_time
             offset += len(msgs)

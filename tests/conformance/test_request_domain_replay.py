@@ -53,8 +53,8 @@ def _schedule() -> list[Action]:
           for t in (0,)]
     # batch acks with no body, no acks list, an empty list (5.0.0: no such request)
     s += [Action("batch_ack_request", (b,)) for b in range(len(BATCH_ACK_BODY_KINDS))]
-    # revive6: a producer's messages to revive queue 0 that no broker writes, the other tag last
-    # (5.0.0's round throws there: the skips before it run on both releases)
+    # revive6: a producer's messages to revive queue 0 that no broker writes, the one without a
+    # deliver time last (5.0.0's round throws there: the skips before it run on both releases)
     s += [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index(k))) for k in REVIVE_PUT_KINDS]
     s += [Action("ack_request", (0, 0, HANDLE_KINDS.index("duplicate"))), Action("advance", (20,)),
           Action("timer",), Action("revive", (0,))]
@@ -131,10 +131,11 @@ def test_a_batch_ack_without_acks_answered_success_is_caught(monkeypatch: pytest
     assert (verdict.key, verdict.model, verdict.java) == (".response.code", rc.SUCCESS, rc.NO_MESSAGE)
 
 
-def test_a_revive_round_reaching_another_tag_throws_on_5_0_only() -> None:
+def test_a_revive_round_reaching_an_untimed_message_throws_on_5_0_only() -> None:
     """(On the model) revive6: revive queue 0's round reads the CK without a topic, the CK without a
-    group and the ACK without a broker name, skips them, then reaches the message of another tag:
-    5.0.0's getDeliverTimeMs throws (the round ends, nothing committed), 5.5.0 skips it too."""
+    group, the ACK without a broker name and a timed message of another tag, skips them, then
+    reaches the untimed one: 5.0.0's getDeliverTimeMs throws (the round ends, nothing committed),
+    5.5.0 skips it too."""
     schedule = [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index(k))) for k in REVIVE_PUT_KINDS]
     schedule += [Action("advance", (20,)), Action("timer",), Action("revive", (0,))]
     for profile, throws in (("v5.0", 1), ("v5.5", 0)):
@@ -146,12 +147,12 @@ def test_a_revive_round_reaching_another_tag_throws_on_5_0_only() -> None:
 
 @needs_jdk
 @pytest.mark.slow
-def test_a_5_0_revive_that_skips_another_tag_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_5_0_revive_that_skips_an_untimed_message_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """revive6: a 5.0.0 model whose getDeliverTimeMs answers 0 without the property (5.5.0's)
-    diverges at the revive that reaches the producer's message of another tag: Java's round
-    throws NumberFormatException."""
+    diverges at the revive that reaches the producer's message without a deliver time: Java's
+    round throws NumberFormatException."""
     monkeypatch.setitem(RELEASE_SWITCHES["v5.0"], "deliver_time_answers_zero", True)
-    schedule = [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index("other_tag"))), Action("advance", (20,)),
+    schedule = [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index("untimed_tag"))), Action("advance", (20,)),
                 Action("timer",), Action("revive", (0,))]
     with LockstepClient(RELEASES["v5.0"]) as client:
         verdict = run_lockstep("v5.0", 5, CONFIG, schedule, client)
