@@ -36,6 +36,7 @@ from popverify.sim.actions import PADDING_PROPERTY, PRODUCE_TAG
 from popverify.sim.domain import boundary_draw, config_dimensions
 from popverify.sim import pop_shapes
 from popverify.sim.events import PopAnswered, PopParked
+from popverify.sim.request_domain import REVIVE_TOPIC_PUTS
 from popverify.sim.pop_driver import DRAIN_ROUNDS, GROUP, RETRY_TOPIC, TOPIC, Consumer, PopDriver, pick_held
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.buffer_merge import GARBAGE_SCAN_PERIOD_MS
@@ -45,7 +46,7 @@ from reference.broker.keys import ACK_TAG, BATCH_ACK_TAG, CK_TAG, REVIVE_GROUP
 from reference.broker.pop_processor import PopOperation
 from reference.common import response_code as rc
 from reference.common.javalang import to_long
-from reference.common.message import PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
+from reference.common.message import PROPERTY_TIMER_DELIVER_MS, PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX
 from reference.common.pop import PopRequest
 
 # Java's PutMessageStatus for a stored message; the model's put answers SUCCESS.
@@ -64,6 +65,7 @@ LOCKSTEP_KINDS: frozenset[str] = frozenset({
     "clock_jump", "scan", "timer", "revive", "scan_stall", "store_put_fail", "flush", "long_poll", "restart",
     "revive_put_fail", "persist_restart", "processor_put_fail", "flush_timeout", "pop_shape", "buffer_put_fail",
     "batch_ack_request", "consumer_close", "graceful_restart", "delete_poll", "delete_idle", "topic_revive",
+    "revive_topic_put",
 }) | request_domain.KINDS | retention_replay.KINDS | admin_replay.KINDS
 # The kinds that send a POP request (pop_request: the request domain's; pop_shape:
 # popverify/sim/pop_shapes.py): the consumer's request in flight on both sides.
@@ -544,6 +546,7 @@ class Lockstep:
         op_seq = d.broker._op_seq
         self._failed_before = len(d.broker.put_faults.failed)
         self._too_big_before = put_refusal.copies_too_big(d.broker)
+        self._read_failed_before = put_refusal.rounds_failed_reading(d.broker)
         applied = d.apply(action)
         d.schedule.append(action)
         d.checker.check_offsets(i, d.broker, self.config.queues)
@@ -912,6 +915,17 @@ class Lockstep:
             return model_obs, [req], after_change
         if kind in ("ack_request", "change_invisible_request", "orderly_stray"):
             return request_domain.plan(self, i, action, pre)
+        if kind == "revive_topic_put":
+            # revive6: the producer's message to the revive topic (request_domain.REVIVE_TOPIC_PUTS),
+            # put by the harness's store put as `produce`'s; any uniq key of the same length weighs the same
+            ev = next(e for e in d.events if e["type"] == "request")
+            # (a timed one's deliver time: the put's, now, in Java's clock)
+            tags, body, timed = REVIVE_TOPIC_PUTS[ev["kind"]]
+            put = {"op": "put", "topic": ev["topic"], "queueId": ev["queue"], "uniqKey": "0" * 32, "body": body,
+                   "tags": tags, **({"properties": {PROPERTY_TIMER_DELIVER_MS: str(to_java_time(d.clock.now()))}}
+                                    if timed else {})}
+            return ({"status": PUT_OK, "queueOffset": ev["offset"]}, [put],
+                    lambda a: {"status": a[0].get("status", a[0].get("error")), "queueOffset": a[0].get("queueOffset")})
         if kind == "batch_ack_request":
             ev = next(e for e in d.events if e["type"] == "request")
             return ({"code": ev["code"]}, [{"op": "batchAckBody", "body": ev["kind"]}],
@@ -1041,7 +1055,8 @@ class Lockstep:
 
     def _revive_obs(self, revived: list[dict[str, Any]]) -> dict[str, Any]:
         """The model's observation of a revive round (5.0.0's refused retry put: the throw)."""
-        if put_refusal.revive_threw(self.driver.broker, self._failed_before, self._too_big_before):
+        if put_refusal.revive_threw(self.driver.broker, self._failed_before, self._too_big_before,
+                                    self._read_failed_before):
             return {"reviveError": True}
         return {"revived": revived}
 
@@ -1103,6 +1118,7 @@ class Lockstep:
     _last_drain_got = False
     _failed_before = 0  # put failures the model had recorded before the current step
     _too_big_before = 0  # and retry copies refused for their size (put_refusal.copies_too_big)
+    _read_failed_before = 0  # and revive rounds thrown reading (put_refusal.rounds_failed_reading)
 
     def _drain_round(self, step: int, rnd: int, d: PopDriver, drainer: Consumer) -> None:
         """One drain round: acks, 1 s with services, timer, scan, every revive queue, flush, a POP."""
@@ -1133,6 +1149,7 @@ class Lockstep:
             d.events = []
             self._failed_before = len(d.broker.put_faults.failed)
             self._too_big_before = put_refusal.copies_too_big(d.broker)
+            self._read_failed_before = put_refusal.rounds_failed_reading(d.broker)
             d.world.revive(qid)
             revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), self._revive_obs(revived), [{"op": "revive", "qid": qid}],

@@ -22,6 +22,8 @@ from reference.broker.put_failure import BUFFER_SITES, FLUSH_TIMEOUT_SITES, PROC
 
 # The text of PopReviveService#reviveRetry's exception (5.0.0 and 5.5.0).
 REVIVE_ERROR = "revive error"
+# revive6: 5.0.0 Message#getDeliverTimeMs's exception for a message without TIMER_DELIVER_MS
+DELIVER_TIME_ERROR = "NumberFormatException"
 
 
 def model_refusals(broker: Broker) -> dict[str, Any]:
@@ -64,13 +66,22 @@ def armed_java(answer: dict[str, Any]) -> dict[str, Any]:
     return {k: answer[k] for k in _ARMED_KEYS if k in answer}
 
 
-def revive_threw(broker: Broker, failed_before: int, too_big_before: int = 0) -> bool:
+def revive_threw(broker: Broker, failed_before: int, too_big_before: int = 0, read_failed_before: int = 0) -> bool:
     """Whether the model's revive round just ended in 5.0.0's exception: a revive-retry put
     was refused since ``failed_before`` (or, revive4, the store refused a copy for its
-    properties since ``too_big_before``: copies_too_big) and the profile does not re-put the CK."""
+    properties since ``too_big_before``: copies_too_big) and the profile does not re-put the CK;
+    or (revive6) the round threw reading a revive-topic message without a deliver time since
+    ``read_failed_before`` (rounds_failed_reading)."""
     new = broker.put_faults.failed[failed_before:]
     refused = "revive_retry" in new or copies_too_big(broker) > too_big_before
-    return refused and not broker.config.revive_retry_failure_reputs_ck
+    return (refused and not broker.config.revive_retry_failure_reputs_ck) or \
+        rounds_failed_reading(broker) > read_failed_before
+
+
+def rounds_failed_reading(broker: Broker) -> int:
+    """Revive rounds of the model that threw at a message without a deliver time (revive6,
+    BrokerConfig.deliver_time_answers_zero false: 5.0.0's NumberFormatException)."""
+    return sum(s.rounds_failed_reading for s in broker.revive_services)
 
 
 def copies_too_big(broker: Broker) -> int:
@@ -79,8 +90,10 @@ def copies_too_big(broker: Broker) -> int:
 
 
 def java_revive_threw(answer: dict[str, Any]) -> bool:
-    """Whether the harness's ``revive`` answer is reviveRetry's exception."""
-    return isinstance(answer.get("error"), str) and REVIVE_ERROR in answer["error"]
+    """Whether the harness's ``revive`` answer is the round's exception (reviveRetry's, or
+    revive6's getDeliverTimeMs on 5.0.0)."""
+    error = answer.get("error")
+    return isinstance(error, str) and (REVIVE_ERROR in error or DELIVER_TIME_ERROR in error)
 
 
 def arm_request(count: int) -> dict[str, Any]:

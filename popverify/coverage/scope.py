@@ -102,6 +102,7 @@ _STATIC_TOPIC = "static topics: rewriteRequestForStaticTopic, rewriteResponseFor
 _ADMIN_STATE = "refusals of a permission, group or forbidden state only an admin request sets"
 _HOOKS = "consume-message hooks (none registered by the release)"
 # DefaultMessageStore#getMessage (store, 26 November 2026): see the block at the end
+_NEVER_TRUE_REVIVE = "decodeMsgList's null buffer list and null buffer, run's null sortList (tests never true)"
 _DEAD = "tests the release never makes true: not readable, no consume queue, an oversized pull, a full buffer, no result"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
@@ -314,6 +315,21 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     # OFFSET_FOUND_NULL (off by default), or a remote broker's read (getMessageFromRemoteAsync)
     *_x(_REV, "5.5.0", "multi-broker", "the unreadable message's needRetry: a tiered store or a remote broker",
         (576, 576)),
+    # -- revive6 (PopReviveService, 26 November 2026): tests the release never makes true.
+    # - decodeMsgList's `messageBufferList != null` and `bb == null`: decodeMsgList runs only on
+    #   a FOUND read (getMessage's switch); GetMessageResult's list is final, and every
+    #   constructor the store calls fills it with `new ArrayList<>` (5.0.0 GetMessageResult:45, :51;
+    #   5.5.0 :54, :60; the 7-argument one only for the NO_MATCH_LOGIC_QUEUE constant, :49, never
+    #   FOUND); its elements come only from addMessage (mapedBuffer.getByteBuffer()), whose
+    #   SelectMappedBufferResult is built from a slice() of the mapped buffer (5.0.0
+    #   DefaultMappedFile:425/449, 5.5.0 :677/701; no other constructor call in the store's jar
+    #   reaches getMessage);
+    # - run's `sortList != null` (and `sortList == null`): ConsumeReviveObj#sortList's only
+    #   writer is genSortList (5.0.0:483, 5.5.0:727), which mergeAndRevive calls first
+    #   (5.0.0:355, 5.5.0:500); run reads sortList only after mergeAndRevive returned (a throw
+    #   of either round method goes to run's catch).
+    *_x(_REV, "5.0.0", "unused", _NEVER_TRUE_REVIVE, (240, 240), (243, 245), (450, 450), (458, 458)),
+    *_x(_REV, "5.5.0", "unused", _NEVER_TRUE_REVIVE, (312, 312), (315, 317), (691, 691), (702, 702)),
     # -- store (DefaultMessageStore#getMessage, 26 November 2026): tests the release never makes
     # true, so their other side runs on every read and the tested block never runs:
     # - not readable: RunningFlags#getAndMakeNotReadable sets the bit and has no caller in any

@@ -142,7 +142,8 @@ class ActionSpec:
     # (it came after them: every configuration drawn before keeps all its fields)
     after_options: bool = False
     # An opt-in kind whose swarm coin (1/2) comes last of all, after every field above and the
-    # last options (revive5: ScenarioConfig.draw_domain), in declaration order
+    # last options (revive5, revive6: ScenarioConfig.draw_domain), in declaration order: every
+    # configuration drawn before keeps all its fields, and no other kind's coin moves
     drawn_last: bool = False
 
     def draw_args(self, rng: JavaRandom, world: Any) -> tuple:
@@ -165,12 +166,13 @@ class ActionSpec:
 
 
 def opt_in(name: str, weight: int, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,
-           drawn_with: str = "", late: bool = False, after_options: bool = False) -> ActionSpec:
+           drawn_with: str = "", late: bool = False, after_options: bool = False,
+           drawn_last: bool = False) -> ActionSpec:
     """An opt-in action: run only when the configuration lists it (``drawn_with``: listed or
     left out together with that earlier opt-in kind; ``late``: its swarm coin after the opt-in
-    faults'; ``after_options``: after every other field's)."""
+    faults'; ``after_options``: after every other field's; ``drawn_last``: after all of them)."""
     return ActionSpec(name, weight, apply, args, draw, opt_in=True, drawn_with=drawn_with, late=late,
-                      after_options=after_options)
+                      after_options=after_options, drawn_last=drawn_last)
 
 
 def fault(name: str, apply: Apply, args: tuple[Arg, ...] = (), draw: Draw | None = None,

@@ -33,7 +33,7 @@ from popverify.sim.actions import (PRODUCE, PRODUCE_SIZED, ActionSpec, Arg, cloc
 from popverify.sim.domain import start_queues
 from popverify.sim.engine import Coverage, Engine, Mode
 from popverify.sim.pop_shapes import POP_SHAPE
-from popverify.sim.request_domain import BATCH_ACK_REQUEST, ORDERLY_STRAY, REQUEST_DOMAIN_ACTIONS
+from popverify.sim.request_domain import BATCH_ACK_REQUEST, ORDERLY_STRAY, REQUEST_DOMAIN_ACTIONS, REVIVE_TOPIC_PUT
 from popverify.sim.events import (Acked, BrokerRestarted, ClockJumped, ConsumerCrashed, Event, InvisibleTimeChanged,
                                   MessagePopped, MessageStored, PopAnswered, PopBegun, PopParked, PutFailuresArmed, Revived, ScanStalled, Stalled, Subscriber, TimeAdvanced, TopicRecreated,
                                   pop_checker_subscriber)
@@ -717,6 +717,9 @@ POP_MODE_ACTIONS: tuple[ActionSpec, ...] = (
     # revive5: a topic deleted (or given a queue more) while a revive round runs (opt-in, its
     # swarm coin last of all: drawn_last; popverify/sim/admin.py)
     TOPIC_REVIVE,
+    # revive6 (issue 16): a producer's message to the revive topic that no broker writes (opt-in,
+    # its swarm coin last of all, after topic_revive's: drawn_last; popverify/sim/request_domain.py)
+    REVIVE_TOPIC_PUT,
 )
 
 # What each event adds to the run's counts (the engine adds "faults" and "skipped").

@@ -14,7 +14,12 @@ broker's request validation (spec/broker.md "Request validation") is driven by t
   the ones whose success would write a CK for another group or a stale handle, see below)
   and an invisibleTime anywhere in a Java int;
 - ``batch_ack_request``: a BATCH_ACK_MESSAGE without a body, without its acks list or with an
-  empty one (drawn after every other field).
+  empty one (drawn after every other field);
+- ``revive_topic_put`` (revive6): a producer's message to the revive topic
+  (rmq_sys_REVIVE_LOG_<cluster>: a topic the broker creates read-write and that
+  TopicValidator#isNotAllowedSendTopic does not refuse) that no broker writes: a CK without a
+  topic or without a consumer group, an ACK without a broker name, another tag
+  (REVIVE_TOPIC_PUTS); the revive rounds read and skip them (drawn last of all).
 
 What is left out, and why: an ack whose offset names *another* stored message of the same
 CK (it acks a message the client never consumed: ALO is then lost by the client's lie, not
@@ -38,8 +43,9 @@ from popverify.sim.actions import JAVA_INT_MAX, JAVA_INT_MIN, ActionSpec, Arg, i
 from popverify.sim.events import Event, PopBegun
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
 from reference.broker.extra_info import get_revive_qid, split
-from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
+from reference.broker.keys import ACK_TAG, CK_TAG, POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
+from reference.common.message import PROPERTY_TIMER_DELIVER_MS
 from reference.common.pop import PopRequest
 from reference.common.javalang import JavaRandom
 
@@ -272,6 +278,47 @@ ORDERLY_STRAY = attrs.evolve(
            lambda rng, w: (rng.next_int(w.config.consumers), rng.next_int(64), rng.next_int(len(STRAY_KINDS))),
            after_options=True),
     late_if="pop_orderly")
+# revive6 (issue 16): what revive_topic_put sends to a revive queue, by kind: (tags, body, timed).
+# Each is read and skipped by PopReviveService#consumeReviveMessage (5.5.0 / 5.0.0 lines): a CK
+# whose topic (393 / 319) or consumer group is null; an ACK without a broker name (5.5.0:409, its
+# merge key then the broker's own name; its CK is not found: `continue`); a tag that is neither CK,
+# ACK nor (5.5.0) BatchAck (428 / 327). Bodies stay valid JSON: an unparsable CK or ACK body throws
+# in consumeReviveMessage, and every later round of that revive queue throws at it. ``timed``: the
+# message carries TIMER_DELIVER_MS = the put's time, as a producer's timer message due at once
+# (HookUtils#transformTimerMessage stores it directly); the round reads its deliver time.
+# "untimed_tag" has none: 5.0.0's getDeliverTimeMs throws at it, every later round of the queue
+# too (BrokerConfig.deliver_time_answers_zero; a candidate finding): explicit schedules only,
+# the swarm draws the first REVIVE_PUT_DRAWN kinds so that its runs keep their revive.
+REVIVE_TOPIC_PUTS: dict[str, tuple[str, str, bool]] = {
+    "ck_no_topic": (CK_TAG, "{}", False),
+    "ck_no_group": (CK_TAG, '{"t":"TopicTest"}', False),
+    "ack_no_broker": (ACK_TAG, '{"topic":"TopicTest","consumerGroup":"GID_popverify"}', False),
+    "other_tag": ("popverify", "{}", True),
+    "untimed_tag": ("popverify", "{}", False),
+}
+REVIVE_PUT_KINDS: tuple[str, ...] = tuple(REVIVE_TOPIC_PUTS)
+REVIVE_PUT_DRAWN = 4
+
+
+def _revive_topic_put(world: Any, queue: int, kind: int) -> bool:
+    """A producer's message of REVIVE_PUT_KINDS[kind] to revive queue ``queue`` (modulo the
+    revive queues): stored like any message; the revive rounds skip it (revive6)."""
+    name = REVIVE_PUT_KINDS[kind]
+    tags, body, timed = REVIVE_TOPIC_PUTS[name]
+    broker = world.broker
+    qid = queue % broker.config.revive_queue_num
+    props = {PROPERTY_TIMER_DELIVER_MS: str(broker.clock.now())} if timed else None
+    result = broker.put_message(broker.revive_topic, qid, body=body.encode(), tags=tags, properties=props)
+    world.coverage.add(f"revive_topic_put:{name}:{rc.NAMES.get(result.code, result.code)}")
+    world.publish(RequestSent("revive_topic_put", name, "", broker.revive_topic, qid, result.queue_offset, "", 0,
+                              result.code))
+    return True
+
+
+# revive6: drawn last of all (ActionSpec.drawn_last) so every earlier draw keeps its value
+REVIVE_TOPIC_PUT = opt_in("revive_topic_put", 1, _revive_topic_put,
+                          (index("queue"), Arg("kind", int, 0, len(REVIVE_PUT_KINDS) - 1, value=False)),
+                          lambda rng, w: (rng.next_int(64), rng.next_int(REVIVE_PUT_DRAWN)), drawn_last=True)
 
 # The opt-in actions (weight 1 each: a run is still mostly well-formed traffic).
 REQUEST_DOMAIN_ACTIONS: tuple[ActionSpec, ...] = (

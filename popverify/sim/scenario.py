@@ -248,9 +248,9 @@ class ScenarioConfig:
           INIT_OFFSET_OPTION with probability 1/2; then (buffer3) a merge-off configuration
           turns the merge on, one in MERGE_LATE_ONE_IN, with the merge-on late draws; then the
           LISTED_LAST kinds (delete_idle) by their late_if on the configuration drawn, no coin;
-        - last of all, each opt-in kind declared ``drawn_last`` (POP: topic_revive) with
-          probability 1/2; then POP: AUTO_GROUP_OPTION with probability 1/2, in a configuration
-          listing none of GROUP_DELETIONS.
+        - last of all, each opt-in kind declared ``drawn_last`` (POP: topic_revive, then
+          revive_topic_put) with probability 1/2; then POP: AUTO_GROUP_OPTION with probability
+          1/2, in a configuration listing none of GROUP_DELETIONS.
         """
         dims = config_dimensions(mode)
         # 1/32: a v5.0 run with a queue id past 127 redelivers forever in the drain (byte

@@ -639,7 +639,9 @@ class Broker:
             committed = self.offsets.query_offset(REVIVE_GROUP, self.revive_topic, qid)
             for m in self.store.snapshot_queue(self.revive_topic, qid):
                 if m.tags == CK_TAG and m.queue_offset > committed:
-                    out.append(StoredCheckpoint(PopCheckPoint.from_json(m.body.decode()), qid, m.queue_offset, False))
+                    ck = PopCheckPoint.from_json(m.body.decode())
+                    if ck.topic is not None and ck.cid is not None:  # the revive skips the others
+                        out.append(StoredCheckpoint(ck, qid, m.queue_offset, False))
         return out
 
     def stored_acks(self) -> list[AckMsg]:

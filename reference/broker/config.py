@@ -284,6 +284,12 @@ class BrokerConfig:
     # string is one character shorter and takes one more (lockstep: a 32711-character pad beside
     # UNIQ_KEY is stored on 5.0.0, refused on 5.5.0). Read by the produce's and the revive copy's checks.
     properties_keep_last_separator: bool = False
+    # revive6: Message#getDeliverTimeMs without TIMER_DELIVER_MS: 5.0.0 is
+    # Long.parseLong(getUserProperty(...)) (rocketmq-common 5.0.0 Message:228-230), a
+    # NumberFormatException for a message the timer did not deliver (a producer's message of
+    # another tag in the revive topic): consumeReviveMessage throws there, every round of that
+    # revive queue; 5.5.0 answers 0 (:266-272)
+    deliver_time_answers_zero: bool = False
     # --- issue 16 (revive): BrokerConfig booleans off by default that a run may switch on
     # (BROKER_OPTIONS below; spec/profiles.md "Broker options") ---
     # The BROKER_OPTIONS the release's BrokerConfig has (5.0.0: the push mode's and the buffer
@@ -445,6 +451,7 @@ RELEASE_SWITCHES: dict[str, dict[str, object]] = {
         "pull_illegal_queue_invalid_parameter": True,
         "revive_wakes_retry_queue_id": True,
         "properties_keep_last_separator": True,
+        "deliver_time_answers_zero": True,
         "mock_ck_replaces_read_ck": True,
         "server_side_reset_offset": True,
         "buffer_scan_finds_group": True,

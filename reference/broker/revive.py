@@ -25,7 +25,7 @@ from reference.broker.store import GetMessageStatus, MessageStore
 from reference.broker.timer import TimerService
 from reference.common.clock import wall_clock_ms
 from reference.common.message import (MAX_PROPERTIES_LENGTH, PROPERTY_FIRST_POP_TIME, PROPERTY_ORIGIN_GROUP,
-                                      PROPERTY_TAGS, MessageExt, properties_length)
+                                      PROPERTY_TAGS, PROPERTY_TIMER_DELIVER_MS, MessageExt, properties_length)
 
 
 @attrs.define(slots=True)
@@ -48,7 +48,12 @@ CK_REWRITE_INTERVALS_S: tuple[int, ...] = (10, 20, 30, 60, 120, 180, 240, 300, 3
                                            3600, 7200)
 
 
-class ReviveRetryFailed(Exception):
+class ReviveRoundFailed(Exception):
+    """An exception of the round, which PopReviveService#run catches (`catch (Throwable e)`, it
+    logs "revive error"): the round ends there, its revive offset not committed."""
+
+
+class ReviveRetryFailed(ReviveRoundFailed):
     """5.0.0 reviveRetry: ``throw new Exception("reviveQueueId=..., revive error")`` when the
     retry-topic put fails; PopReviveService#run catches it and the round ends there."""
 
@@ -91,6 +96,7 @@ class PopReviveService:
         self.re_put_cks: list[PopCheckPoint] = []  # CKs rePutCK wrote (inspection)
         self._failed_retries: list[int] = []  # 5.5.0: offsets of this CK whose retry put failed
         self.copies_too_big = 0  # retry copies the store refused for their properties (revive4)
+        self.rounds_failed_reading = 0  # revive6: rounds thrown at a message without a deliver time
         self.revive_offset = offsets.query_offset(REVIVE_GROUP, revive_topic, queue_id)
         self.should_run = True
         self.last_round: ConsumeReviveObj | None = None
@@ -99,11 +105,11 @@ class PopReviveService:
     def revive_step(self) -> list[RevivedMessage]:
         """One round: consumeReviveMessage + mergeAndRevive; returns the messages re-sent."""
         obj = ConsumeReviveObj()
-        self.consume_revive_message(obj)
         before = len(self.revived)
         try:
+            self.consume_revive_message(obj)
             self.merge_and_revive(obj)
-        except ReviveRetryFailed:
+        except ReviveRoundFailed:
             # 5.0.0 PopReviveService#run: `catch (Throwable e)` logs "revive error"; the CKs
             # revived before the failure stay revived, the revive offset is not committed, so
             # the next round reads them again and re-sends their messages.
@@ -190,7 +196,17 @@ class PopReviveService:
                             index = point.index_of_ack(ack_offset)
                             if index > -1:
                                 point.bit_map = set_bit(point.bit_map, index)
-                deliver_time = m.deliver_time_ms
+                # Message#getDeliverTimeMs reads TIMER_DELIVER_MS, which every message the broker
+                # writes here has (TimerService#put). revive6: a producer's message without it (of
+                # another tag) answers 0 on 5.5.0, never above endTime; 5.0.0 parses the missing
+                # property and throws
+                raw = m.properties.get(PROPERTY_TIMER_DELIVER_MS)
+                if raw is None:
+                    if not self._cfg.deliver_time_answers_zero:
+                        self.rounds_failed_reading += 1
+                        raise ReviveRoundFailed("NumberFormatException: getDeliverTimeMs without TIMER_DELIVER_MS")
+                    continue
+                deliver_time = int(raw)
                 if end_time is None or deliver_time > end_time:
                     end_time = deliver_time
             offset += len(msgs)

@@ -12,8 +12,9 @@ from lockstep_pool import Pool
 from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.conformance.request_domain import code_of, java_pop_answer
+from popverify.sim.pop_driver import PopDriver
 from popverify.sim.pop_shapes import SHAPES
-from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
+from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS, REVIVE_PUT_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
 from reference.broker import broker as broker_module
 from reference.broker.ack_processor import BATCH_ACK_BODY_KINDS
@@ -27,7 +28,7 @@ needs_jdk = pytest.mark.skipif(shutil.which("java") is None or shutil.which("mvn
 # LockstepClient(release) lends the session's JVM of the release (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("shared_lockstep")
 
-OPT = ("pop_request", "ack_request", "change_invisible_request", "batch_ack_request")
+OPT = ("pop_request", "ack_request", "change_invisible_request", "batch_ack_request", "revive_topic_put")
 CONFIG = ScenarioConfig(queues=2, consumers=1, invisible_time=8000, max_msg_nums=4, drain=False,
                         actions=tuple(POP_ACTIONS) + OPT)
 _INT_MAX = 2 ** 31 - 1
@@ -53,6 +54,9 @@ def _schedule() -> list[Action]:
           for t in (0,)]
     # batch acks with no body, no acks list, an empty list (5.0.0: no such request)
     s += [Action("batch_ack_request", (b,)) for b in range(len(BATCH_ACK_BODY_KINDS))]
+    # revive6: a producer's messages to revive queue 0 that no broker writes, the one without a
+    # deliver time last (5.0.0's round throws there: the skips before it run on both releases)
+    s += [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index(k))) for k in REVIVE_PUT_KINDS]
     s += [Action("ack_request", (0, 0, HANDLE_KINDS.index("duplicate"))), Action("advance", (20,)),
           Action("timer",), Action("revive", (0,))]
     # a POP of every queue with invisibleTime 0 and -1: accepted as sent
@@ -71,6 +75,7 @@ def test_the_schedule_sends_every_refusal(profile: str) -> None:
     assert {f"batch_ack_request:{k}:{batch}" for k in BATCH_ACK_BODY_KINDS} <= cov
     refused = "INVALID_PARAMETER" if profile == "v5.5" else "SYSTEM_ERROR"
     assert f"pop:{refused}:0" in cov and "pop:SUCCESS:1" in cov
+    assert {f"revive_topic_put:{k}:SUCCESS" for k in REVIVE_PUT_KINDS} <= cov
 
 
 def test_a_consumer_holding_nothing_sends_only_the_refusals_before_the_handle() -> None:
@@ -125,6 +130,35 @@ def test_a_batch_ack_without_acks_answered_success_is_caught(monkeypatch: pytest
         verdict = run_lockstep("v5.5", 5, CONFIG, schedule, client)
     assert verdict.status == "diverges" and verdict.step == 0, verdict.to_json()
     assert (verdict.key, verdict.model, verdict.java) == (".response.code", rc.SUCCESS, rc.NO_MESSAGE)
+
+
+def test_a_revive_round_reaching_an_untimed_message_throws_on_5_0_only() -> None:
+    """(On the model) revive6: revive queue 0's round reads the CK without a topic, the CK without a
+    group, the ACK without a broker name and a timed message of another tag, skips them, then
+    reaches the untimed one: 5.0.0's getDeliverTimeMs throws (the round ends, nothing committed),
+    5.5.0 skips it too."""
+    schedule = [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index(k))) for k in REVIVE_PUT_KINDS]
+    schedule += [Action("advance", (20,)), Action("timer",), Action("revive", (0,))]
+    for profile, throws in (("v5.0", 1), ("v5.5", 0)):
+        driver = PopDriver(profile, 5, CONFIG, True, False)
+        driver.run(0, schedule)
+        assert driver.broker.revive_services[0].rounds_failed_reading == throws
+        assert driver.broker.stored_checkpoints() == []  # the CKs the revive skips are not pending
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_5_0_revive_that_skips_an_untimed_message_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """revive6: a 5.0.0 model whose getDeliverTimeMs answers 0 without the property (5.5.0's)
+    diverges at the revive that reaches the producer's message without a deliver time: Java's
+    round throws NumberFormatException."""
+    monkeypatch.setitem(RELEASE_SWITCHES["v5.0"], "deliver_time_answers_zero", True)
+    schedule = [Action("revive_topic_put", (0, REVIVE_PUT_KINDS.index("untimed_tag"))), Action("advance", (20,)),
+                Action("timer",), Action("revive", (0,))]
+    with LockstepClient(RELEASES["v5.0"]) as client:
+        verdict = run_lockstep("v5.0", 5, CONFIG, schedule, client)
+    assert verdict.status == "diverges" and verdict.action == ("revive", 0), verdict.to_json()
+    assert (verdict.key, verdict.java) == (".response.reviveError", True), verdict.to_json()
 
 
 @needs_jdk

@@ -78,7 +78,7 @@ KNOWN_RUNS = [
 # (offsets helper: delete_other, drawn with delete_group, and the push options drawn last too;
 # polling3: delete_poll; order4: orderly_stray; revive5: topic_revive)
 LAST_ACTIONS = ("batch_ack_request", "consumer_close", "delete_group_persist", "topic_shrink_persist", "delete_other",
-                "delete_poll", "delete_idle", "orderly_stray", "topic_revive")
+                "delete_poll", "delete_idle", "orderly_stray", "topic_revive", "revive_topic_put")
 # the options drawn after pop_shape's coin (buffer helper, revive4, offsets, polling3, revive5)
 LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_OPTIONS, *POLLING_OPTIONS, INIT_OFFSET_OPTION,
                 AUTO_GROUP_OPTION)
@@ -87,9 +87,9 @@ LAST_OPTIONS = (*BUFFER_THRESHOLD_OPTIONS, *OFFSETS_PUSH_OPTIONS, *REVIVE_LOOP_O
 def _swarm_run_config(seed: int, mode: str = "pop") -> ScenarioConfig:
     """The seed's swarm configuration without the draws made after pop_shape's coin
     (batch_ack_request, consumer_close, delete_group_persist, topic_shrink_persist, delete_other,
-    delete_poll, orderly_stray, topic_revive, LAST_OPTIONS, buffer_put_fail, graceful_restart, produce_tags,
-    the store helper's move of a start offset near its consume-queue file's end, buffer3's late merge
-    turn-on and delete_idle): every other field, and
+    delete_poll, orderly_stray, topic_revive, revive_topic_put, LAST_OPTIONS, buffer_put_fail,
+    graceful_restart, produce_tags, the store helper's move of a start offset near its consume-queue
+    file's end, buffer3's late merge turn-on and delete_idle): every other field, and
     so the run, is what the sweeps pinned. A re-pin over the full draw needs a new sweep (about
     600 seeds of 400 steps per profile, as the buffer helper's for F14)."""
     with pytest.MonkeyPatch.context() as mp:

@@ -19,12 +19,13 @@ def test_spark_campaign_keeps_one_trace_per_signature(tmp_path: Path, monkeypatc
     monkeypatch.setattr(findings_campaign, "SHRINK_RUNS", 40)
     # early-revive: the revive takes CKs before their time (PRG-2, unexplained: a mutant is no
     # known finding) while known findings still show in other runs (13 blind runs, one round,
-    # 300 steps: seed 4 shows OFF-1/F21 and PRG-1/F14 since the merged draws of 26 November 2026;
-    # order-check-block-off, used before, no longer meets an orderly batch in flight in them)
-    summary = campaign("v5.0", "pop", 13, 300, tmp_path, spark_executor("local[2]"), mutant="early-revive",
+    # 400 steps: PRG-2/F20 in two since revive6's last draw, revive_topic_put, moved the runs that
+    # showed OFF-1/F21 and PRG-1/F14 at 300 steps; order-check-block-off, used before, no longer
+    # meets an orderly batch in flight in them)
+    summary = campaign("v5.0", "pop", 13, 400, tmp_path, spark_executor("local[2]"), mutant="early-revive",
                        rounds=1)
     sigs = summary["violations_by_signature"]
-    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F14, F21
+    known = sorted(k for k in sigs if not k.endswith("/unexplained"))  # F20 (F14, F21 before revive6)
     assert "PRG-2/unexplained" in sigs and known, sigs
     assert summary["unexplained"] and summary["violations"][0]["unexplained"]
     assert all(t is not None for t in summary["time_to_first_by_signature_s"].values())

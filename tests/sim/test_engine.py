@@ -175,14 +175,14 @@ def test_boundary_bias_reaches_every_boundary_of_every_value_dimension() -> None
                 run_scenario("v5.5", seed, 300, mode=mode, config=config, domain=domain)
                 if MODES[mode].opt_in():
                     # the opt-in kinds in runs of their own (the runs above keep their draws);
-                    # batch_ack_request, topic_shrink_persist, orderly_stray and topic_revive have
-                    # no value argument: left out, the others keep their draws; buffer3's
-                    # delete_idle in runs of its own (so too)
+                    # batch_ack_request, topic_shrink_persist, orderly_stray, topic_revive and
+                    # revive_topic_put have no value argument: left out, the others keep their
+                    # draws; buffer3's delete_idle in runs of its own (so too)
                     late = ("delete_idle",)
                     kinds = tuple(k for k in MODES[mode].opt_in() if k not in ("batch_ack_request",
                                                                                "topic_shrink_persist",
                                                                                "orderly_stray", "topic_revive",
-                                                                               *late))
+                                                                               "revive_topic_put", *late))
                     config = attrs.evolve(config, actions=("produce", "pop_step") + kinds, faults=())
                     run_scenario("v5.5", seed, 150, mode=mode, config=config, domain=domain)
                     own = tuple(k for k in late if k in MODES[mode].opt_in())

@@ -1319,7 +1319,10 @@ public final class Lockstep {
             // PopAckConstants CK_TAG "ck", ACK_TAG "ack", BATCH_ACK_TAG "bAck" (5.1+)
             e.put("kind", "ck".equals(tags) ? "ck" : "ack".equals(tags) ? "ack" : "bAck".equals(tags) ? "batchAck" : tags);
             e.put("body", JSON.parseObject(raw));
-            e.put("deliverTime", m.getDeliverTimeMs());
+            // the property itself: 5.0.0's Message#getDeliverTimeMs throws without it (a producer's
+            // message in the revive topic, revive6); 5.5.0's answers 0, as here
+            String deliver = m.getProperty(MessageConst.PROPERTY_TIMER_DELIVER_MS);
+            e.put("deliverTime", deliver == null ? 0L : Long.parseLong(deliver));
             return e;
         }
 
