@@ -12,6 +12,7 @@ from lockstep_pool import Pool
 from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.conformance.request_domain import code_of, java_pop_answer
+from popverify.sim import pop_shapes
 from popverify.sim.pop_shapes import SHAPES
 from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
@@ -244,3 +245,23 @@ def test_the_init_offset_option_is_taken_by_5_5(lockstep_pool: Pool) -> None:
     config = attrs.evolve(SHAPE_CONFIG, drain=False, broker_options=(INIT_OFFSET_OPTION,))
     v = run_lockstep("v5.5", 0, config, INIT_MAX, lockstep_pool.client("5.5.0"))
     assert v.status == "agrees", v.to_json()
+
+
+# polling4: MAX-mode's first POP of an admin-created empty topic: max offset - 1 is -1, so
+# getInitOffset starts (and commits) 0 (5.5.0 #getInitOffset:929, 5.0.0 #getPopOffset:570). The
+# committed start shows in no answer (the replay's state is the consumed topic's), as for
+# INIT_MAX above: the test shows the shape reaches the queue on both sides and agrees.
+INIT_MAX_EMPTY = [Action("pop_shape", (0, SHAPES.index("init_max_empty"), 0)), *[Action("pop_step", (0,))] * 3]
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_max_mode_pop_of_an_empty_queue_agrees(lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(SHAPE_CONFIG, drain=False)
+    client = lockstep_pool.client("5.5.0")
+    v = run_lockstep("v5.5", 0, config, INIT_MAX_EMPTY, client)
+    assert v.status == "agrees", v.to_json()
+    # a model whose admin did not create the topic answers TOPIC_NOT_EXIST where Java reads it
+    monkeypatch.setattr(pop_shapes, "_admin_setup", lambda broker, shape: None)
+    v = run_lockstep("v5.5", 0, config, INIT_MAX_EMPTY, client)
+    assert v.status == "diverges" and v.action[0] == "pop_shape", v.to_json()
