@@ -17,6 +17,7 @@ from popverify.findings.finding_traces import FINDING_TRACES
 from popverify.fuzz.rows import swarm_config
 from popverify.sim.scenario import Action, ScenarioConfig, run_scenario
 from popverify.sim import scenario
+from popverify.sim.pop_shapes import SHAPES
 from reference.broker.config import (BUFFER_THRESHOLD_OPTIONS, INIT_OFFSET_OPTION, OFFSETS_PUSH_OPTIONS, POLLING_OPTIONS,
                                      REVIVE_LOOP_OPTIONS)
 from reference.profile import get_profile
@@ -140,6 +141,25 @@ def test_f6_schedule_is_attributed_to_f6() -> None:
     for profile in ("v5.0", "v5.5"):
         result = run_scenario(profile, 0, 0, config=config, schedule=schedule)
         assert attribute(result) == (Signature("OFF-2", ("F6",)),)
+
+
+def test_a_topic_deleted_by_delete_poll_is_attributed_to_f7() -> None:
+    # polling4 (a swarm run of its corpus, v5.5 seed 13): delete_poll deletes and re-creates the
+    # topic as delete_recreate does; F7's buffered commit offset of the old incarnation then skips
+    # the re-created queue's first message. Unexplained while F7 needed a delete_recreate.
+    config = ScenarioConfig(
+        queues=2, consumers=2, invisible_time=45000, max_msg_nums=1, enable_pop_buffer_merge=True,
+        actions=("produce", "pop", "pop_step", "ack", "change_invisible", "batch_ack", "advance", "scan", "revive",
+                 "flush", "long_poll", "consumer_crash", "produce_sized", "reset_offset", "pop_shape",
+                 "batch_ack_request", "consumer_close", "delete_poll"),
+        faults=("expire", "stall", "expire_commit_log", "processor_put_fail", "buffer_put_fail", "graceful_restart"),
+        consume_fail_percent=20, domain_bias=10, start_offset=2147483647,
+        broker_options=("appendCkAsync", "useSeparateRetryQueue", "popCkStayBufferTime=3000",
+                        "popCkOffsetMaxQueueSize=1", "popLongPollingForceNotifyInterval=1"), produce_tags=True)
+    schedule = [Action("pop", (1, 1, False)), Action("produce", (1,)), Action("pop_shape", (0, SHAPES.index("tag_poll"), 1)),
+                Action("advance", (103,)), Action("delete_poll", (True,)), Action("produce", (1,))]
+    result = run_scenario("v5.5", 13, len(schedule), config=config, schedule=schedule)
+    assert attribute(result) == (Signature("ALO-1", ("F7",)),)
 
 
 def test_a_violation_no_switch_clears_is_unexplained_and_unexpected() -> None:
