@@ -62,7 +62,8 @@ def test_switches_are_present_per_profile_and_removed_only_inside_the_block() ->
 # configuration (_swarm_run_config): the
 # runs are those the sweeps pinned.
 KNOWN_RUNS = [
-    ("v5.0", "pop", 20, 400, "ALO-2/F1"),
+    # re-pinned by polling4 (seed 20 -> 44): pop_shape draws one of 15 shapes since init_max_empty
+    ("v5.0", "pop", 44, 400, "ALO-2/F1"),
     ("v5.0", "pop", 60, 400, "ALO-2/F14"),
     ("v5.0", "pop", 254, 400, "CKM-1/F4"),
     ("v5.0", "pop", 22, 400, "ALO-1/F7"),
@@ -115,7 +116,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
     are not re-run (their removal gives this same run). The signatures are those of the full
     attribution -- explained, several at once, and jointly explained (the joint search skipped too;
     v5.0 seeds 113 and 187 since the merged draws of 26 November 2026)."""
-    cases = [("v5.0", 20, ("ALO-2/F1",)), ("v5.0", 113, ("ALO-1/F12+F21", "ALO-2/F12+F14+F21")),
+    cases = [("v5.0", 44, ("ALO-2/F1",)), ("v5.0", 113, ("ALO-1/F12+F21", "ALO-2/F12+F14+F21")),
              ("v5.0", 187, ("ALO-2/F18&F21", "OFF-1/F21"))]
     for profile, seed, keys in cases:
         config = _swarm_run_config(seed)
@@ -127,7 +128,7 @@ def test_attribution_skips_only_the_switches_a_run_never_read() -> None:
         assert tuple(s.key for s in full) == keys
         assert attribute(result, consulted=read) == full
         assert set(read) & set(present(profile, "pop")) < set(present(profile, "pop")), read  # some were skipped
-        if seed == 20:
+        if seed == 44:
             # the comparison can fail: with its reads unnoted, the run loses its explanations
             assert attribute(result, consulted=()) != full
 
