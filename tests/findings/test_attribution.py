@@ -157,8 +157,9 @@ def test_a_topic_deleted_by_delete_poll_is_attributed_to_f7() -> None:
         consume_fail_percent=20, domain_bias=10, start_offset=2147483647,
         broker_options=("appendCkAsync", "useSeparateRetryQueue", "popCkStayBufferTime=3000",
                         "popCkOffsetMaxQueueSize=1", "popLongPollingForceNotifyInterval=1"), produce_tags=True)
-    schedule = [Action("pop", (1, 1, False)), Action("produce", (1,)), Action("pop_shape", (0, SHAPES.index("tag_poll"), 1)),
-                Action("advance", (103,)), Action("delete_poll", (True,)), Action("produce", (1,))]
+    schedule = [Action("pop", (1, 1, False)), Action("produce", (1,)),
+                Action("pop_shape", (0, SHAPES.index("tag_poll"), 1)), Action("advance", (103,)),
+                Action("delete_poll", (True,)), Action("produce", (1,))]
     result = run_scenario("v5.5", 13, len(schedule), config=config, schedule=schedule)
     assert attribute(result) == (Signature("ALO-1", ("F7",)),)
 
