@@ -143,13 +143,21 @@ class Adapted:
                 yield self._ran(Action("long_poll", ()))
 
     def _reruns_woken(self, action: Action) -> bool:
-        """Whether ``action`` lets time pass while a woken long-polling POP waits for its re-run.
+        """Whether ``action`` lets time pass while a woken long-polling POP waits for its re-run,
+        or crashes or closes the consumer of such a POP.
         The model's PopWorld#_settle_requests then re-runs it (a woken request has no popTime,
         so it is always settled) before the in-flight POP's remaining queue visits, and Java
         cannot run a re-run inside another POP: the in-flight POP is stepped to its answer
         first, on both sides (seen on v5.5 corpus seed 12: the re-run took the orderly queue's
         message first on the model only)."""
         polls = self.lockstep.long_polls
+        if action.kind in ("consumer_crash", "consumer_close"):
+            # polling4: the crash runs the consumer's woken POP to its end on the model
+            # (PopWorld#crash: run_to_end), and Java's re-run can only run once the in-flight POP
+            # has answered with what the model ran inside it: the put that woke it among them
+            # (offsets' v5.0 corpus seeds 23, 1099512627785: runWoken found no re-run queued)
+            op = self.lockstep.driver.world.consumers[action.args[0] % self.consumers].op
+            return any(p.op is op for p in polls.woken)
         return action.kind in TIME_PASSING and bool(polls.woken or polls.orphans_woken)
 
     def _ran(self, action: Action) -> Action:

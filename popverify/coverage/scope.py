@@ -103,6 +103,9 @@ _ADMIN_STATE = "refusals of a permission, group or forbidden state only an admin
 _HOOKS = "consume-message hooks (none registered by the release)"
 # DefaultMessageStore#getMessage (store, 26 November 2026): see the block at the end
 _NEVER_TRUE_REVIVE = "decodeMsgList's null buffer list and null buffer, run's null sortList (tests never true)"
+# PopLongPollingService (polling4): see the block at the end
+_NEVER_NULL = "a null polling-map key or value (the map refuses both)"
+_ADD_NEVER_FAILS = "a failed add to a polling queue (PopRequest.COMPARATOR never answers 0)"
 _DEAD = "tests the release never makes true: not readable, no consume queue, an oversized pull, a full buffer, no result"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
@@ -419,6 +422,19 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_REV, "5.5.0", "metrics", "getQueueId (PopMetricsManager's revive-lag gauges only)", (96, 96)),
     *_x(_REV, "5.5.0", "slave", _ROLE, (104, 104)),
     *_x(_REV, "5.0.0", "slave", _ROLE, (78, 78)),
+    # -- polling4 (PopLongPollingService; 26 November 2026): tests the release never makes true.
+    # - a null key or value in the polling map: 5.0.0's is a ConcurrentLinkedHashMap
+    #   (PopMessageProcessor:100), 5.5.0's a Caffeine cache (PopLongPollingService:78); both
+    #   refuse a null key or value on every put (NullPointerException), and the only writer puts
+    #   buildPollingKey's string and a new set (5.0.0 #polling:625-628, 5.5.0 #polling:337);
+    # - ConcurrentSkipListSet#add answering false: it does only when the comparator answers 0 for
+    #   an element already there, and PopRequest.COMPARATOR never answers 0 (5.0.0 PopRequest:74-88,
+    #   5.5.0 :94-105: expired, then the request's sequence number, else -1). So the timeout scan's
+    #   re-add of a request not yet timed out (run) and polling's add always succeed.
+    *_x(_PLP, "5.0.0", "unused", _NEVER_NULL, (761, 763), (805, 807)),
+    *_x(_PLP, "5.0.0", "unused", _ADD_NEVER_FAILS, (815, 815), (817, 819)),
+    *_x(_PLP, "5.5.0", "unused", _NEVER_NULL, (107, 109), (393, 395)),
+    *_x(_PLP, "5.5.0", "unused", _ADD_NEVER_FAILS, (117, 117), (119, 121), (344, 344), (351, 354)),
 )
 
 

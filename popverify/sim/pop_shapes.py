@@ -12,7 +12,8 @@ empty or absent expression (with maxMsgNums 0: nothing is read), a topic an admi
 write-only, a group whose consumption an admin disabled, an orderly POP with the filter
 (5.0.0 takes the broker's arrival time for every bornTime, so there the stale and the run-out
 bornTime are a plain POP and a long poll of SHAPE_GROUP: BrokerConfig.pop_keeps_client_born_time),
-and (polling3) a long poll with the filter, which parks.
+(polling3) a long poll with the filter, which parks, and (polling4) initMode MAX's first POP of
+a topic an admin created and nobody writes (an empty queue).
 
 None of them delivers a message, so the run's properties are the consumed group's as before:
 the shapes that reach the queues pop for SHAPE_GROUP (or BAD_GROUP) with a tag filter no
@@ -37,12 +38,16 @@ from reference.common.pop import INIT_MODE_MAX, PopRequest
 
 SHAPES: tuple[str, ...] = ("init_max", "tag_filter", "no_topic", "bad_group", "unknown_type", "born_unset",
                            "born_stale", "poll_expired", "exp_empty", "exp_absent", "topic_unreadable",
-                           "group_disabled", "orderly_filter", "tag_poll")
+                           "group_disabled", "orderly_filter", "tag_poll", "init_max_empty")
 # The group of the shapes that reach the queues: a second group of the same topic.
 SHAPE_GROUP = "GID_popverify_shape"
 # init_max's own group: no other shape initialises its offsets first (getInitOffset runs at a
 # group's first POP of a queue: empty, holding messages or starting past 0).
 MAX_GROUP = "GID_popverify_max"
+# init_max_empty (polling4): a topic an admin created (mqadmin updateTopic, one queue) that no
+# producer writes: MAX_GROUP's first POP of its empty queue meets getInitOffset's max - 1 < 0
+# (5.0.0 #getPopOffset:568-572; 5.5.0 #getInitOffset:921-931, checkInMemByConsumeOffset false)
+EMPTY_TOPIC = "TopicEmpty"
 # A name TopicValidator#validateGroup refuses (a space): 5.5.0 creates no such group.
 BAD_GROUP = "GID popverify shape"
 # topic_unreadable / group_disabled: an admin made the topic write-only (perm 2, mqadmin updateTopic
@@ -85,6 +90,7 @@ def shaped_request(world: Any, shape: str, queue_id: int, client: str) -> PopReq
         # polling3: a long poll with the filter: it parks, and 5.5.0's arrival test keeps it
         # parked past the run's puts (PopLongPollingService#notifyMessageArriving:239-249)
         "tag_poll": {"poll_time": POLL_MS},
+        "init_max_empty": {"init_mode": INIT_MODE_MAX, "group": MAX_GROUP, "topic": EMPTY_TOPIC},
     }[shape]
     return attrs.evolve(base, **changes)
 
@@ -96,6 +102,8 @@ def admin_requests(broker: Any, shape: str) -> list[dict[str, Any]]:
         return [{"op": "writeOnlyTopic", "topic": WRITE_ONLY_TOPIC}]
     if shape == "group_disabled" and DISABLED_GROUP not in broker.consume_disabled:
         return [{"op": "disableGroup", "group": DISABLED_GROUP}]
+    if shape == "init_max_empty" and EMPTY_TOPIC not in broker.topics:
+        return [{"op": "createTopic", "topic": EMPTY_TOPIC, "queues": 1}]
     return []
 
 
@@ -105,6 +113,8 @@ def _admin_setup(broker: Any, shape: str) -> None:
         if request["op"] == "writeOnlyTopic":
             broker.create_topic(WRITE_ONLY_TOPIC, 1)
             broker.unreadable_topics.add(WRITE_ONLY_TOPIC)
+        elif request["op"] == "createTopic":
+            broker.create_topic(EMPTY_TOPIC, 1)
         else:
             broker.create_group(DISABLED_GROUP)
             broker.consume_disabled.add(DISABLED_GROUP)

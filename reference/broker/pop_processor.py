@@ -71,6 +71,8 @@ class PopOperation:
         self._gen: Iterator[None] | None = self._process_request()
         # the client's connection (Channel#isActive): closed by the client's exit (close_channel)
         self.channel_active = True
+        # PopRequest#op of its latest park (PopLongPollingService#polling's numbering)
+        self.park_seq = 0
 
     @property
     def done(self) -> bool:
@@ -485,6 +487,7 @@ class PopLongPollingService:
         self.topic_cid_map: dict[str, dict[str, None]] = {}
         self.total_polling_num = 0
         self.last_clean_time = 0  # cleanUnusedResource's lastCleanTime (0: never ran)
+        self._parks = 0  # PopRequest.COUNTER: parks so far
 
     def polling(self, op: PopOperation) -> str:
         """polling(): "NOT" (no pollTime), "FULL", "TIMEOUT" or "SUC" (parked)."""
@@ -502,9 +505,15 @@ class PopLongPollingService:
             queue = self.polling_map[key] = []
         elif len(queue) > cfg.pop_polling_size:
             return "FULL"
+        # polling4: every park is a new PopRequest whose op is the next of PopRequest.COUNTER
+        # (5.0.0 PopMessageProcessor#polling:610, 5.5.0 PopLongPollingService#polling:322;
+        # PopRequest:34), so a woken request parked again goes after those of equal expiry parked
+        # before it (COMPARATOR: expired, then op). Found by the v5.0 replay of polling3's corpus
+        # seed 1099512627776: two POPs born at the same ms, Java woke the other one.
+        self._parks += 1
+        op.park_seq = self._parks
         queue.append(op)
-        # ConcurrentSkipListSet ordered by (expired, op sequence)
-        queue.sort(key=lambda o: (o.expired, o.op_id))
+        queue.sort(key=lambda o: (o.expired, o.park_seq))
         self.total_polling_num += 1
         return "SUC"
 
@@ -535,7 +544,7 @@ class PopLongPollingService:
             # 5.5.0:239-249: isMatchedByConsumeQueue by the message's tagsCode (no tags: 0, in no
             # tag's code set); back into its queue, in its order (PopRequest.COMPARATOR)
             queue.append(op)
-            queue.sort(key=lambda o: (o.expired, o.op_id))
+            queue.sort(key=lambda o: (o.expired, o.park_seq))
             self.total_polling_num += 1
             return False
         op.wake()

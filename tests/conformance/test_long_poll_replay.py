@@ -15,6 +15,7 @@ from lockstep_pool import Pool
 from popverify.conformance.confirm import LOCKSTEP_KINDS, Lockstep, Verdict
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.coverage.replay import Adapted
+from popverify.sim import pop_shapes
 from popverify.sim.scenario import Action, ScenarioConfig
 from reference.broker.broker import Broker
 from reference.broker.pop_processor import PopLongPollingService, PopOperation
@@ -345,3 +346,53 @@ def test_a_closed_clients_parked_pop_is_dropped_on_both_sides(profile_client: tu
     monkeypatch.setattr(PopOperation, "close_channel", lambda self: None)
     verdict, _, _ = _replay(profile, client, CLOSED, config)
     assert verdict.status == "diverges", verdict.headline()
+
+
+# polling4: two long polls of SHAPE_GROUP with a tag no message has (pop_shape tag_poll) park on
+# queue 0 at the same ms (equal expiry); 5.0.0's put wakes the first, whose re-run finds no match
+# and parks again as a new PopRequest (a new op: after the other); the next put wakes the other
+TAG_POLL = pop_shapes.SHAPES.index("tag_poll")
+REPARK = [Action("pop_shape", (0, TAG_POLL, 0)), *[Action("pop_step", (0,))] * 3,
+          Action("pop_shape", (1, TAG_POLL, 0)), *[Action("pop_step", (1,))] * 3,
+          Action("produce", (0,)), *[Action("pop_step", (0,))] * 3,
+          Action("produce", (0,)), *[Action("pop_step", (1,))] * 3, *[Action("pop_step", (0,))] * 3]
+REPARK_CONFIG = attrs.evolve(TWO, actions=TWO.actions + ("pop_shape",))
+
+
+def _v50_client(profile_client: tuple[str, LockstepClient]) -> LockstepClient:
+    profile, client = profile_client
+    if profile != "v5.0":
+        pytest.skip("5.0.0 wakes a filtered long poll on every put (5.5.0 tests the filter first)")
+    return client
+
+
+def test_a_re_parked_pop_goes_after_those_of_equal_expiry(profile_client: tuple[str, LockstepClient],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    client = _v50_client(profile_client)
+    verdict, _, plan = _replay("v5.0", client, REPARK, REPARK_CONFIG)
+    assert verdict.status == "agrees", verdict.headline()
+    assert [a.kind for a in plan.ran].count("produce") == 2
+    # a model that keeps a request's first place when it parks again wakes it a second time
+    first_place = property(lambda self: self.op_id, lambda self, v: None)
+    monkeypatch.setattr(PopOperation, "park_seq", first_place, raising=False)
+    verdict, _, _ = _replay("v5.0", client, REPARK, REPARK_CONFIG)
+    assert verdict.status == "diverges" and verdict.key == "woken", verdict.headline()
+
+
+# consumer 0's long poll parks; consumer 1's POP is in flight when a put (inside it) wakes it;
+# consumer 0 closes: the model runs the woken re-run to its end at the close, Java only once
+# consumer 1's POP has answered with the put inside it: the replay steps that POP first
+CLOSE_WOKEN = [*PARK, Action("pop", (1, 0, False)), Action("produce", (0,)), Action("consumer_close", (0,)),
+               Action("advance", (1000,))]
+
+
+def test_closing_a_consumer_woken_inside_another_pop_steps_that_pop_first(
+        profile_client: tuple[str, LockstepClient], monkeypatch: pytest.MonkeyPatch) -> None:
+    client = _v55_client(profile_client)
+    config = attrs.evolve(TWO, actions=TWO.actions + ("consumer_close",))
+    verdict, _, plan = _replay("v5.5", client, CLOSE_WOKEN, config)
+    assert verdict.status == "agrees", verdict.headline()
+    assert plan.inserted >= 1
+    monkeypatch.setattr(Adapted, "_reruns_woken", lambda self, action: False)
+    verdict, _, _ = _replay("v5.5", client, CLOSE_WOKEN, config)
+    assert verdict.status == "diverges" and verdict.key == "woken", verdict.headline()

@@ -13,6 +13,7 @@ from popverify.conformance.confirm import run_lockstep
 from popverify.conformance.lockstep import RELEASES, LockstepClient
 from popverify.conformance.request_domain import code_of, java_pop_answer
 from popverify.sim.pop_driver import PopDriver
+from popverify.sim import pop_shapes
 from popverify.sim.pop_shapes import SHAPES
 from popverify.sim.request_domain import CHANGE_KINDS, HANDLE_KINDS, REVIVE_PUT_KINDS
 from popverify.sim.scenario import POP_ACTIONS, Action, ScenarioConfig, run_scenario
@@ -313,6 +314,13 @@ def test_orderly_stray_requests_answer_as_the_model_says() -> None:
     assert not any(p.startswith("orderly_stray:") for p in r.coverage)
 
 
+# polling4: MAX-mode's first POP of an admin-created empty topic: max offset - 1 is -1, so
+# getInitOffset starts (and commits) 0 (5.5.0 #getInitOffset:929, 5.0.0 #getPopOffset:570). The
+# committed start shows in no answer (the replay's state is the consumed topic's), as for
+# INIT_MAX above: the test shows the shape reaches the queue on both sides and agrees.
+INIT_MAX_EMPTY = [Action("pop_shape", (0, SHAPES.index("init_max_empty"), 0)), *[Action("pop_step", (0,))] * 3]
+
+
 @needs_jdk
 @pytest.mark.slow
 def test_orderly_stray_requests_agree_on_5_5(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -328,3 +336,16 @@ def test_orderly_stray_requests_agree_on_5_5(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(QueueLevelConsumerManager55, "commit_and_next", not_found_is_no_commit)
     v = run_lockstep("v5.5", 0, STRAY_CONFIG, STRAY, LockstepClient("5.5.0"))
     assert v.status == "diverges" and v.step == STRAY.index(Action("orderly_stray", (0, 2, 0))), v.to_json()
+
+
+@needs_jdk
+@pytest.mark.slow
+def test_a_max_mode_pop_of_an_empty_queue_agrees(lockstep_pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = attrs.evolve(SHAPE_CONFIG, drain=False)
+    client = lockstep_pool.client("5.5.0")
+    v = run_lockstep("v5.5", 0, config, INIT_MAX_EMPTY, client)
+    assert v.status == "agrees", v.to_json()
+    # a model whose admin did not create the topic answers TOPIC_NOT_EXIST where Java reads it
+    monkeypatch.setattr(pop_shapes, "_admin_setup", lambda broker, shape: None)
+    v = run_lockstep("v5.5", 0, config, INIT_MAX_EMPTY, client)
+    assert v.status == "diverges" and v.action[0] == "pop_shape", v.to_json()
