@@ -249,8 +249,11 @@ def _orderly_stray(world: Any, c: int, at: int, kind: int) -> bool:
     name = STRAY_KINDS[kind % len(STRAY_KINDS)]
     held = consumer.held[at % len(consumer.held)]
     topic, queue_id, handle = held.ack_topic, held.queue_id, held.extra_info
-    if get_revive_qid(split(handle)) != POP_ORDER_REVIVE_QUEUE:
-        return False  # a non-orderly POP's message (pop_request): a change would write a CK for another group
+    parts = split(handle)
+    if len(parts) < 4 or get_revive_qid(parts) != POP_ORDER_REVIVE_QUEUE:
+        # a message held without a handle (the POP's answer had no offset info for its queue), or
+        # a non-orderly POP's (pop_request): a change would write a CK for another group
+        return False
     if name == "offset_at_max":
         if world.broker.order_info.get(topic, world_group(world), queue_id) is None:
             return False
