@@ -16,8 +16,9 @@ from popverify.verify.campaign import run_campaign
 
 def _verify_folder(folder: Path, mutant: str | None) -> None:
     # a campaign folder per model, as verify keys them (a folder holds the rows of one campaign)
-    # 5 runs of 400 steps: seed 4 is ALO-1/F7+F21 (since the merged draws of 26 November 2026)
-    camp = run_campaign("v5.0", 5, 400, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
+    # 10 runs of 400 steps: seed 9 is PRG-2 (since the merge of 26 November 2026's helpers; before
+    # it 5 runs sufficed, seed 4 ALO-1/F7+F21)
+    camp = run_campaign("v5.0", 10, 400, folder / "fuzz" / (mutant or "clean"), mutant=mutant)
     folder.mkdir(exist_ok=True)
     (folder / "summary.json").write_text(json.dumps({"techniques": {"fuzz": {"campaigns": {"pop/v5.0": camp}}}}))
     record(folder)
