@@ -61,17 +61,23 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
     return {"code": ev["code"]}, [request], _code
 
 
+def _deletion(java_checker: PopChecker, of_topic: bool, topic: str, queues: int,
+              deleted_at: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A deletion's requests and those after it: the topic's (then its re-creation) or the
+    group's with its offsets (at ``deleted_at``); the Java side's checker is told."""
+    if of_topic:
+        java_checker.on_delete_topic()
+        return [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
+    java_checker.on_delete_group(True, deleted_at)
+    return [{"op": "deleteGroup", "cleanOffset": True}], []
+
+
 def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
                      polling: Plan) -> Plan:
     """delete_poll: the group's (or the topic's) deletion, then ``polling`` (the long-polling
     step's plan: the polling loop's pass, whose clean-up sees the deletion), then the topic's
     re-creation."""
-    if action.args[0]:
-        java_checker.on_delete_topic()
-        first, last = [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
-    else:  # with its offsets
-        java_checker.on_delete_group(True, driver.clock.now())
-        first, last = [{"op": "deleteGroup", "cleanOffset": True}], []
+    first, last = _deletion(java_checker, action.args[0], topic, queues, driver.clock.now())
     model, between, woken = polling
     created = {"create": rc.SUCCESS} if last else {}
 
@@ -90,13 +96,8 @@ def delete_idle_plan(driver: Any, java_checker: PopChecker, action: Action, topi
     ``idle`` (the advance's requests and one merge-loop pass, whose scanGarbage is due), then the
     topic's re-creation; the answers: the deletion's code, the time after the idle, the
     creation's code."""
-    deleted_at = driver.clock.now() - GARBAGE_SCAN_PERIOD_MS
-    if action.args[0]:
-        java_checker.on_delete_topic()
-        first, last = [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
-    else:
-        java_checker.on_delete_group(True, deleted_at)
-        first, last = [{"op": "deleteGroup", "cleanOffset": True}], []
+    first, last = _deletion(java_checker, action.args[0], topic, queues,
+                            driver.clock.now() - GARBAGE_SCAN_PERIOD_MS)
     created = {"create": rc.SUCCESS} if last else {}
 
     def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -106,6 +107,8 @@ def delete_idle_plan(driver: Any, java_checker: PopChecker, action: Action, topi
         tail = {"create": answers[-1]["code"]} if last else {}
         return {"code": answers[0]["code"], "now": to_model_time(answers[1]["now"]), **tail}
     return {"code": rc.SUCCESS, "now": driver.clock.now(), **created}, first + idle + last, java
+
+
 def topic_revive_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
                       advance: list[dict[str, Any]], revive: Plan) -> Plan:
     """topic_revive (revive5): the topic deleted (``how`` 0), given a queue more (1) or the group

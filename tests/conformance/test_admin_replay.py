@@ -205,6 +205,8 @@ def test_5_5_deletes_the_pop_retry_topic_with_its_topic(lockstep_pool: Pool, mon
     v = run_lockstep("v5.5", 0, config, RETRY_DELETED, lockstep_pool.client("5.5.0"))
     assert v.status == "diverges" and v.action == ("delete_recreate",), v.to_json()
     assert v.key.startswith(".state.offsets.%RETRY%"), v.to_json()
+
+
 def test_a_deleted_groups_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     v = run_lockstep("v5.5", 0, ORDERLY, GONE, lockstep_pool.client("5.5.0"))
