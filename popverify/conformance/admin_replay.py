@@ -72,6 +72,17 @@ def _deletion(java_checker: PopChecker, of_topic: bool, topic: str, queues: int,
     return [{"op": "deleteGroup", "cleanOffset": True}], []
 
 
+def _deletion_answer(answers: list[dict[str, Any]], created: bool,
+                     between: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Java's observation of a deletion step: the first error, else the deletion's code, what
+    ``between`` reads of the answers in between, and the re-creation's code (``created``)."""
+    error = next((a["error"] for a in answers if "error" in a), None)
+    if error is not None:
+        return {"error": error}
+    tail = {"create": answers[-1]["code"]} if created else {}
+    return {"code": answers[0]["code"], **between(), **tail}
+
+
 def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topic: str, queues: int,
                      polling: Plan) -> Plan:
     """delete_poll: the group's (or the topic's) deletion, then ``polling`` (the long-polling
@@ -82,11 +93,7 @@ def delete_poll_plan(driver: Any, java_checker: PopChecker, action: Action, topi
     created = {"create": rc.SUCCESS} if last else {}
 
     def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
-        error = next((a["error"] for a in answers if "error" in a), None)
-        if error is not None:
-            return {"error": error}
-        tail = {"create": answers[-1]["code"]} if last else {}
-        return {"code": answers[0]["code"], **woken(answers[1:1 + len(between)]), **tail}
+        return _deletion_answer(answers, bool(last), lambda: woken(answers[1:1 + len(between)]))
     return {"code": rc.SUCCESS, **model, **created}, first + between + last, java
 
 
@@ -101,11 +108,7 @@ def delete_idle_plan(driver: Any, java_checker: PopChecker, action: Action, topi
     created = {"create": rc.SUCCESS} if last else {}
 
     def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
-        error = next((a["error"] for a in answers if "error" in a), None)
-        if error is not None:
-            return {"error": error}
-        tail = {"create": answers[-1]["code"]} if last else {}
-        return {"code": answers[0]["code"], "now": to_model_time(answers[1]["now"]), **tail}
+        return _deletion_answer(answers, bool(last), lambda: {"now": to_model_time(answers[1]["now"])})
     return {"code": rc.SUCCESS, "now": driver.clock.now(), **created}, first + idle + last, java
 
 
