@@ -274,8 +274,7 @@ def _topic_revive(world: Any, how: int, qid: int, ms: int) -> bool:
         broker.create_topic(world.topic, queues)
     world.coverage.add(f"topic_revive:{TOPIC_REVIVE_HOW[how]}")
     if how == 0:  # a deletion and re-creation: delete_recreate's excuse and assumptions
-        world.publish(TopicRecreated())
-        world.publish(FaultInjected("delete_recreate"))
+        _topic_deleted(world)
     elif how == 2:  # what the group had not acked is not owed (its offsets went with it)
         world.publish(GroupDeleted(True))
     return True
