@@ -5,7 +5,8 @@ broker's request validation (spec/broker.md "Request validation") is driven by t
 
 - ``pop_request``: a POP with a raw queueId (-1 reads every queue, past the topic's read
   queues is refused, below -1 reads every queue too), maxMsgNums (0, negative, 32, 33, ...)
-  and invisibleTime (0, negative, the int limits);
+  and invisibleTime (0, negative, the int limits); non-orderly, but in an orderly
+  configuration with a non-positive invisibleTime (``raw_pop_is_orderly``);
 - ``ack_request``: an ACK_MESSAGE for a held message whose fields are altered by a *handle
   kind* (HANDLE_KINDS): the same handle twice, a garbled or truncated receipt handle, another
   consumer group, a topic that does not exist, a queueId at -1 or past the end, an offset
@@ -119,13 +120,26 @@ def world_group(world: Any) -> str:
     return GROUP
 
 
+def raw_pop_is_orderly(world: Any, invisible_time: int) -> bool:
+    """Whether a raw POP carries the order flag: in an orderly configuration, one with a
+    non-positive invisibleTime. PopMessageProcessor validates neither (5.0.0, 5.5.0), and such
+    an orderly batch's OrderInfo has no lock-free time (5.5.0 QueueLevelConsumerManager.OrderInfo
+    #getLockFreeTimestamp: null, so QueueLevelConsumerOrderInfoLockManager#updateLockFreeTimestamp
+    :86 and #recover:70 take their null side). Every other raw POP of an orderly configuration
+    is non-orderly, as a misconfigured client's (F14, F18). A rule, not a draw: no schedule's
+    draws move."""
+    return bool(world.config.pop_orderly) and invisible_time <= 0
+
+
 def _pop_request(world: Any, c: int, queue_id: int, max_msg_nums: int, invisible_time: int) -> bool:
-    """Consumer ``c`` sends a POP with raw queueId, maxMsgNums and invisibleTime (no long poll)."""
+    """Consumer ``c`` sends a POP with raw queueId, maxMsgNums and invisibleTime (no long poll;
+    orderly as raw_pop_is_orderly says)."""
     consumer = world.consumer(c)
     if consumer.op is not None:
         return False
     request = PopRequest(topic=world.topic, group=world_group(world), queue_id=queue_id, max_msg_nums=max_msg_nums,
-                         invisible_time=invisible_time, poll_time=0, client=consumer.name)
+                         invisible_time=invisible_time, poll_time=0, client=consumer.name,
+                         order=raw_pop_is_orderly(world, invisible_time))
     consumer.op = world.broker.begin_pop(request)
     world.publish(PopBegun(consumer.name, queue_id))
     return world._advance_op(consumer)  # a refused POP is answered at once (collect: its code)

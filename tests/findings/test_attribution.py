@@ -70,7 +70,8 @@ KNOWN_RUNS = [
     ("v5.0", "pop", 22, 400, "ALO-1/F7"),
     ("v5.0", "pop", 17, 400, "ALO-1/F10"),
     ("v5.5", "pop", 54, 400, "ALO-1/F12"),
-    ("v5.5", "pop", 114, 400, "ALO-2/F14"),
+    # seed 114 -> 577 (26 November 2026): 114's raw POP had invisibleTime <= 0, now orderly (raw_pop_is_orderly)
+    ("v5.5", "pop", 577, 400, "ALO-2/F14"),
     ("v5.0", "pop", 47, 400, "PRG-2/F20"),
     ("v5.0", "pop", 21, 400, "OFF-1/F21"),
     ("v5.5", "push", 2, 300, "ALO-3/F5"),
