@@ -5,7 +5,9 @@ Issue 16 lets slave, proxy and multi-broker paths out of the 85 % branch target;
 behaviour (metrics and stats calls, logging behind a logging switch) is left out too, and so is
 PopMessageProcessor's popConsumerKVServiceEnable branch (5.5.0, off by default: it hands the POP
 to PopConsumerService, which the model does not have). Nothing else is: request validation,
-orderly POP, long polling, the thread loops and every failure branch count, reached or not.
+orderly POP, long polling, the thread loops and every failure branch count, reached or not;
+but for the outcomes only a race inside one call reaches (`race`: another thread between two
+statements of a lock or map update, which the model and the harness take as atomic).
 
 Each entry names a target row, a release and an inclusive range of source lines of the
 target's class (the release's ``-sources.jar``); the in-scope counters are the row's counters
@@ -40,6 +42,7 @@ REASONS: dict[str, str] = {
     "kv-path": "The newer POP path",  # popConsumerKVServiceEnable (off by default): PopConsumerService
     "off-default": "Other 5.5.0 features off by default",  # priority topics, retry topic v2, ...
     "proxy": "Slave, proxy, multi-broker",  # requests only the proxy sends (PEEK_MESSAGE, NOTIFICATION)
+    "race": "Thread interleavings inside one call",  # another thread between two statements of one call
 }
 
 
@@ -106,6 +109,9 @@ _NEVER_TRUE_REVIVE = "decodeMsgList's null buffer list and null buffer, run's nu
 # PopLongPollingService (polling4): see the block at the end
 _NEVER_NULL = "a null polling-map key or value (the map refuses both)"
 _ADD_NEVER_FAILS = "a failed add to a polling queue (PopRequest.COMPARATOR never answers 0)"
+_RACE_LOCK = "tryLock's putIfAbsent and get racing another thread (both answer false, as a held lock)"
+_RACE_UNLOCK = "unLock of an entry the 60 s clean-up removed while its holder held it"
+_RACE_MAP = "update's and checkBlock's map creation racing autoClean or another POP"
 _DEAD = "tests the release never makes true: not readable, no consume queue, an oversized pull, a full buffer, no result"
 
 OUT_OF_SCOPE: tuple[Excluded, ...] = (
@@ -435,6 +441,25 @@ OUT_OF_SCOPE: tuple[Excluded, ...] = (
     *_x(_PLP, "5.0.0", "unused", _ADD_NEVER_FAILS, (815, 815), (817, 819)),
     *_x(_PLP, "5.5.0", "unused", _NEVER_NULL, (107, 109), (393, 395)),
     *_x(_PLP, "5.5.0", "unused", _ADD_NEVER_FAILS, (117, 117), (119, 121), (344, 344), (351, 354)),
+    # -- races (26 November 2026): a test whose unreached side needs another thread to run between
+    # two statements of one call. The model takes each request, and each service pass, as steps
+    # whose lock and map updates are atomic, and the lockstep harness pauses a POP only at its
+    # popTime read and between its popMsgFromQueue calls (Lockstep.Interleave), outside these.
+    # - 5.0.0 QueueLockManager#tryLock: putIfAbsent finding an entry another thread put since get
+    #   (909), get finding nothing after a putIfAbsent that succeeded (the clean-up removed it
+    #   meanwhile, 916); both answer false, the answer of a held lock, which runs on every busy queue;
+    # - #unLock finding no entry (5.0.0:951, 5.5.0:1106): the 60 s clean-up (cleanUnusedLock) removed
+    #   it while its holder, between tryLock and unLock, held it for over 60 s; every holder
+    #   (popMsgFromQueue, the orderly ack and changeInvisibleTime, the buffer's commit) holds it
+    #   inside one call;
+    # - the order info managers' `qs == null` in update (5.0.0:71, 5.5.0:102: checkBlock put the map
+    #   moments before in the same popMsgFromQueue; only autoClean on the persist thread removes it)
+    #   and putIfAbsent finding another's map (5.0.0:74 and 112, 5.5.0:105 and 161).
+    *_x(_QLM, "5.0.0", "race", _RACE_LOCK, (909, 909), (916, 916)),
+    *_x(_QLM, "5.0.0", "race", _RACE_UNLOCK, (951, 951)),
+    *_x(_QLM, "5.5.0", "race", _RACE_UNLOCK, (1106, 1106)),
+    *_x("ConsumerOrderInfoManager", "5.0.0", "race", _RACE_MAP, (71, 71), (74, 74), (112, 112)),
+    *_x("ConsumerOrderInfoManager", "5.5.0", "race", _RACE_MAP, (102, 102), (105, 105), (161, 161)),
 )
 
 

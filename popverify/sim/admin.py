@@ -209,10 +209,12 @@ def _delete_idle(world: Any, topic: bool) -> bool:
     scan, so the scan never saw one; 5.5.0's scan re-creates it too while a CK of it is buffered
     (isSubscriptionGroupNotExist). The topic is created again after, as ``delete_recreate``."""
     broker = world.broker
-    if broker.buffer_merge.buffer or not broker.buffer_merge.commit_offsets or broker.in_flight_pops():
+    if broker.buffer_merge.buffer or not broker.buffer_merge.commit_offsets or broker.in_flight_pops() \
+            or broker.parked_pops():
         # nothing the garbage scan could drop; or CKs still buffered, whose acks the idle would
         # keep from merging (their scans store them); or a POP in flight, which the idle would
-        # settle after the deletion (the replay runs it before the step's requests)
+        # settle after the deletion, or a parked one (a crashed consumer's too), which the idle
+        # would time out and re-run after it (the replay runs both before the step's requests)
         return False
     if topic:
         broker.delete_topic(world.topic)
@@ -255,9 +257,12 @@ def _topic_revive(world: Any, how: int, qid: int, ms: int) -> bool:
     periods, as an ``advance``), the timer delivers and the revive service of revive queue ``qid``
     runs a round; then the admin restores what changed (UPDATE_AND_CREATE_TOPIC with the queue
     count, UPDATE_AND_CREATE_SUBSCRIPTIONGROUP). Not applied while a consumer's POP is in flight
-    or parked (the POP of a deleted topic or group is delete_poll's)."""
+    or parked, a crashed consumer's parked POP included (the POP of a deleted topic or group is
+    delete_poll's; the time passing would re-run it after the change, the replay before it: v5.0
+    corpus seed 61 of 26 November 2026, ``orphan.response``)."""
     broker, queues = world.broker, world.config.queues
-    if any(c.op is not None for c in world.consumers) or not 0 <= how < len(TOPIC_REVIVE_HOW):
+    if any(c.op is not None for c in world.consumers) or broker.in_flight_pops() or broker.parked_pops() \
+            or not 0 <= how < len(TOPIC_REVIVE_HOW):
         return False
     if how == 0:
         broker.delete_topic(world.topic)

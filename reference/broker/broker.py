@@ -357,6 +357,10 @@ class Broker:
         """POP requests a broker thread is serving (begun or woken, not answered, not parked)."""
         return [op for op in self._ops if op.in_flight]
 
+    def parked_pops(self) -> list[PopOperation]:
+        """POP requests parked for long polling (a crashed consumer's too), in the polling map."""
+        return [op for ops in self.pop_polling.polling_map.values() for op in ops if op.parked]
+
     def pop(self, request: PopRequest) -> PopOperation:
         """begin_pop and run it to completion or parking in one go (no interleaving)."""
         op = self.begin_pop(request)
