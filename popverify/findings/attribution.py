@@ -53,8 +53,12 @@ class Finding:
 
 
 # the action kinds that delete the consumed topic and create it again (delete_poll, delete_idle:
-# when drawn with topic=True; a group deletion otherwise, whose re-run is then the same run)
-_TOPIC_DELETIONS = ("delete_recreate", "delete_poll", "delete_idle")
+# when drawn with topic=True, topic_revive with how 0; a group deletion or a grown topic
+# otherwise, whose re-run is then the same run)
+_TOPIC_DELETIONS = ("delete_recreate", "delete_poll", "delete_idle", "topic_revive")
+# the action kinds that restart the broker and reload what it persisted (graceful_restart: the
+# merge thread's drain, then persist_restart's persists)
+_RELOADS = ("restart", "persist_restart", "graceful_restart")
 
 FINDINGS: dict[str, Finding] = {f.fid: f for f in (
     Finding("F1", "v5.0 revive skips a message put between popTime and the queue read", "broker",
@@ -102,10 +106,10 @@ FINDINGS: dict[str, Finding] = {f.fid: f for f in (
             "broker", "refused_put_burns_offset", ("pop", "push"), needs=(("produce_sized",),)),
     Finding("F21", "v5.0: the order info comes back empty after a restart; an orderly ack then commits past its "
             "batch's un-acked messages", "broker", "order_info_lost_on_reload", ("pop",),
-            needs=(("restart", "persist_restart"),), config_flag="pop_orderly"),
+            needs=(_RELOADS,), config_flag="pop_orderly"),
     Finding("F22", "a restart makes a consume queue's fillPreBlank units valid (min offset 0); a read from 0 skips the "
             "messages in commit-log file 0", "broker", "blank_units_valid_after_restart", ("pop", "push"),
-            needs=(("restart", "persist_restart"),)),
+            needs=(_RELOADS,)),
 )}
 
 

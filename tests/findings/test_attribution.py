@@ -285,3 +285,16 @@ def test_an_ack_refused_while_the_buffer_is_not_serving_is_f4() -> None:
     assert attribute(result) == tuple(Signature(p, ("F4",)) for p in ("CKM-1", "NSR-1", "RED-1"))
     with removed(["F4"]):
         assert not run_scenario("v5.5", 454, 0, config=result.config, schedule=schedule).violations
+
+
+def test_topic_revive_is_a_topic_deletion_for_f12() -> None:
+    """topic_revive with how 0 deletes and re-creates the topic: an orderly ack of a handle popped
+    before it is F12 (the v5.0 cov8 corpus's ALO-1, once attributed to nothing but F21's switch)."""
+    config = ScenarioConfig(queues=1, consumers=2, invisible_time=3000, pop_orderly=True, enable_pop_buffer_merge=False,
+                            faults=(), actions=("produce", "pop", "pop_step", "ack", "advance", "scan", "timer",
+                                                "revive", "topic_revive"))
+    schedule = [Action("produce", (0,)), Action("pop", (1, -1, False)), Action("pop_step", (1,)),
+                Action("pop_step", (1,)), Action("topic_revive", (0, 4, 3000)), Action("produce", (0,))]
+    for profile in ("v5.0", "v5.5"):
+        result = run_scenario(profile, 102, len(schedule), config=config, schedule=schedule)
+        assert attribute(result) == (Signature("ALO-1", ("F12",), False),), profile
