@@ -16,6 +16,7 @@ from reference.broker.ack_processor import check_queue_and_offset, header_fields
 from reference.broker.checkpoint import PopCheckPoint, ck_queue_id
 from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
 from reference.common import response_code as rc
+from reference.common.clock import EPOCH_ZERO_MS
 from reference.common.pop import ChangeInvisibleResult
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 def _change_invisible_time_for_order(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int,
                                      parts: list[str], invisible_time: int) -> ChangeInvisibleResult:
     """5.5.0 ChangeInvisibleTimeProcessor#processChangeInvisibleTimeForOrder: below the committed
-    offset a SUCCESS with an empty header; else (under the queue lock, which a model step never
+    offset a SUCCESS with an empty header (the client's handle from it: all zero); else (under the queue lock, which a model step never
     finds held mid-visit) updateNextVisibleTime(now + invisibleTime) and answer the ORIGINAL
     popTime with invisibleTime = nextVisibleTime - popTime (the handle stays that pop's)."""
     try:
@@ -33,7 +34,13 @@ def _change_invisible_time_for_order(broker: "BrokerContext", group: str, topic:
     except ValueError:
         return ChangeInvisibleResult(rc.SYSTEM_ERROR)
     if offset < broker.offsets.query_offset(group, topic, queue_id):
-        return ChangeInvisibleResult(rc.SUCCESS)
+        # the header's popTime, invisibleTime and reviveQid stay 0 (primitive longs), and the
+        # client builds its new handle from them all the same (MQClientAPIImpl
+        # #changeInvisibleTimeAsync, 5.5.0:1018-1026): a non-orderly handle whose popTime is the
+        # epoch (v5.5 corpus seed 101 of 26 November 2026, `.response.handle.invisibleTime`:
+        # 17000 vs 0)
+        return ChangeInvisibleResult(rc.SUCCESS, EPOCH_ZERO_MS, 0, 0, ei.build_extra_info(
+            offset, EPOCH_ZERO_MS, 0, 0, topic, broker.config.broker_name, queue_id, offset))
     next_visible_time = broker.clock.now() + invisible_time
     broker.order_info.update_next_visible_time(topic, group, queue_id, offset, pop_time, next_visible_time)
     new_invisible = next_visible_time - pop_time

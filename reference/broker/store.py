@@ -444,8 +444,12 @@ class MessageStore:
         """CommitLog#recoverNormally / #recoverAbnormally (5.0.0 and 5.5.0): an END_OF_FILE
         record in the last file with no file after it ends the scan there ("Current branch can
         not happen"), and truncateDirtyFiles cuts the file at that record, so the next message
-        goes into it. Only the harness's roll before a refused put leaves such a file."""
-        if not self._cur_used and self._cur_file > 0:
+        goes into it. Only the harness's roll before a refused put leaves such a file. A store
+        whose queues start past offset 0 (``start_queue_at``) and has written nothing has no such
+        file: its first file, never created, is the oldest listed one and the files before it are
+        gone (v5.0 corpus seed 140 of 26 November 2026: a restart moved the next write into file
+        0, below the min file, so the put's message read as removed; Java stores and reads it)."""
+        if not self._cur_used and self._cur_file > self._listed_min:
             self._cur_file -= 1
             self._cur_used = True
 

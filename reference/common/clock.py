@@ -10,6 +10,10 @@ START_MS = 1_000_000
 # BatchAck map) into hash-table bins, so which of two CKs a scan writes first depends on them.
 # The lockstep harness runs its virtual clock at this epoch (popverify/conformance/lockstep.py).
 EPOCH_OFFSET_MS = 1_700_000_000_000 - START_MS
+# The model time that stands for the epoch itself: a time field a response leaves 0 (an unset
+# primitive long) that a client still uses as a time (ChangeInvisibleTimeProcessor's orderly
+# early return, whose zero popTime the client's new handle carries).
+EPOCH_ZERO_MS = -EPOCH_OFFSET_MS
 
 
 def wall_clock_ms(model_ms: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reference.common import response_code as rc
+from reference.common.clock import EPOCH_ZERO_MS
 from reference.common.pop import AckEntry
 from reference.broker.keys import POP_ORDER_REVIVE_QUEUE
 from reference.common.pop import PopRequest
@@ -127,6 +128,19 @@ def test_v55_change_invisible_time_extends_block_and_keeps_pop_time():
     assert b.stored_checkpoints() == []  # no CK for an orderly handle on 5.5.0
     b.clock.advance(8_000)
     assert offsets(opop(b, n=1)) == [0]
+
+
+def test_v55_change_invisible_time_below_the_committed_offset_answers_an_empty_header():
+    """processChangeInvisibleTimeForOrder returns before the lock: SUCCESS, header fields 0; the
+    client's handle built from them has the epoch's popTime, invisibleTime 0, reviveQid 0."""
+    b = make_broker("v5.5", queues=1)
+    fill(b, 1)
+    r = opop(b, n=1, inv=5_000)
+    m = r.messages[0]
+    assert ack(b, m) == rc.SUCCESS and b.committed_offset("G", "T", 0) == 1
+    c = b.change_invisible_time("G", "T", 0, 0, m.extra_info, 10_000)
+    assert (c.code, c.pop_time, c.invisible_time, c.revive_qid) == (rc.SUCCESS, EPOCH_ZERO_MS, 0, 0)
+    assert c.extra_info == f"0 {EPOCH_ZERO_MS} 0 0 0 broker-a 0 0"
 
 
 def test_v50_change_invisible_time_of_orderly_handle_writes_ck_to_queue_999():
