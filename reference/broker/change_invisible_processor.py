@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 def _change_invisible_time_for_order(broker: "BrokerContext", group: str, topic: str, queue_id: int, offset: int,
                                      parts: list[str], invisible_time: int) -> ChangeInvisibleResult:
     """5.5.0 ChangeInvisibleTimeProcessor#processChangeInvisibleTimeForOrder: below the committed
-    offset a SUCCESS with an empty header (the client's handle from it: all zero); else (under the queue lock, which a model step never
-    finds held mid-visit) updateNextVisibleTime(now + invisibleTime) and answer the ORIGINAL
-    popTime with invisibleTime = nextVisibleTime - popTime (the handle stays that pop's)."""
+    offset a SUCCESS with an empty header (the client's handle built from it: popTime the epoch,
+    the rest 0); else (under the queue lock, which a model step never finds held mid-visit)
+    updateNextVisibleTime(now + invisibleTime) and answer the ORIGINAL popTime with
+    invisibleTime = nextVisibleTime - popTime (the handle stays that pop's)."""
     try:
         pop_time = ei.get_pop_time(parts)
     except ValueError:
