@@ -275,3 +275,16 @@ def test_a_restart_finds_no_valid_unit_in_the_first_consume_queue_file_and_keeps
     r = s.get_message("G", "T", 0, 0, 32)
     assert (r.status, r.next_begin_offset) == (S.OFFSET_FOUND_NULL, 2)  # the next file's start, not 4
     assert s.get_message("G", "T", 0, 6, 32).queue_offsets == [6, 7]
+
+
+def test_a_restart_before_the_first_write_keeps_a_started_queues_store_on_its_first_file():
+    """A queue started past offset 0 leaves the store's commit log on file 1 (file 0 went with the
+    messages before it). A restart before anything is written has no ended file to reopen: the
+    next message goes into file 1 and is readable (v5.0 corpus seed 140: it went into file 0,
+    below the min file, and read as removed)."""
+    s = MessageStore(VirtualClock().now)
+    s.start_queue_at("T", 0, 7)
+    s.recover()
+    stored = s.put_message(MessageExt("R", 3, body=b"{}"))
+    assert not s.is_removed(stored)
+    assert [m.body for m in s.snapshot_queue("R", 3)] == [b"{}"]
