@@ -168,12 +168,14 @@ def test_a_raw_pop_in_an_orderly_group_is_checked_as_non_orderly_on_both_sides()
     """v5.0 sweep seed 108: an orderly POP holds m1; a raw (non-orderly) pop_request of the group
     re-delivers it. Both sides' checkers take the delivery's order flag from its request, so
     Java's own history violates INV-1 and RED-1 as the model's does (Java's checker used to
-    exempt it as orderly, by the configuration)."""
+    exempt it as orderly, by the configuration). The sweep's invisibleTime was Integer.MIN_VALUE;
+    a raw POP with invisibleTime <= 0 of an orderly configuration is orderly since 26 November
+    2026 (request_domain.raw_pop_is_orderly), so this one asks for 10 s."""
     config = ScenarioConfig(queues=1, consumers=1, invisible_time=3000, enable_pop_buffer_merge=False,
                             pop_orderly=True, drain=False,
                             actions=("produce", "pop", "pop_step", "ack", "advance", "pop_request"))
     schedule = [Action("produce", (0,)), Action("pop", (0, 0, False)), Action("pop_step", (0,)),
-                Action("pop_step", (0,)), Action("pop_request", (0, 0, 27, -2147483648)),
+                Action("pop_step", (0,)), Action("pop_request", (0, 0, 27, 10_000)),
                 *[Action("pop_step", (0,))] * 3]
     with LockstepClient(RELEASES["v5.0"]) as client:
         v = run_lockstep("v5.0", 0, config, schedule, client)
