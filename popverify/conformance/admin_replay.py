@@ -64,8 +64,10 @@ def plan(driver: Any, java_checker: PopChecker, action: Action) -> Plan:
 def _deletion(java_checker: PopChecker, of_topic: bool, topic: str, queues: int,
               deleted_at: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A deletion's requests and those after it: the topic's (then its re-creation) or the
-    group's with its offsets (at ``deleted_at``); the Java side's checker is told."""
+    group's with its offsets (at ``deleted_at``); the Java side's checker is told what the
+    model's is (admin._topic_deleted: delete_recreate's fault and the deletion)."""
     if of_topic:
+        java_checker.on_fault("delete_recreate")
         java_checker.on_delete_topic()
         return [{"op": "deleteTopic", "topic": topic}], [{"op": "createTopic", "topic": topic, "queues": queues}]
     java_checker.on_delete_group(True, deleted_at)
@@ -119,18 +121,14 @@ def topic_revive_plan(driver: Any, java_checker: PopChecker, action: Action, top
     clean-up), the timer, ``revive`` (the revive step's plan over the drawn queue) and the
     restoring createTopic (createGroup)."""
     how = action.args[0]
-    last = {"op": "createTopic", "topic": topic, "queues": queues}
-    if how == 0:
-        java_checker.on_fault("delete_recreate")
-        java_checker.on_delete_topic()
-        first = {"op": "deleteTopic", "topic": topic}
-    elif how == 1:
-        first = {"op": "createTopic", "topic": topic, "queues": queues + 1}
+    if how == 1:
+        first = [{"op": "createTopic", "topic": topic, "queues": queues + 1}]
+        restore = [{"op": "createTopic", "topic": topic, "queues": queues}]
     else:
-        java_checker.on_delete_group(True, driver.clock.now())
-        first, last = {"op": "deleteGroup", "cleanOffset": True}, {"op": "createGroup"}
+        first, restore = _deletion(java_checker, how == 0, topic, queues, driver.clock.now())
+        restore = restore or [{"op": "createGroup"}]  # a deleted group comes back too
     model, between, revived = revive
-    requests = [first, *advance, {"op": "timer"}, *between, last]
+    requests = [*first, *advance, {"op": "timer"}, *between, *restore]
 
     def java(answers: list[dict[str, Any]]) -> dict[str, Any]:
         # the revive's answer first: a 5.0.0 throw is its observation, not an error of the step

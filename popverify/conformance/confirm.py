@@ -544,9 +544,7 @@ class Lockstep:
         d.events = []
         pre = self._pre(action)
         op_seq = d.broker._op_seq
-        self._failed_before = len(d.broker.put_faults.failed)
-        self._too_big_before = put_refusal.copies_too_big(d.broker)
-        self._read_failed_before = put_refusal.rounds_failed_reading(d.broker)
+        self._mark_revive_failures()
         applied = d.apply(action)
         d.schedule.append(action)
         d.checker.check_offsets(i, d.broker, self.config.queues)
@@ -1053,6 +1051,14 @@ class Lockstep:
                                  held.deadline)
         return {"code": code}
 
+    def _mark_revive_failures(self) -> None:
+        """What the model's revive has failed so far (put_refusal.revive_threw's marks), before
+        a step or a drain round's revive: what comes after is that revive's."""
+        b = self.driver.broker
+        self._failed_before = len(b.put_faults.failed)
+        self._too_big_before = put_refusal.copies_too_big(b)
+        self._read_failed_before = put_refusal.rounds_failed_reading(b)
+
     def _revive_obs(self, revived: list[dict[str, Any]]) -> dict[str, Any]:
         """The model's observation of a revive round (5.0.0's refused retry put: the throw)."""
         if put_refusal.revive_threw(self.driver.broker, self._failed_before, self._too_big_before,
@@ -1147,9 +1153,7 @@ class Lockstep:
                         lambda a: {"errors": [x["error"] for x in a if "error" in x]})
         for qid in range(d.broker.config.revive_queue_num):
             d.events = []
-            self._failed_before = len(d.broker.put_faults.failed)
-            self._too_big_before = put_refusal.copies_too_big(d.broker)
-            self._read_failed_before = put_refusal.rounds_failed_reading(d.broker)
+            self._mark_revive_failures()
             d.world.revive(qid)
             revived = _model_revived(d.events)
             self._immediate(step, act(f"revive {qid}"), self._revive_obs(revived), [{"op": "revive", "qid": qid}],

@@ -272,7 +272,6 @@ def test_a_shrunk_queues_order_info_is_cleaned_at_persist(lockstep_pool: Pool,
     assert v.status == "diverges" and v.step >= len(SHRUNK) - 3, v.to_json()
 
 
-
 # buffer3: three messages popped into the merge buffer and acked (a scan drops the done CK and
 # commits: the buffer is empty, its commit-offset queue stays), then `delete_idle` deletes the
 # group with its offsets and 30 s pass (the merge loop's scanGarbage drops the group's queue,
